@@ -1,0 +1,45 @@
+"""Documented protocol limits, in one place (agent-runs §4, wire-protocol §3, §5, §7, §8).
+
+The client checks these before sending so a bad spec fails fast with a message
+that says what to fix; the server enforces the same limits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "HEADER_VALUE_MAX_BYTES",
+    "LOOP_THRESHOLD_MAX",
+    "MCP_LOCAL_TOOLS_MAX",
+    "METADATA_KEY_RE",
+    "METADATA_MAX_BYTES",
+    "METADATA_MAX_ENTRIES",
+    "METADATA_VALUE_MAX_CHARS",
+    "OUTPUT_SCHEMA_MAX_BYTES",
+    "OUTPUT_SCHEMA_NAME_RE",
+    "TOOL_BUDGETS_MAX_ENTRIES",
+    "TOOL_BUDGET_KEY_MAX",
+    "TOOL_BUDGET_MAX_CALLS",
+    "TOOL_ERROR_MAX_BYTES",
+    "TOOL_NAME_RE",
+    "TOOL_RESULT_MAX_BYTES",
+]
+
+TOOL_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
+OUTPUT_SCHEMA_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+OUTPUT_SCHEMA_MAX_BYTES: Final = 32 * 1024
+METADATA_KEY_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+METADATA_MAX_ENTRIES: Final = 16
+METADATA_VALUE_MAX_CHARS: Final = 256
+METADATA_MAX_BYTES: Final = 4 * 1024
+LOOP_THRESHOLD_MAX: Final = 100
+TOOL_BUDGETS_MAX_ENTRIES: Final = 32
+TOOL_BUDGET_KEY_MAX: Final = 120
+TOOL_BUDGET_MAX_CALLS: Final = 1000
+MCP_LOCAL_TOOLS_MAX: Final = 64
+HEADER_VALUE_MAX_BYTES: Final = 8 * 1024
+# wire-protocol §5 says "≤ 2 MB" / "≤ 8 KB"; we take the smaller (decimal) reading.
+TOOL_RESULT_MAX_BYTES: Final = 2_000_000
+TOOL_ERROR_MAX_BYTES: Final = 8_000

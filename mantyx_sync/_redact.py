@@ -1,0 +1,50 @@
+"""The one place that masks secrets before they reach a log, repr or message."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["mask", "redact_headers", "redact_text", "register_secret"]
+
+# Headers whose values are always secret, whatever their content.
+_SECRET_HEADERS = frozenset(
+    {"authorization", "x-api-key", "proxy-authorization", "cookie", "set-cookie"}
+)
+# MANTYX keys and tokens look like mantyx_… / mantyx_at_…; bearer tokens in free text too.
+_TOKEN_RE = re.compile(r"(mantyx_(?:at_)?)[A-Za-z0-9._\-]+|(Bearer\s+)[A-Za-z0-9._\-~+/=]+")
+
+_known_secrets: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Remember ``value`` so :func:`redact_text` masks it wherever it appears."""
+    if value and len(value) >= 6:
+        _known_secrets.add(value)
+
+
+def mask(value: str | None) -> str:
+    """A fixed-width stand-in that shows a secret exists without leaking any of it."""
+    return "***" if value else ""
+
+
+def redact_headers(headers: Mapping[str, Any] | None, *, all_values: bool = False) -> dict[str, str]:
+    """Copy ``headers`` with secret values masked (every value when ``all_values``)."""
+    if not headers:
+        return {}
+    out: dict[str, str] = {}
+    for name, value in headers.items():
+        if all_values or name.lower() in _SECRET_HEADERS:
+            out[name] = mask(str(value))
+        else:
+            out[name] = redact_text(str(value))
+    return out
+
+
+def redact_text(text: str) -> str:
+    """Mask registered secrets and anything shaped like a MANTYX key or bearer token."""
+    for secret in _known_secrets:
+        if secret in text:
+            text = text.replace(secret, "***")
+    return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)

@@ -1,0 +1,3 @@
+"""The package version, kept apart so setup.cfg can read it without importing deps."""
+
+__version__ = "0.1.0"

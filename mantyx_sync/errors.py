@@ -1,0 +1,244 @@
+"""Every error mantyx_sync raises, in one tree.
+
+::
+
+    MantyxError
+    ├── ConfigurationError (also ValueError)   missing key/workspace, bad client options
+    ├── SpecError (also ValueError)            the agent spec or a tool fails a documented limit;
+    │                                          raised before anything is sent
+    ├── TransportError                         no HTTP answer at all
+    │   ├── ConnectError                       the connection could not be made
+    │   ├── TimeoutError_                      connect or read timed out
+    │   └── StreamError                        the event stream broke and could not be resumed
+    ├── APIError                               the server answered with a non-2xx status
+    │   ├── InvalidRequestError   400
+    │   ├── AuthError             401
+    │   ├── PermissionDenied      403  (``required_scopes`` for OAuth scope errors)
+    │   ├── NotFoundError         404  (``hint`` names the right workspace slug)
+    │   ├── ConflictError         409
+    │   ├── RateLimitError        429  (``retry_after`` in seconds)
+    │   └── ServerError           5xx
+    ├── RunError                               the run ended without success
+    │   └── RunCancelled                       the run was cancelled
+    ├── OutputParseError (also ValueError)     an output-schema reply is not valid JSON / not valid
+    ├── ToolError                              raise from a tool: the message goes to the model as is
+    └── ToolResolutionError                    an MCP server or A2A peer could not be reached or listed
+
+Messages and reprs are built from fields that never hold secrets: API keys,
+tokens and header values are not stored on errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = [
+    "APIError",
+    "AuthError",
+    "ConfigurationError",
+    "ConflictError",
+    "ConnectError",
+    "InvalidRequestError",
+    "MantyxError",
+    "NotFoundError",
+    "OutputParseError",
+    "PermissionDenied",
+    "RateLimitError",
+    "RunCancelled",
+    "RunError",
+    "ServerError",
+    "SpecError",
+    "StreamError",
+    "TimeoutError_",
+    "ToolError",
+    "ToolResolutionError",
+    "TransportError",
+]
+
+
+class MantyxError(Exception):
+    """Base class of every error raised by mantyx_sync."""
+
+
+class ConfigurationError(MantyxError, ValueError):
+    """The client is missing configuration (API key, workspace) or got a bad option."""
+
+
+class SpecError(MantyxError, ValueError):
+    """The agent spec, a tool or a turn input breaks a documented rule.
+
+    Raised before any request is sent; the message says what to fix.
+    ``path`` names the offending field in wire terms (e.g. ``tools[2].name``).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None) -> None:
+        super().__init__(f"{path}: {message}" if path else message)
+        self.path = path
+
+
+class TransportError(MantyxError):
+    """No usable HTTP answer: the connection failed, timed out or broke."""
+
+
+class ConnectError(TransportError):
+    """The TCP/TLS connection could not be made (the server cannot have acted)."""
+
+
+class TimeoutError_(TransportError):  # noqa: N801 - avoid shadowing the builtin
+    """A connect or read timeout expired."""
+
+
+class StreamError(TransportError):
+    """The run's event stream broke and could not be resumed within the retry budget."""
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+class APIError(MantyxError):
+    """The server answered with an error status.
+
+    :ivar status: HTTP status code.
+    :ivar code: machine-readable ``error`` code from the body (e.g. ``invalid_model``).
+    :ivar message: human-readable message from the body.
+    :ivar hint: the server's hint, e.g. the right workspace slug on a 404.
+    :ivar candidates: candidate values the server offered (e.g. model ids).
+    :ivar request_id: the server's request id header, when it sends one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        code: str | None = None,
+        hint: str | None = None,
+        candidates: Sequence[Any] | None = None,
+        body: Any = None,
+        request_id: str | None = None,
+    ) -> None:
+        self.status = status
+        self.code = code
+        self.message = message
+        self.hint = hint
+        self.candidates = list(candidates) if candidates else []
+        self.body = body
+        self.request_id = request_id
+        text = f"HTTP {status}"
+        if code:
+            text += f" {code}"
+        text += f": {message}"
+        if hint:
+            text += f" (hint: {hint})"
+        if self.candidates:
+            text += f" (candidates: {', '.join(map(str, self.candidates))})"
+        super().__init__(text)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, message={self.message!r})"
+
+
+class InvalidRequestError(APIError):
+    """400: the server rejected the body (``invalid_request``, ``invalid_model``, ...)."""
+
+
+class AuthError(APIError):
+    """401: the API key or access token is missing, invalid or expired."""
+
+
+class PermissionDenied(APIError):
+    """403: the credential may not do this.
+
+    :ivar required_scopes: for OAuth tokens lacking a scope, the scopes the route needs.
+    """
+
+    def __init__(self, message: str, *, required_scopes: Sequence[str] = (), **kw: Any) -> None:
+        self.required_scopes = list(required_scopes)
+        super().__init__(message, **kw)
+
+
+class NotFoundError(APIError):
+    """404: unknown workspace, run, session or tool use. ``hint`` may name the right slug."""
+
+
+class ConflictError(APIError):
+    """409: e.g. ``run_terminal`` for a tool result that arrived after the run ended."""
+
+
+class RateLimitError(APIError):
+    """429: too many requests. ``retry_after`` is the server's wait in seconds, if given."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, **kw)
+
+
+class ServerError(APIError):
+    """5xx: the server failed; safe requests are retried before this is raised."""
+
+
+class RunError(MantyxError):
+    """The run ended without success (an ``error`` terminal or a non-success ``result``).
+
+    :ivar run_id: the run.
+    :ivar code: the ``result`` subtype (e.g. ``error_local_tool_timeout``) or the
+        ``error`` event's ``code``.
+    :ivar error_class: the canonical ``errorClass`` when the server sent one.
+    :ivar message: the server's human-readable message.
+    :ivar finish_reason: the model's stop reason, e.g. ``max_tokens``.
+    :ivar partial_text: salvage text the model produced before failing (diagnostic
+        only: for output-schema runs it is usually incomplete JSON).
+    :ivar retryable: the server's coarse retry hint, when given.
+    :ivar result: the :class:`~mantyx_sync.RunResult` gathered so far (events, tokens).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        run_id: str | None = None,
+        code: str | None = None,
+        error_class: str | None = None,
+        finish_reason: str | None = None,
+        partial_text: str | None = None,
+        retryable: bool | None = None,
+        result: Any = None,
+    ) -> None:
+        self.run_id = run_id
+        self.code = code
+        self.error_class = error_class
+        self.message = message
+        self.finish_reason = finish_reason
+        self.partial_text = partial_text
+        self.retryable = retryable
+        self.result = result
+        text = f"run {run_id} failed" if run_id else "run failed"
+        if code:
+            text += f" ({code})"
+        super().__init__(f"{text}: {message}")
+
+
+class RunCancelled(RunError):
+    """The run was cancelled (by :meth:`Run.cancel`, Ctrl-C, or another client)."""
+
+
+class OutputParseError(MantyxError, ValueError):
+    """An output-schema reply is not JSON or fails validation. ``raw_text`` keeps the reply."""
+
+    def __init__(self, message: str, *, raw_text: str, errors: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.raw_text = raw_text
+        self.errors = list(errors)
+
+
+class ToolError(MantyxError):
+    """Raise from a tool handler to send ``str(error)`` to the model verbatim.
+
+    Any other exception is reported to the model as ``"<Type>: <message>"``.
+    """
+
+
+class ToolResolutionError(MantyxError):
+    """A client-resolved tool (MCP server, A2A peer) could not be started, reached or listed."""

@@ -1,0 +1,170 @@
+"""Tool references for every kind, and the contract client-resolved tools fulfil.
+
+Server-resolved kinds (MANTYX runs them; the SDK only sees ``tool_result``
+events) are small frozen values: :class:`MantyxTool`, :class:`PluginTool`,
+:class:`A2ATool`, :class:`McpTool`.
+
+Client-resolved kinds run in this process. ``local`` tools are
+:class:`~mantyx_sync.LocalTool` values (see :func:`~mantyx_sync.define_local_tool`
+and :func:`~mantyx_sync.local_tool`). ``mcp_local`` and ``a2a_local`` tools are
+*definitions* that open a live :class:`ToolConnection` before a run is created
+(:func:`~mantyx_sync.define_local_mcp`, :func:`~mantyx_sync.define_local_a2a`);
+anything implementing :class:`ClientResolvedTool` can stand in for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol, runtime_checkable
+
+import attrs
+
+__all__ = [
+    "A2ATool",
+    "ClientResolvedTool",
+    "McpTool",
+    "MantyxTool",
+    "PluginTool",
+    "ToolConnection",
+]
+
+
+def _headers_tuple(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if value is None else tuple(value.items())
+
+
+@attrs.frozen
+class MantyxTool:
+    """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
+
+    kind: ClassVar[str] = "mantyx"
+    id: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        return {"kind": self.kind, "id": self.id}
+
+
+@attrs.frozen
+class PluginTool:
+    """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
+
+    kind: ClassVar[str] = "mantyx_plugin"
+    name: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        return {"kind": self.kind, "name": self.name}
+
+
+@attrs.frozen
+class A2ATool:
+    """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
+
+    ``headers`` are sent by MANTYX on every A2A request; their values never
+    appear in this object's repr.
+    """
+
+    kind: ClassVar[str] = "a2a"
+    name: str
+    agent_card_url: str
+    description: str | None = attrs.field(default=None, kw_only=True)
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_headers_tuple, repr=False
+    )
+    context_id: str | None = attrs.field(default=None, kw_only=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "agentCardUrl": self.agent_card_url,
+        }
+        if self.description is not None:
+            out["description"] = self.description
+        if self.headers is not None:
+            out["headers"] = dict(self.headers)
+        if self.context_id is not None:
+            out["contextId"] = self.context_id
+        return out
+
+
+@attrs.frozen
+class McpTool:
+    """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).
+
+    MANTYX exposes each of its tools as ``<name>_<tool>``; ``tool_filter`` is an
+    allowlist of un-prefixed tool names.
+    """
+
+    kind: ClassVar[str] = "mcp"
+    name: str
+    url: str
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_headers_tuple, repr=False
+    )
+    tool_filter: tuple[str, ...] | None = attrs.field(
+        default=None, kw_only=True, converter=attrs.converters.optional(tuple)
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "url": self.url}
+        if self.headers is not None:
+            out["headers"] = dict(self.headers)
+        if self.tool_filter is not None:
+            out["toolFilter"] = list(self.tool_filter)
+        return out
+
+
+@runtime_checkable
+class ToolConnection(Protocol):
+    """A live, resolved client-side toolset (an open MCP session, a resolved A2A peer).
+
+    Implementations must be thread-safe: :meth:`call` runs on the tool pool,
+    several calls at once.
+    """
+
+    kind: str
+    """``"mcp_local"`` or ``"a2a_local"``."""
+    name: str
+    """The ref's ``name``: the MCP server label, or the A2A tool name."""
+
+    def wire_ref(self) -> dict[str, Any]:
+        """The resolved ``tools[]`` entry (``agentCard`` / ``serverInfo`` + ``tools``)."""
+        ...
+
+    def tool_names(self) -> Sequence[str]:
+        """Every model-facing tool name this connection declares."""
+        ...
+
+    def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
+        """The JSON Schema the args of ``tool_name`` are validated against, if any."""
+        ...
+
+    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+        """Answer one ``local_tool_call`` (its ``data`` object); the text goes to the model.
+
+        :raises ToolError: for a tool-level failure the model should see as an error.
+        """
+        ...
+
+    def close(self) -> None:
+        """Release the connection (stop the subprocess, end the HTTP session). Idempotent."""
+        ...
+
+
+@runtime_checkable
+class ClientResolvedTool(Protocol):
+    """A definition that resolves into a :class:`ToolConnection` before a run starts."""
+
+    kind: str
+    name: str
+
+    def connect(self) -> ToolConnection:
+        """Start or reach the resource and discover its tools.
+
+        :raises ToolResolutionError: when it cannot, with what went wrong.
+        """
+        ...
