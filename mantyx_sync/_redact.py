@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["mask", "redact_headers", "redact_text", "register_secret"]
+__all__ = ["RedactingFormatter", "mask", "redact_headers", "redact_text", "register_secret"]
 
 # Headers whose values are always secret, whatever their content.
 _SECRET_HEADERS = frozenset(
@@ -48,3 +49,10 @@ def redact_text(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
+
+
+class RedactingFormatter(logging.Formatter):
+    """A formatter that runs every formatted record through :func:`redact_text`."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact_text(super().format(record))

@@ -106,6 +106,7 @@ class APIError(MantyxError):
     :ivar hint: the server's hint, e.g. the right workspace slug on a 404.
     :ivar candidates: candidate values the server offered (e.g. model ids).
     :ivar request_id: the server's request id header, when it sends one.
+    :ivar retry_after: seconds the server asked to wait (``Retry-After``), if any.
     """
 
     def __init__(
@@ -118,8 +119,10 @@ class APIError(MantyxError):
         candidates: Sequence[Any] | None = None,
         body: Any = None,
         request_id: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         self.status = status
+        self.retry_after = retry_after
         self.code = code
         self.message = message
         self.hint = hint
@@ -169,10 +172,6 @@ class ConflictError(APIError):
 
 class RateLimitError(APIError):
     """429: too many requests. ``retry_after`` is the server's wait in seconds, if given."""
-
-    def __init__(self, message: str, *, retry_after: float | None = None, **kw: Any) -> None:
-        self.retry_after = retry_after
-        super().__init__(message, **kw)
 
 
 class ServerError(APIError):

@@ -1,0 +1,123 @@
+"""Client configuration: one frozen value, built from arguments or the environment."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import attrs
+
+from ._redact import register_secret
+from ._version import __version__
+from .errors import ConfigurationError
+
+__all__ = ["DEFAULT_BASE_URL", "ClientConfig"]
+
+DEFAULT_BASE_URL = "https://app.mantyx.io"
+_API_PREFIX = "/api/v1/workspaces/"
+
+
+def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
+    if value <= 0:
+        raise ConfigurationError(f"{attribute.name} must be > 0 seconds, got {value!r}")
+
+
+def _optional_positive(
+    instance: object, attribute: attrs.Attribute[float | None], value: float | None
+) -> None:
+    if value is not None and value <= 0:
+        raise ConfigurationError(f"{attribute.name} must be > 0 or None, got {value!r}")
+
+
+def _non_negative_int(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ConfigurationError(f"{attribute.name} must be an int >= 0, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class ClientConfig:
+    """Everything a :class:`~mantyx_sync.Client` needs, fixed at construction.
+
+    :param api_key: workspace API key (``mantyx_…``) or OAuth access token
+        (``mantyx_at_…``); never shown in reprs or logs.
+    :param workspace: the workspace slug in every route.
+    :param base_url: scheme and host of the MANTYX API.
+    :param connect_timeout: seconds to establish a connection.
+    :param read_timeout: seconds to wait for bytes on a JSON request.
+    :param stream_idle_timeout: seconds a run's event stream may go without an
+        event (keep-alive comments do not count) before it is treated as dead
+        and resumed.
+    :param max_retries: retries of a safe request after the first attempt.
+    :param stream_reconnects: consecutive failed attempts to reopen a stream
+        before :class:`~mantyx_sync.StreamError` is raised.
+    :param max_workers: threads in each run's tool pool (default 32).
+    :param tool_timeout: default seconds a local tool may run before it is
+        answered with an error; ``None`` means no limit.
+    :param cancel_timeout: seconds the best-effort cancel on Ctrl-C may take.
+    """
+
+    api_key: str = attrs.field(repr=False)
+    workspace: str
+    base_url: str = DEFAULT_BASE_URL
+    connect_timeout: float = attrs.field(default=10.0, validator=_positive)
+    read_timeout: float = attrs.field(default=60.0, validator=_positive)
+    stream_idle_timeout: float = attrs.field(default=120.0, validator=_positive)
+    max_retries: int = attrs.field(default=4, validator=_non_negative_int)
+    stream_reconnects: int = attrs.field(default=8, validator=_non_negative_int)
+    max_workers: int = attrs.field(default=32, validator=_non_negative_int)
+    tool_timeout: float | None = attrs.field(default=None, validator=_optional_positive)
+    cancel_timeout: float = attrs.field(default=5.0, validator=_positive)
+    user_agent: str = f"mantyx-sync/{__version__}"
+
+    def __attrs_post_init__(self) -> None:
+        if not self.api_key:
+            raise ConfigurationError("api_key is empty: pass api_key= or set MANTYX_API_KEY")
+        if not self.workspace or "/" in self.workspace:
+            raise ConfigurationError(
+                f"workspace must be a slug like 'acme', got {self.workspace!r}"
+            )
+        if not self.base_url.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"base_url must start with http:// or https://, got {self.base_url!r}"
+            )
+        if self.max_workers < 1:
+            raise ConfigurationError("max_workers must be >= 1")
+        register_secret(self.api_key)
+
+    @classmethod
+    def from_env(
+        cls,
+        api_key: str | None = None,
+        *,
+        workspace: str | None = None,
+        base_url: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        **options: object,
+    ) -> ClientConfig:
+        """Build a config, falling back to ``MANTYX_API_KEY``, ``MANTYX_WORKSPACE``
+        and ``MANTYX_BASE_URL`` for the arguments left as ``None``.
+
+        :raises ConfigurationError: naming the variable to set when the key or
+            the workspace is missing, or an option is out of range.
+        """
+        env = os.environ if environ is None else environ
+        key = api_key or env.get("MANTYX_API_KEY")
+        if not key:
+            raise ConfigurationError(
+                "no API key: pass api_key= or set the MANTYX_API_KEY environment variable"
+            )
+        slug = workspace or env.get("MANTYX_WORKSPACE")
+        if not slug:
+            raise ConfigurationError(
+                "no workspace: pass workspace= or set the MANTYX_WORKSPACE environment variable"
+            )
+        url = (base_url or env.get("MANTYX_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        try:
+            return cls(api_key=key, workspace=slug, base_url=url, **options)  # type: ignore[arg-type]
+        except TypeError as exc:
+            raise ConfigurationError(f"unknown client option: {exc}") from None
+
+    @property
+    def api_root(self) -> str:
+        """``<base_url>/api/v1/workspaces/<workspace>``: every route hangs off it."""
+        return f"{self.base_url}{_API_PREFIX}{self.workspace}"

@@ -1,0 +1,156 @@
+"""Delivering tool results: one POST per ``toolUseId``, and every outcome named.
+
+``POST .../tool-results`` is idempotent by ``toolUseId`` (NOTES.md), so it is
+retried on connection errors, timeouts, 429 and 5xx under a deadline that ends
+well before the server's own tool timeout. The answers mean (wire-protocol §5):
+
+* 2xx: delivered;
+* 409 ``run_terminal``: the run already ended (e.g. the server timed the tool
+  out) — a normal late arrival, logged at debug;
+* 404 ``unknown_tool_use`` after an attempt that may have landed: our earlier
+  attempt was accepted — delivered; on a first attempt it means someone else
+  answered — a warning;
+* 400: our bug — logged as an error with the server's reason.
+
+Nothing here raises to the caller: each outcome is a :class:`Delivery` value.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from typing import Any
+
+import attrs
+import tenacity
+
+from ._retry import Backoff, RetryPolicy, Safety
+from ._transport import HttpTransport
+from .errors import APIError, ConnectError, MantyxError
+
+__all__ = ["DEFAULT_POST_POLICY", "Delivery", "ResultPoster"]
+
+log = logging.getLogger(__name__)
+
+# Bounded to end well inside the server's local tool timeout (60 s in the
+# oldest documents; NOTES.md says never rely on it).
+DEFAULT_POST_POLICY = RetryPolicy(
+    safety=Safety.SAFE, attempts=8, deadline=40.0, backoff=Backoff(initial=0.2, maximum=5.0)
+)
+
+
+class Delivery(enum.Enum):
+    """What became of one tool result."""
+
+    DELIVERED = "delivered"
+    """The server accepted it (2xx, or 404 after an attempt that had landed)."""
+    ANSWERED_ELSEWHERE = "answered_elsewhere"
+    """404 on the first attempt: another client already answered this call."""
+    RUN_TERMINAL = "run_terminal"
+    """409: the run had already ended; the result was dropped by the server."""
+    REJECTED = "rejected"
+    """4xx other than the above: the body was refused (a bug; logged as error)."""
+    FAILED = "failed"
+    """No answer after every retry; the server will time the call out."""
+
+
+@attrs.define
+class _Attempts:
+    # Whether any earlier attempt reached the server and may have been accepted.
+    may_have_landed: bool = False
+
+
+class ResultPoster:
+    """Posts tool results for one run. Thread-safe: called from the tool pool."""
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        run_id: str,
+        *,
+        policy: RetryPolicy = DEFAULT_POST_POLICY,
+    ) -> None:
+        self._transport = transport
+        self.run_id = run_id
+        self._path = f"/agent-runs/{run_id}/tool-results"
+        self._policy = policy
+
+    def post(self, tool_use_id: str, *, result: str | None = None, error: str | None = None) -> Delivery:
+        """Send the one answer for ``tool_use_id`` (exactly one of ``result`` / ``error``)."""
+        body: dict[str, Any] = {"toolUseId": tool_use_id}
+        if error is not None:
+            body["error"] = error
+        else:
+            body["result"] = result if result is not None else ""
+        attempts = _Attempts()
+        label = f"tool result {tool_use_id}"
+
+        def send() -> None:
+            try:
+                self._transport.request("POST", self._path, json_body=body)
+            except MantyxError as exc:
+                if not isinstance(exc, (ConnectError, APIError)) or (
+                    isinstance(exc, APIError) and exc.status >= 500
+                ):
+                    attempts.may_have_landed = True
+                raise
+
+        try:
+            for attempt in self._policy.retrying(label=label):
+                with attempt:
+                    send()
+        except APIError as exc:
+            return self._classify(tool_use_id, exc, attempts)
+        except MantyxError as exc:
+            log.warning(
+                "run %s: could not deliver the result for %s after retries: %s",
+                self.run_id,
+                tool_use_id,
+                exc,
+            )
+            return Delivery.FAILED
+        except tenacity.RetryError:  # pragma: no cover - reraise=True makes this unreachable
+            return Delivery.FAILED
+        log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
+        return Delivery.DELIVERED
+
+    def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
+        if exc.status == 409:
+            log.debug(
+                "run %s: result for %s arrived after the run ended (%s)",
+                self.run_id,
+                tool_use_id,
+                exc.code,
+            )
+            return Delivery.RUN_TERMINAL
+        if exc.status == 404:
+            if attempts.may_have_landed:
+                log.debug(
+                    "run %s: result for %s was already accepted by an earlier attempt",
+                    self.run_id,
+                    tool_use_id,
+                )
+                return Delivery.DELIVERED
+            log.warning(
+                "run %s: the server says %s was already answered or is unknown (%s); "
+                "another client may have answered it",
+                self.run_id,
+                tool_use_id,
+                exc.message,
+            )
+            return Delivery.ANSWERED_ELSEWHERE
+        if 400 <= exc.status < 500 and exc.status != 429:
+            log.error(
+                "run %s: the server rejected the result for %s: %s",
+                self.run_id,
+                tool_use_id,
+                exc,
+            )
+            return Delivery.REJECTED
+        log.warning(
+            "run %s: could not deliver the result for %s after retries: %s",
+            self.run_id,
+            tool_use_id,
+            exc,
+        )
+        return Delivery.FAILED

@@ -1,0 +1,169 @@
+"""Retry policies as small immutable values built from tenacity pieces.
+
+Which failures are worth another attempt depends on whether the request is
+safe to repeat (NOTES.md, "Which requests are safe to repeat"):
+
+* ``SAFE`` requests (every GET, tool-results, cancel, session DELETE) are
+  retried on connection errors, timeouts, 429 and any 5xx;
+* ``CREATE`` requests (``POST /agent-runs``, ``/agent-sessions``, ``.../messages``)
+  only when the server cannot have acted: the connection was refused, or the
+  answer was 429 or 503. Never after a timeout or a dropped response: a second
+  run would start and bill twice.
+
+Waits grow exponentially with jitter, honour ``Retry-After`` when the server
+sends it, and every loop is bounded in attempts and in time.
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import attrs
+import tenacity
+
+from .errors import (
+    APIError,
+    ConnectError,
+    MantyxError,
+    RateLimitError,
+    ServerError,
+    TransportError,
+)
+
+__all__ = ["Backoff", "RetryPolicy", "Safety"]
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+class Safety(enum.Enum):
+    """How safe a request is to send twice."""
+
+    SAFE = "safe"
+    CREATE = "create"
+    NEVER = "never"
+
+
+def _retryable(safety: Safety, exc: BaseException) -> bool:
+    if safety is Safety.NEVER or not isinstance(exc, MantyxError):
+        return False
+    if isinstance(exc, ConnectError):
+        return True
+    if safety is Safety.CREATE:
+        return isinstance(exc, APIError) and exc.status in (429, 503)
+    if isinstance(exc, TransportError):
+        return True
+    return isinstance(exc, (RateLimitError, ServerError))
+
+
+def _retry_after(exc: BaseException | None) -> float | None:
+    value = getattr(exc, "retry_after", None)
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else None
+
+
+@attrs.frozen(kw_only=True)
+class Backoff:
+    """Exponential backoff with jitter that yields to ``Retry-After``.
+
+    :param initial: first wait in seconds.
+    :param maximum: cap on a computed wait (a server's ``Retry-After`` may be
+        longer, up to ``retry_after_cap``).
+    :param jitter: up to this many seconds of random jitter on each wait.
+    """
+
+    initial: float = 0.25
+    maximum: float = 8.0
+    jitter: float = 0.25
+    retry_after_cap: float = 60.0
+
+    def _strategy(self) -> tenacity.wait.wait_base:
+        exponential = tenacity.wait_exponential(multiplier=self.initial, max=self.maximum)
+        return exponential + tenacity.wait_random(0, self.jitter)
+
+    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
+        """Seconds to wait before attempt ``attempt + 1`` after failure ``exc``."""
+        hinted = _retry_after(exc)
+        if hinted is not None:
+            return min(hinted, self.retry_after_cap)
+        state = _AttemptState(attempt)
+        return float(self._strategy()(state))  # type: ignore[arg-type]
+
+    def as_wait(self) -> Callable[[tenacity.RetryCallState], float]:
+        """A tenacity ``wait`` callable with the same behaviour as :meth:`delay`."""
+
+        def wait(state: tenacity.RetryCallState) -> float:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            return self.delay(state.attempt_number, exc)
+
+        return wait
+
+
+@attrs.frozen
+class _AttemptState:
+    # The two attributes tenacity's wait strategies read from a RetryCallState.
+    attempt_number: int
+    outcome: None = None
+
+
+@attrs.frozen(kw_only=True)
+class RetryPolicy:
+    """How one kind of request is retried. Immutable, so one value can be shared.
+
+    :param safety: which failures may be retried (see the module docstring).
+    :param attempts: total attempts, the first included.
+    :param deadline: seconds after which no further attempt starts.
+    :param backoff: the waits between attempts.
+    :param sleep: injectable for tests (``sleep=list.append`` records the waits).
+    """
+
+    safety: Safety
+    attempts: int = 5
+    deadline: float | None = 60.0
+    backoff: Backoff = Backoff()
+    sleep: Callable[[float], None] = attrs.field(default=time.sleep, eq=False, repr=False)
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether ``exc`` is worth another attempt under this policy."""
+        return _retryable(self.safety, exc)
+
+    def retrying(self, *, label: str = "request") -> tenacity.Retrying:
+        """A fresh tenacity controller for one logical request."""
+        stop: Any = tenacity.stop_after_attempt(max(1, self.attempts))
+        if self.deadline is not None:
+            stop = stop | tenacity.stop_before_delay(self.deadline)
+
+        def before_sleep(state: tenacity.RetryCallState) -> None:
+            exc = state.outcome.exception() if state.outcome is not None else None
+            log.debug(
+                "%s: attempt %d failed (%s); retrying in %.2fs",
+                label,
+                state.attempt_number,
+                exc,
+                state.upcoming_sleep,
+            )
+
+        return tenacity.Retrying(
+            stop=stop,
+            wait=self.backoff.as_wait(),
+            retry=tenacity.retry_if_exception(self.should_retry),
+            sleep=self.sleep,
+            reraise=True,
+            before_sleep=before_sleep,
+        )
+
+    def call(self, fn: Callable[[], T], *, label: str = "request") -> T:
+        """Run ``fn`` under this policy; the last error is re-raised when it gives up."""
+        try:
+            return self.retrying(label=label)(fn)
+        except MantyxError as exc:
+            if self.should_retry(exc):
+                log.warning("%s: giving up after retries: %s", label, exc)
+            raise
+
+    def with_attempts(self, attempts: int) -> RetryPolicy:
+        """A copy with a different attempt budget."""
+        return attrs.evolve(self, attempts=attempts)

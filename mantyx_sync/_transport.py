@@ -1,0 +1,350 @@
+"""HTTP transport: the only module that touches ``requests``.
+
+It owns the connection pool, adds auth and timeouts to every request, opens
+event streams, and translates every ``requests``/``urllib3`` exception and
+every non-2xx status into the :mod:`mantyx_sync.errors` tree, so nothing above
+it handles a foreign exception.
+
+One ``requests.Session`` serves all threads of a process: it is configured once
+and never mutated per call (headers go per request), and its pool is sized for
+many concurrent runs. After ``fork()`` (gunicorn, Celery prefork) the child
+notices the new pid and builds its own session, so sockets are never shared
+between processes.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import attrs
+import requests
+import requests.adapters
+import urllib3.exceptions
+
+from ._config import ClientConfig
+from ._redact import redact_text
+from ._retry import RetryPolicy
+from .errors import (
+    APIError,
+    AuthError,
+    ConflictError,
+    ConnectError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDenied,
+    RateLimitError,
+    ServerError,
+    TimeoutError_,
+    TransportError,
+)
+
+__all__ = ["EventSource", "HttpTransport", "Reply"]
+
+log = logging.getLogger(__name__)
+
+_POOL_SIZE = 64
+_CHUNK = 65536
+
+
+@attrs.frozen
+class Reply:
+    """A successful (2xx) answer: status and parsed JSON body (``None`` when empty)."""
+
+    status: int
+    body: Any
+
+
+class EventSource:
+    """An open ``text/event-stream`` response, read as raw byte chunks.
+
+    Chunks are handed over as soon as the socket yields them (``read1``), so a
+    small event is never held back waiting for more bytes. Iterate on one
+    thread; :meth:`close` may be called from any thread.
+    """
+
+    def __init__(self, response: requests.Response) -> None:
+        self._response = response
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        raw = self._response.raw
+        try:
+            while not self._closed:
+                chunk = raw.read1(_CHUNK)
+                if not chunk:
+                    return
+                yield chunk
+        except Exception as exc:
+            if self._closed:
+                return
+            raise _translate(exc) from exc
+
+    def close(self) -> None:
+        """Close the response and its socket. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self._response.close()
+
+
+class HttpTransport:
+    """JSON requests and event streams against one workspace's API root.
+
+    Thread-safe: call it from any number of threads.
+    """
+
+    def __init__(self, config: ClientConfig, *, session: requests.Session | None = None) -> None:
+        self.config = config
+        self._given_session = session
+        self._lock = threading.Lock()
+        self._pid = -1
+        self._session: requests.Session | None = None
+
+    def _get_session(self) -> requests.Session:
+        pid = os.getpid()
+        session = self._session
+        if session is not None and self._pid == pid:
+            return session
+        with self._lock:
+            if self._session is None or self._pid != pid:
+                # A session inherited across fork shares sockets with the parent:
+                # drop it without closing (closing would close the parent's sockets).
+                self._session = self._given_session or _new_session()
+                self._pid = pid
+            return self._session
+
+    def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        headers = {
+            "Authorization": f"Bearer {self.config.api_key}",
+            "User-Agent": self.config.user_agent,
+            "Accept": "application/json",
+        }
+        if extra:
+            headers.update(extra)
+        return headers
+
+    def url(self, path: str) -> str:
+        """Absolute URL for ``path`` (relative to the workspace root, or absolute ``/api/...``)."""
+        if path.startswith("/api/"):
+            return f"{self.config.base_url}{path}"
+        return f"{self.config.api_root}{path}"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        policy: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> Reply:
+        """Send one JSON request, retried under ``policy`` (a single attempt when ``None``).
+
+        :raises APIError: (a subclass per status) for a non-2xx answer.
+        :raises TransportError: when no answer could be had.
+        """
+        def send() -> Reply:
+            return self._send(method, path, json_body=json_body, params=params, timeout=timeout)
+
+        if policy is None:
+            return send()
+        return policy.call(send, label=f"{method} {path}")
+
+    def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any,
+        params: Mapping[str, Any] | None,
+        timeout: float | None,
+    ) -> Reply:
+        data = None
+        headers = self._headers()
+        if json_body is not None:
+            data = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
+            headers["Content-Type"] = "application/json"
+        read = timeout if timeout is not None else self.config.read_timeout
+        started = time.monotonic()
+        try:
+            response = self._get_session().request(
+                method,
+                self.url(path),
+                data=data,
+                params=params,
+                headers=headers,
+                timeout=(min(self.config.connect_timeout, read), read),
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            log.debug("%s %s failed: %s", method, path, _describe(exc))
+            raise _translate(exc) from None
+        with response:
+            log.debug(
+                "%s %s -> %d (%.0f ms)",
+                method,
+                path,
+                response.status_code,
+                (time.monotonic() - started) * 1000,
+            )
+            if response.status_code >= 300:
+                raise _api_error(response)
+            try:
+                body = response.json() if response.content else None
+            except ValueError:
+                body = None
+            return Reply(response.status_code, body)
+
+    def open_stream(self, path: str, *, last_seq: int | None, idle_timeout: float) -> EventSource:
+        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
+
+        Sends both ``Last-Event-ID`` and ``?lastSeq=`` (agent-runs §7). The socket
+        read timeout is ``idle_timeout`` so a silent half-open connection is
+        noticed.
+        """
+        headers = self._headers({"Accept": "text/event-stream", "Cache-Control": "no-cache"})
+        params: dict[str, str] = {}
+        if last_seq:
+            headers["Last-Event-ID"] = str(last_seq)
+            params["lastSeq"] = str(last_seq)
+        try:
+            response = self._get_session().get(
+                self.url(path),
+                params=params,
+                headers=headers,
+                stream=True,
+                timeout=(self.config.connect_timeout, idle_timeout),
+                allow_redirects=False,
+            )
+        except requests.RequestException as exc:
+            log.debug("GET %s (stream) failed: %s", path, _describe(exc))
+            raise _translate(exc) from None
+        log.debug("GET %s (stream, lastSeq=%s) -> %d", path, last_seq, response.status_code)
+        if response.status_code >= 300:
+            try:
+                raise _api_error(response)
+            finally:
+                response.close()
+        return EventSource(response)
+
+    def close(self) -> None:
+        """Close pooled connections (only those this process opened)."""
+        with self._lock:
+            if self._session is not None and self._pid == os.getpid():
+                self._session.close()
+            self._session = None
+
+
+def _new_session() -> requests.Session:
+    session = requests.Session()
+    # Exactly one retry layer (ours): the adapter itself never retries.
+    adapter = requests.adapters.HTTPAdapter(
+        pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.trust_env = True
+    return session
+
+
+def _describe(exc: BaseException) -> str:
+    return redact_text(f"{type(exc).__name__}: {exc}")
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, kinds):
+            return True
+        todo.extend([cur.__cause__, cur.__context__])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+        todo.append(getattr(cur, "reason", None))
+    return False
+
+
+def _translate(exc: BaseException) -> TransportError:
+    """Map a requests/urllib3/socket exception to our tree."""
+    message = _describe(exc)
+    if isinstance(exc, requests.ConnectTimeout) or _caused_by(
+        exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)
+    ):
+        return ConnectError(f"could not connect: {message}")
+    if isinstance(exc, requests.Timeout) or _caused_by(
+        exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError)
+    ):
+        # A streaming read timeout arrives as requests.ConnectionError.
+        return TimeoutError_(f"timed out: {message}")
+    return TransportError(f"connection failed: {message}")
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+_STATUS_ERRORS: dict[int, type[APIError]] = {
+    400: InvalidRequestError,
+    401: AuthError,
+    403: PermissionDenied,
+    404: NotFoundError,
+    409: ConflictError,
+    422: InvalidRequestError,
+    429: RateLimitError,
+}
+
+
+def _api_error(response: requests.Response) -> APIError:
+    """Build the most specific :class:`APIError` for a non-2xx response."""
+    status = response.status_code
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    fields: dict[str, Any] = body if isinstance(body, dict) else {}
+    code = fields.get("error") if isinstance(fields.get("error"), str) else None
+    if isinstance(fields.get("code"), str) and code is None:
+        code = fields["code"]
+    message = fields.get("message")
+    if not isinstance(message, str):
+        message = code or (response.reason or "error")
+    kw: dict[str, Any] = {
+        "status": status,
+        "code": code,
+        "hint": fields.get("hint") if isinstance(fields.get("hint"), str) else None,
+        "candidates": fields.get("candidates") if isinstance(fields.get("candidates"), list) else None,
+        "body": body,
+        "request_id": response.headers.get("X-Request-Id"),
+        "retry_after": _retry_after_seconds(response.headers.get("Retry-After")),
+    }
+    message = redact_text(message)
+    cls = _STATUS_ERRORS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else APIError
+    if cls is PermissionDenied:
+        required = fields.get("required")
+        scopes = [required] if isinstance(required, str) else list(required or [])
+        if scopes and message == code:
+            message = f"the credential lacks the scope(s) {', '.join(scopes)}"
+        return PermissionDenied(message, required_scopes=scopes, **kw)
+    return cls(message, **kw)

@@ -1,0 +1,125 @@
+"""Retry policies: what is retried, how long it waits, and that loops are bounded."""
+
+from __future__ import annotations
+
+import pytest
+
+from mantyx_sync._retry import Backoff, RetryPolicy, Safety
+from mantyx_sync.errors import (
+    APIError,
+    ConnectError,
+    InvalidRequestError,
+    RateLimitError,
+    ServerError,
+    TimeoutError_,
+    TransportError,
+)
+
+
+def _api(cls: type[APIError], status: int, **kw: object) -> APIError:
+    return cls("x", status=status, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("exc", "safe", "create"),
+    [
+        (ConnectError("refused"), True, True),
+        (TimeoutError_("slow"), True, False),
+        (TransportError("dropped"), True, False),
+        (_api(RateLimitError, 429), True, True),
+        (_api(ServerError, 503), True, True),
+        (_api(ServerError, 500), True, False),
+        (_api(ServerError, 502), True, False),
+        (_api(InvalidRequestError, 400), False, False),
+        (ValueError("not ours"), False, False),
+    ],
+)
+def test_what_each_safety_retries(exc: BaseException, safe: bool, create: bool) -> None:
+    assert RetryPolicy(safety=Safety.SAFE).should_retry(exc) is safe
+    assert RetryPolicy(safety=Safety.CREATE).should_retry(exc) is create
+    assert RetryPolicy(safety=Safety.NEVER).should_retry(exc) is False
+
+
+def test_call_retries_then_succeeds_recording_waits() -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, sleep=waits.append)
+    outcomes = iter([ConnectError("a"), _api(ServerError, 502), "ok"])
+
+    def fn() -> str:
+        value = next(outcomes)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    assert policy.call(fn) == "ok"
+    assert len(waits) == 2
+    assert all(0 < w <= Backoff().maximum + Backoff().jitter for w in waits)
+
+
+def test_call_is_bounded_by_attempts_and_reraises_last_error() -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=3, sleep=waits.append)
+    calls = []
+
+    def fn() -> None:
+        calls.append(1)
+        raise TimeoutError_("slow")
+
+    with pytest.raises(TimeoutError_):
+        policy.call(fn)
+    assert len(calls) == 3
+    assert len(waits) == 2
+
+
+def test_retry_after_is_honoured() -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=2, sleep=waits.append)
+    outcomes = iter([_api(RateLimitError, 429, retry_after=7.5), "ok"])
+
+    def fn() -> str:
+        value = next(outcomes)
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
+    assert policy.call(fn) == "ok"
+    assert waits == [7.5]
+
+
+def test_retry_after_is_capped() -> None:
+    backoff = Backoff(retry_after_cap=10.0)
+    assert backoff.delay(1, _api(RateLimitError, 429, retry_after=3600)) == 10.0
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    backoff = Backoff(initial=0.5, maximum=4.0, jitter=0.0)
+    assert [backoff.delay(n) for n in (1, 2, 3, 4, 5, 6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+
+
+def test_non_retryable_error_is_raised_at_once() -> None:
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, sleep=waits.append)
+    calls = []
+
+    def fn() -> None:
+        calls.append(1)
+        raise _api(InvalidRequestError, 400)
+
+    with pytest.raises(InvalidRequestError):
+        policy.call(fn)
+    assert calls == [1]
+    assert waits == []
+
+
+def test_deadline_stops_retrying() -> None:
+    # With a zero deadline no second attempt starts, whatever the attempt budget.
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=50, deadline=0.0, sleep=lambda s: None)
+    calls = []
+
+    def fn() -> None:
+        calls.append(1)
+        raise ConnectError("down")
+
+    with pytest.raises(ConnectError):
+        policy.call(fn)
+    assert len(calls) == 1

@@ -1,0 +1,212 @@
+"""The transport seam: auth headers, JSON bodies, and error mapping (mocked with responses)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import requests
+import responses
+
+from mantyx_sync._retry import RetryPolicy, Safety
+from mantyx_sync._transport import HttpTransport
+from mantyx_sync.errors import (
+    APIError,
+    AuthError,
+    ConflictError,
+    ConnectError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDenied,
+    RateLimitError,
+    ServerError,
+    TimeoutError_,
+    TransportError,
+)
+
+from conftest import KEY, ROOT
+
+
+@responses.activate
+def test_request_sends_bearer_and_json(transport: HttpTransport) -> None:
+    responses.post(f"{ROOT}/agent-runs", json={"runId": "run_1"}, status=202)
+    reply = transport.request("POST", "/agent-runs", json_body={"prompt": "hi"})
+    assert reply.status == 202
+    assert reply.body == {"runId": "run_1"}
+    sent = responses.calls[0].request
+    assert sent.headers["Authorization"] == f"Bearer {KEY}"
+    assert sent.headers["Content-Type"] == "application/json"
+    assert sent.body == b'{"prompt":"hi"}'
+
+
+@responses.activate
+def test_empty_2xx_body_is_none(transport: HttpTransport) -> None:
+    responses.post(f"{ROOT}/agent-runs/r/tool-results", status=204)
+    assert transport.request("POST", "/agent-runs/r/tool-results", json_body={}).body is None
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "cls"),
+    [
+        (400, {"error": "invalid_request", "message": "prompt: required"}, InvalidRequestError),
+        (401, {"error": "unauthorized", "message": "Missing API key"}, AuthError),
+        (403, {"error": "forbidden", "message": "nope"}, PermissionDenied),
+        (404, {"error": "not_found", "message": "no run"}, NotFoundError),
+        (409, {"error": "run_terminal", "message": "ended"}, ConflictError),
+        (429, {"error": "rate_limited", "message": "slow down"}, RateLimitError),
+        (500, {"error": "internal", "message": "boom"}, ServerError),
+        (418, {"error": "teapot", "message": "short and stout"}, APIError),
+    ],
+)
+@responses.activate
+def test_status_maps_to_error_class(
+    transport: HttpTransport, status: int, body: dict[str, str], cls: type[APIError]
+) -> None:
+    responses.get(f"{ROOT}/models", json=body, status=status)
+    with pytest.raises(cls) as info:
+        transport.request("GET", "/models")
+    err = info.value
+    assert type(err) is cls
+    assert err.status == status
+    assert err.code == body["error"]
+    assert err.message == body["message"]
+    assert body["message"] in str(err)
+
+
+@responses.activate
+def test_not_found_keeps_hint_and_candidates(transport: HttpTransport) -> None:
+    responses.get(
+        f"{ROOT}/models",
+        json={"error": "not_found", "message": "unknown workspace", "hint": "acme-prod"},
+        status=404,
+    )
+    with pytest.raises(NotFoundError) as info:
+        transport.request("GET", "/models")
+    assert info.value.hint == "acme-prod"
+    assert "acme-prod" in str(info.value)
+
+
+@responses.activate
+def test_invalid_model_candidates(transport: HttpTransport) -> None:
+    responses.post(
+        f"{ROOT}/agent-runs",
+        json={"error": "invalid_model", "message": "ambiguous", "candidates": ["a", "b"]},
+        status=400,
+    )
+    with pytest.raises(InvalidRequestError) as info:
+        transport.request("POST", "/agent-runs", json_body={})
+    assert info.value.candidates == ["a", "b"]
+
+
+@pytest.mark.parametrize("required", ["runs:write", ["runs:write", "runs:read"]])
+@responses.activate
+def test_insufficient_scope_exposes_required_scopes(
+    transport: HttpTransport, required: object
+) -> None:
+    responses.post(
+        f"{ROOT}/agent-runs",
+        json={"error": "insufficient_scope", "required": required},
+        status=403,
+        headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="runs:write"'},
+    )
+    with pytest.raises(PermissionDenied) as info:
+        transport.request("POST", "/agent-runs", json_body={})
+    expected = [required] if isinstance(required, str) else required
+    assert info.value.required_scopes == expected
+    assert "runs:write" in str(info.value)
+
+
+@pytest.mark.parametrize(("header", "expected"), [("3", 3.0), ("0.5", 0.5), ("junk", None)])
+@responses.activate
+def test_rate_limit_retry_after(transport: HttpTransport, header: str, expected: float | None) -> None:
+    responses.get(f"{ROOT}/models", json={"error": "rate_limited"}, status=429,
+                  headers={"Retry-After": header})
+    with pytest.raises(RateLimitError) as info:
+        transport.request("GET", "/models")
+    assert info.value.retry_after == expected
+
+
+@responses.activate
+def test_non_json_error_body(transport: HttpTransport) -> None:
+    responses.get(f"{ROOT}/models", body="<html>bad gateway</html>", status=502)
+    with pytest.raises(ServerError) as info:
+        transport.request("GET", "/models")
+    assert info.value.status == 502
+
+
+@responses.activate
+def test_connection_refused_is_connect_error(transport: HttpTransport) -> None:
+    responses.get(f"{ROOT}/models", body=requests.exceptions.ConnectionError("refused"))
+    with pytest.raises(TransportError):
+        transport.request("GET", "/models")
+
+
+@responses.activate
+def test_timeouts_map(transport: HttpTransport) -> None:
+    responses.get(f"{ROOT}/models", body=requests.exceptions.ReadTimeout("slow"))
+    responses.get(f"{ROOT}/agent-runs/x", body=requests.exceptions.ConnectTimeout("slow"))
+    with pytest.raises(TimeoutError_):
+        transport.request("GET", "/models")
+    with pytest.raises(ConnectError):
+        transport.request("GET", "/agent-runs/x")
+
+
+def test_real_refused_connection_is_connect_error() -> None:
+    import socket
+
+    from mantyx_sync._config import ClientConfig
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    cfg = ClientConfig(api_key=KEY, workspace="w", base_url=f"http://127.0.0.1:{port}")
+    with pytest.raises(ConnectError):
+        HttpTransport(cfg).request("GET", "/models")
+
+
+@responses.activate
+def test_safe_policy_retries_5xx_then_succeeds(transport: HttpTransport) -> None:
+    responses.get(f"{ROOT}/models", status=503, json={"error": "unavailable"})
+    responses.get(f"{ROOT}/models", status=200, json={"models": []})
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=3, sleep=waits.append)
+    assert transport.request("GET", "/models", policy=policy).body == {"models": []}
+    assert len(responses.calls) == 2
+    assert len(waits) == 1
+
+
+@responses.activate
+def test_create_policy_never_retries_a_500(transport: HttpTransport) -> None:
+    responses.post(f"{ROOT}/agent-runs", status=500, json={"error": "internal"})
+    policy = RetryPolicy(safety=Safety.CREATE, attempts=4, sleep=lambda s: None)
+    with pytest.raises(ServerError):
+        transport.request("POST", "/agent-runs", json_body={}, policy=policy)
+    assert len(responses.calls) == 1
+
+
+@responses.activate
+def test_secrets_never_in_errors_or_logs(
+    transport: HttpTransport, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="mantyx_sync")
+    responses.get(
+        f"{ROOT}/models",
+        json={"error": "unauthorized", "message": f"bad key {KEY}"},
+        status=401,
+    )
+    with pytest.raises(AuthError) as info:
+        transport.request("GET", "/models")
+    assert KEY not in str(info.value)
+    assert KEY not in repr(info.value)
+    assert KEY not in caplog.text
+    assert KEY not in repr(transport.config)
+
+
+def test_fork_gets_a_new_session(transport: HttpTransport, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = transport._get_session()
+    assert transport._get_session() is first
+    import os
+
+    real = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: real + 1)
+    assert transport._get_session() is not first
