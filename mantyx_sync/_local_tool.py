@@ -1,0 +1,321 @@
+"""``kind: "local"`` tools: functions that run in this process (wire-protocol §3.1).
+
+Build one with :func:`define_local_tool` (explicit JSON Schema or a model
+class) or the :func:`local_tool` decorator (schema from the signature and
+docstring). The engine validates each call's arguments with
+:meth:`LocalTool.validate_args` and, when they pass, runs
+:meth:`LocalTool.invoke` on a pool thread.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, overload
+
+import attrs
+
+from ._limits import TOOL_NAME_RE
+from ._schema import compile_validator, function_schema, object_schema, parameters_schema
+from .errors import SpecError
+
+__all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
+
+
+def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str) or not TOOL_NAME_RE.match(value):
+        raise SpecError(
+            f"local tool name {value!r} is invalid: use 1-64 ASCII letters, digits or "
+            "underscores (^[a-zA-Z0-9_]{1,64}$)"
+        )
+
+
+def _check_execute(instance: LocalTool, _: attrs.Attribute[Any], value: Any) -> None:
+    if not callable(value):
+        raise SpecError(
+            f"local tool {instance.name!r}: execute must be a callable (a function taking "
+            f"the arguments), got {type(value).__name__}"
+        )
+
+
+def _check_timeout(instance: LocalTool, _: attrs.Attribute[Any], value: object) -> None:
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise SpecError(
+            f"local tool {instance.name!r}: timeout must be a number of seconds > 0 "
+            f"(or None for the client default), got {value!r}"
+        )
+
+
+def _parameters(value: Any) -> dict[str, Any]:
+    return object_schema(value, what="parameters")
+
+
+def _output_schema(value: Any) -> dict[str, Any] | None:
+    return None if value is None else object_schema(value, what="output_schema")
+
+
+@attrs.frozen(kw_only=True)
+class LocalTool:
+    """A tool that runs in this process (kind ``"local"``).
+
+    Immutable and thread-safe: :meth:`validate_args` and :meth:`invoke` may run on
+    several pool threads at once (the handler itself must be thread-safe too).
+    A tool made by :func:`local_tool` stays callable like the original function.
+
+    Usage::
+
+        @local_tool
+        def add(a: int, b: int) -> int:
+            '''Add two integers.'''
+            return a + b
+
+        add(1, 2)              # 3: still a plain function
+        add.to_wire()          # {"kind": "local", "name": "add", ...}
+
+    :ivar name: the model-facing name, ``^[a-zA-Z0-9_]{1,64}$``.
+    :ivar description: what the tool does; the model reads it to decide when to call.
+    :ivar parameters: the wire JSON Schema (an object schema) of the arguments.
+    :ivar execute: the handler.
+    :ivar output_schema: JSON Schema of a structured return value, if declared.
+    :ivar long_running: ask MANTYX to tell the model not to call again while pending.
+    :ivar timeout: seconds the handler may run; None means the client-wide default.
+
+    .. versionadded:: 0.1
+    """
+
+    kind: ClassVar[str] = "local"
+    name: str = attrs.field(validator=_check_name)
+    description: str | None = None
+    # Dicts cannot be hashed; leaving them out of the hash keeps it consistent with eq.
+    parameters: dict[str, Any] = attrs.field(
+        factory=lambda: {"type": "object", "properties": {}}, converter=_parameters, hash=False
+    )
+    execute: Callable[..., Any] = attrs.field(validator=_check_execute)
+    output_schema: dict[str, Any] | None = attrs.field(
+        default=None, converter=_output_schema, hash=False
+    )
+    long_running: bool = attrs.field(default=False, converter=bool)
+    timeout: float | None = attrs.field(default=None, validator=_check_timeout)
+    _invoke: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
+        default=None, repr=False, eq=False, alias="invoke"
+    )
+    _validator: Callable[[Any], str | None] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        # Compiling at definition time surfaces schema problems (logged) early.
+        object.__setattr__(self, "_validator", compile_validator(self.parameters))
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry: ``kind``, ``name``, and the optional fields when set."""
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name}
+        if self.description is not None:
+            out["description"] = self.description
+        out["parameters"] = object_schema(self.parameters)
+        if self.output_schema is not None:
+            out["outputSchema"] = object_schema(self.output_schema, what="output_schema")
+        if self.long_running:
+            out["longRunning"] = True
+        return out
+
+    def validate_args(self, args: Any) -> str | None:
+        """Check tool-call arguments against :attr:`parameters`.
+
+        :param args: the ``args`` of a ``local_tool_call``.
+        :returns: None when valid, else a short message to send to the model as the
+            tool error (e.g. ``"invalid arguments: data.path must be string"``).
+        """
+        return self._validator(args)
+
+    def invoke(self, args: Mapping[str, Any]) -> Any:
+        """Run the handler with validated ``args``; its exceptions propagate unchanged.
+
+        :param args: the validated arguments.
+        :returns: the handler's return value, not encoded.
+        :raises ToolError: the arguments could not be converted to the declared types.
+        """
+        if self._invoke is None:
+            return self.execute(dict(args))
+        return self._invoke(args)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call :attr:`execute` directly, as if the tool were the original function."""
+        return self.execute(*args, **kwargs)
+
+    @property
+    def __wrapped__(self) -> Callable[..., Any]:
+        """The handler, so :func:`inspect.signature` and friends see the original function."""
+        return self.execute
+
+
+def define_local_tool(
+    *,
+    name: str,
+    description: str | None = None,
+    parameters: Any = None,
+    execute: Callable[..., Any],
+    output_schema: Any = None,
+    long_running: bool = False,
+    timeout: float | None = None,
+) -> LocalTool:
+    """Define a local tool from an explicit schema (or model class) and a handler.
+
+    ``execute`` receives one argument: the args dict when ``parameters`` is
+    None or a JSON Schema dict; an instance when it is an attrs class,
+    dataclass, ``TypedDict`` or pydantic model class.
+
+    Usage::
+
+        read_file = define_local_tool(
+            name="read_file",
+            description="Read a UTF-8 file.",
+            parameters={"type": "object", "properties": {"path": {"type": "string"}},
+                        "required": ["path"]},
+            execute=lambda args: open(args["path"]).read(),
+        )
+
+    :param name: the model-facing name, ``^[a-zA-Z0-9_]{1,64}$``.
+    :param description: what the tool does.
+    :param parameters: None, an object JSON Schema dict, or a model class.
+    :param execute: the handler.
+    :param output_schema: an object JSON Schema dict or a model class for the return value.
+    :param long_running: add MANTYX's "do not call again while pending" hint.
+    :param timeout: seconds the handler may run (> 0); None for the client default.
+    :returns: the :class:`LocalTool`.
+    :raises SpecError: a bad name, schema, timeout or non-callable handler.
+    """
+    schema, structure = parameters_schema(parameters)
+
+    def invoke(args: Mapping[str, Any]) -> Any:
+        return execute(structure(args))
+
+    return LocalTool(
+        name=name,
+        description=description,
+        parameters=schema,
+        execute=execute,
+        output_schema=output_schema,
+        long_running=long_running,
+        timeout=timeout,
+        invoke=invoke,
+    )
+
+
+def _from_function(
+    fn: Any,
+    *,
+    name: str | None,
+    description: str | None,
+    output_schema: Any,
+    long_running: bool,
+    timeout: float | None,
+) -> LocalTool:
+    if isinstance(fn, LocalTool):
+        raise SpecError(f"{fn.name!r} is already a LocalTool; use it directly")
+    if not callable(fn) or isinstance(fn, type):
+        raise SpecError(f"@local_tool needs a function, got {type(fn).__name__}")
+    spec = function_schema(fn, name=name, description=description)
+    return LocalTool(
+        name=spec.name,
+        description=spec.description,
+        parameters=spec.parameters,
+        execute=fn,
+        output_schema=output_schema,
+        long_running=long_running,
+        timeout=timeout,
+        invoke=spec.bind,
+    )
+
+
+@overload
+def local_tool(fn: Callable[..., Any], /) -> LocalTool: ...
+
+
+@overload
+def local_tool(
+    fn: None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Any = None,
+    long_running: bool = False,
+    timeout: float | None = None,
+) -> Callable[[Callable[..., Any]], LocalTool]: ...
+
+
+def local_tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    output_schema: Any = None,
+    long_running: bool = False,
+    timeout: float | None = None,
+) -> LocalTool | Callable[[Callable[..., Any]], LocalTool]:
+    """Turn a function into a :class:`LocalTool`; use as ``@local_tool`` or ``@local_tool(...)``.
+
+    The name defaults to the function's name, the description to its docstring
+    summary, and the parameter schema is derived from its annotations, defaults
+    and docstring (Google, NumPy or reST ``:param:``). Arguments are converted to
+    the annotated types (attrs classes, dataclasses, enums, tuples, sets...)
+    before the call; the decorated object remains callable as before.
+
+    Usage::
+
+        @local_tool(timeout=30)
+        def search(query: str, limit: int = 10) -> str:
+            '''Search the wiki.
+
+            :param query: words to look for.
+            :param limit: at most this many hits.
+            '''
+
+    :param fn: the function (when used without parentheses).
+    :param name: the tool name, instead of ``fn.__name__``.
+    :param description: the description, instead of the docstring summary.
+    :param output_schema: an object JSON Schema dict or a model class for the return value.
+    :param long_running: add MANTYX's "do not call again while pending" hint.
+    :param timeout: seconds the handler may run (> 0); None for the client default.
+    :returns: the tool, or a decorator that makes one.
+    :raises SpecError: the function cannot be a tool (bad name, ``*args``, ...).
+    """
+
+    def decorate(target: Callable[..., Any]) -> LocalTool:
+        return _from_function(
+            target,
+            name=name,
+            description=description,
+            output_schema=output_schema,
+            long_running=long_running,
+            timeout=timeout,
+        )
+
+    if fn is None:
+        return decorate
+    return decorate(fn)
+
+
+def as_local_tool(obj: Any) -> LocalTool:
+    """Accept a :class:`LocalTool` as is, or make one from a plain function.
+
+    :param obj: a LocalTool, a function or a bound method.
+    :returns: the tool.
+    :raises SpecError: anything else.
+    """
+    if isinstance(obj, LocalTool):
+        return obj
+    if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__name__"):
+        tool: LocalTool = local_tool(obj)
+        return tool
+    raise SpecError(
+        f"expected a LocalTool or a function, got {type(obj).__name__}; wrap it with "
+        "define_local_tool(...) or @local_tool"
+    )
