@@ -1,0 +1,419 @@
+"""Run events: the SSE envelope and one typed payload per documented event type.
+
+Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``
+(agent-runs §7, wire-protocol §4). :class:`RunEvent` keeps the envelope as
+sent; :attr:`RunEvent.payload` structures ``data`` into the typed payload for
+its type. Servers differ in the keys they send (see the protocol NOTES), so
+every payload field is optional, unknown keys are ignored and unknown event
+types become :class:`UnknownPayload`: nothing here raises for a shape that is
+merely new.
+
+All values are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any, Final, Union
+
+import attrs
+
+from . import _wire
+from ._wire import ALIASES, RAW
+
+__all__ = [
+    "TERMINAL_TYPES",
+    "AssistantDelta",
+    "AssistantMessage",
+    "CancelledPayload",
+    "ErrorPayload",
+    "EventPayload",
+    "LocalToolCall",
+    "LocalToolResultIn",
+    "LoopDetected",
+    "MalformedEvent",
+    "ModelInfo",
+    "ResultPayload",
+    "RunEvent",
+    "Started",
+    "ThinkingDelta",
+    "TokenUsage",
+    "ToolBudgetExceeded",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "UnknownPayload",
+    "structure_payload",
+]
+
+log = logging.getLogger(__name__)
+
+TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
+"""Event types that end a run; the server closes the stream after one of them."""
+
+_TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
+
+
+class MalformedEvent(ValueError):
+    """An SSE frame is not a usable event envelope; the message says why.
+
+    The stream logs and skips such frames rather than failing the run.
+    """
+
+
+@attrs.frozen(kw_only=True)
+class TokenUsage:
+    """Tokens a run consumed (NEWER item 17).
+
+    ``cached_tokens`` is the part of ``input_tokens`` served from the provider's
+    prompt cache and ``reasoning_tokens`` the part of ``output_tokens`` spent
+    thinking: both are *subsets*, not additional tokens. Counts the server did
+    not report are ``0``; a server that reports no usage at all gives ``None``
+    in place of the whole object.
+    """
+
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """``input_tokens + output_tokens`` (subsets are already inside them)."""
+        return self.input_tokens + self.output_tokens
+
+
+@attrs.frozen(kw_only=True)
+class ModelInfo:
+    """The model that served a run: catalog ``id``, ``provider``, vendor id, effort."""
+
+    id: str | None = None
+    provider: str | None = None
+    vendor_model_id: str | None = None
+    reasoning_effort: str | None = None
+
+    @property
+    def reported(self) -> bool:
+        """Whether a real model was reported.
+
+        Servers from before the cost fields (NEWER item 17) send an empty
+        ``provider``; their token counts and turns are not real either.
+        """
+        return bool(self.provider)
+
+
+@attrs.frozen(kw_only=True)
+class Started:
+    """``started``: the run is running (only some servers send it)."""
+
+
+@attrs.frozen(kw_only=True)
+class AssistantDelta:
+    """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingDelta:
+    """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """``assistant_message``: the complete assistant text of one turn (wire-protocol §4.4).
+
+    :ivar turn: 0-based turn index (``None`` on servers that omit it).
+    :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
+    :ivar tool_calls: the tool calls the model made on this turn, as sent.
+    """
+
+    text: str = ""
+    turn: int | None = None
+    finish_reason: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallEvent:
+    """``tool_call``: MANTYX is running a server-resolved tool (informational)."""
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    input: Any = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultEvent:
+    """``tool_result``: a server-resolved tool finished (informational).
+
+    Servers send either ``result`` or ``ok`` + ``summary``; whatever was sent is
+    here and, untouched, in ``raw``.
+    """
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    result: Any = None
+    ok: bool | None = None
+    summary: Any = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class LocalToolCall:
+    """``local_tool_call``: the SDK must answer this call (wire-protocol §4.3).
+
+    :ivar args: the model's arguments (``args``, or ``input`` on servers that use it).
+    :ivar kind: ``"local"``, ``"a2a_local"`` or ``"mcp_local"`` (``"local"`` when absent).
+    :ivar agent_card: for ``a2a_local``, the Agent Card echoed from the spec.
+    :ivar mcp_server: for ``mcp_local``, the ref's server label.
+    :ivar mcp_tool_name: for ``mcp_local``, the declared (model-facing) tool name.
+    :ivar mcp_server_info: for ``mcp_local``, the ref's ``serverInfo`` when it had one.
+    :ivar raw: the event's ``data`` object as sent.
+    """
+
+    tool_use_id: str
+    name: str
+    args: dict[str, Any] = attrs.field(factory=dict, metadata={ALIASES: ("input",)})
+    kind: str = "local"
+    agent_card: dict[str, Any] | None = None
+    mcp_server: str | None = None
+    mcp_tool_name: str | None = None
+    mcp_server_info: dict[str, Any] | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class LocalToolResultIn:
+    """``local_tool_result_in``: the server's echo of a tool result the SDK posted."""
+
+    tool_use_id: str | None = None
+    output: str | None = None
+    error: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class LoopDetected:
+    """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
+
+    consecutive_count: int | None = None
+    hard_cutoff: bool | None = None
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ToolBudgetExceeded:
+    """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
+
+    tool: str | None = None
+    max_calls: int | None = None
+    call_index: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ResultPayload:
+    """``result``: the run ended; :attr:`success` says whether it succeeded.
+
+    :ivar subtype: ``"success"`` or a failure such as ``error_local_tool_timeout``
+        (absent on servers that send ``ok`` instead).
+    :ivar tokens: usage, ``None`` when the server did not report it.
+    :ivar turns: model invocations, ``None`` when not reported.
+    :ivar model: the model that served the run, ``None`` when not reported.
+    """
+
+    subtype: str | None = None
+    ok: bool | None = None
+    text: str | None = None
+    error: str | None = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+    @property
+    def success(self) -> bool:
+        """``subtype == "success"``, or ``ok`` is true and there is no subtype (NOTES.md)."""
+        if self.subtype is not None:
+            return self.subtype == "success"
+        return self.ok is True
+
+
+@attrs.frozen(kw_only=True)
+class ErrorPayload:
+    """``error``: the run failed (wire-protocol §4.7).
+
+    :ivar error: the human-readable message.
+    :ivar code: machine-readable category (legacy alias of ``error_class``).
+    :ivar partial_text: salvage text; for output-schema runs usually broken JSON.
+    :ivar retryable: the server's coarse retry hint.
+    """
+
+    error: str | None = None
+    code: str | None = None
+    error_class: str | None = None
+    finish_reason: str | None = None
+    partial_text: str | None = None
+    retryable: bool | None = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class CancelledPayload:
+    """``cancelled``: the run was cancelled; ``reason`` when the server gives one."""
+
+    reason: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class UnknownPayload:
+    """An event type this SDK does not model; ``data`` is the payload as sent."""
+
+    data: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True})
+
+
+EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+    Started,
+    AssistantDelta,
+    ThinkingDelta,
+    AssistantMessage,
+    ToolCallEvent,
+    ToolResultEvent,
+    LocalToolCall,
+    LocalToolResultIn,
+    LoopDetected,
+    ToolBudgetExceeded,
+    ResultPayload,
+    ErrorPayload,
+    CancelledPayload,
+    UnknownPayload,
+]
+"""Every payload :attr:`RunEvent.payload` can return."""
+
+_PAYLOAD_TYPES: Final[Mapping[str, type[Any]]] = {
+    "started": Started,
+    "assistant_delta": AssistantDelta,
+    "thinking_delta": ThinkingDelta,
+    "assistant_message": AssistantMessage,
+    "tool_call": ToolCallEvent,
+    "tool_result": ToolResultEvent,
+    "local_tool_call": LocalToolCall,
+    "local_tool_result_in": LocalToolResultIn,
+    "loop_detected": LoopDetected,
+    "tool_budget_exceeded": ToolBudgetExceeded,
+    "result": ResultPayload,
+    "error": ErrorPayload,
+    "cancelled": CancelledPayload,
+}
+
+
+def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
+    """The typed payload for an event's ``type`` and ``data``.
+
+    :returns: :class:`UnknownPayload` when the type is unknown, or when ``data``
+        does not have the documented shape (logged at warning).
+    """
+    cls = _PAYLOAD_TYPES.get(event_type)
+    if cls is None:
+        return UnknownPayload(data=dict(data))
+    try:
+        payload: EventPayload = _wire.structure(data, cls)
+    except _wire.WireFormatError as exc:
+        log.warning("%s event payload not understood, kept as unknown: %s", event_type, exc)
+        return UnknownPayload(data=dict(data))
+    if (
+        isinstance(payload, (ResultPayload, ErrorPayload))
+        and payload.model is not None
+        and not payload.model.reported
+    ):
+        return attrs.evolve(payload, tokens=None, turns=None, model=None)
+    return payload
+
+
+def _seq_of(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+@attrs.frozen(kw_only=True)
+class RunEvent:
+    """One event of a run, as the envelope ``{"seq", "type", "data"}``.
+
+    Build it with :meth:`from_frame`. ``data`` is the payload object as sent;
+    :attr:`payload` is its typed form.
+    """
+
+    seq: int
+    type: str
+    data: dict[str, Any] = attrs.field(factory=dict)
+
+    @classmethod
+    def from_frame(
+        cls, data_text: str, *, event: str | None = None, id: str | None = None
+    ) -> RunEvent:
+        """Parse one SSE frame.
+
+        :param data_text: the frame's ``data:`` text (the JSON envelope).
+        :param event: the ``event:`` line, used only when the envelope has no ``type``
+            (middleware may strip ``event:`` lines; the envelope is the truth).
+        :param id: the ``id:`` line, used only when the envelope has no ``seq``.
+        :raises MalformedEvent: the frame is not JSON, not an object, or has no
+            usable type or integer seq.
+        """
+        try:
+            envelope = json.loads(data_text)
+        except json.JSONDecodeError as exc:
+            raise MalformedEvent(f"data is not JSON ({exc.msg})") from exc
+        if not isinstance(envelope, dict):
+            raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
+        event_type = envelope.get("type")
+        if event_type is None and event and event != "message":
+            # sseclient reports a frame without an event: line as "message".
+            event_type = event
+        if not isinstance(event_type, str) or not event_type:
+            raise MalformedEvent("no event type")
+        raw_seq = envelope.get("seq")
+        seq = _seq_of(raw_seq) if raw_seq is not None else _seq_of(id)
+        if seq is None:
+            raise MalformedEvent(f"{event_type} event has no integer seq")
+        payload = envelope.get("data")
+        if payload is None:
+            payload = {}
+        if not isinstance(payload, dict):
+            raise MalformedEvent(f"{event_type} event data is not an object")
+        return cls(seq=seq, type=event_type, data=payload)
+
+    @property
+    def is_terminal(self) -> bool:
+        """Whether this event ends the run (``result``, ``error`` or ``cancelled``)."""
+        return self.type in TERMINAL_TYPES
+
+    @property
+    def text(self) -> str | None:
+        """The text of an assistant/thinking delta, assistant message or result, else ``None``."""
+        if self.type not in _TEXT_TYPES:
+            return None
+        value = self.data.get("text")
+        return value if isinstance(value, str) else None
+
+    @property
+    def payload(self) -> EventPayload:
+        """The typed payload (:class:`UnknownPayload` for types this SDK does not model)."""
+        return structure_payload(self.type, self.data)
+
+    @property
+    def local_tool_call(self) -> LocalToolCall | None:
+        """The call, when this is a well-formed ``local_tool_call`` event."""
+        payload = self.payload if self.type == "local_tool_call" else None
+        return payload if isinstance(payload, LocalToolCall) else None

@@ -1,0 +1,239 @@
+"""What a run, a session and the model catalog look like once they come back.
+
+:class:`RunResult` is what a finished run returns; :meth:`RunResult.parse`
+turns an output-schema reply into data. :class:`RunSnapshot`,
+:class:`SessionInfo` and :class:`ModelCatalog` are built from the bodies of
+``GET /agent-runs/{id}``, ``GET /agent-sessions/{id}`` and ``GET /models``.
+
+All values are immutable and safe to share between threads; the compiled
+schema cache used by :meth:`RunResult.parse` is guarded by a lock.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+import attrs
+import fastjsonschema
+
+from . import _wire
+from ._wire import ALIASES, RAW, WIRE
+from .errors import OutputParseError
+from .events import ModelInfo, RunEvent, TokenUsage
+from .spec import OutputSchema
+
+__all__ = [
+    "Model",
+    "ModelCatalog",
+    "Pricing",
+    "RunResult",
+    "RunSnapshot",
+    "SessionInfo",
+]
+
+Validator = Callable[[Any], Any]
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled(canonical_schema: str) -> Callable[[Any], Any]:
+    # Keyed by canonical JSON so equal schemas share one compiled validator;
+    # lru_cache is thread-safe and bounds the memory a long-lived client uses.
+    validate: Callable[[Any], Any] = fastjsonschema.compile(json.loads(canonical_schema))
+    return validate
+
+
+def _events_repr(events: tuple[RunEvent, ...]) -> str:
+    return f"<{len(events)} events>"
+
+
+@attrs.frozen(kw_only=True)
+class RunResult:
+    """A run that ended successfully.
+
+    :ivar run_id: the run.
+    :ivar text: the final assistant text (JSON when an output schema was set).
+    :ivar events: every event the run streamed, in ``seq`` order.
+    :ivar tokens: usage, ``None`` when the server did not report it.
+    :ivar turns: model invocations, ``None`` when not reported.
+    :ivar model: the model that served the run, ``None`` when not reported.
+    :ivar session_id: the session, for session-scoped runs.
+    :ivar output_schema: the schema the reply was requested in, if any.
+    """
+
+    run_id: str
+    text: str
+    events: tuple[RunEvent, ...] = attrs.field(default=(), repr=_events_repr)
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    session_id: str | None = None
+    output_schema: OutputSchema | None = None
+
+    def parse(self, validator: Validator | None = None) -> Any:
+        """The reply as data: JSON-decoded, checked against :attr:`output_schema`,
+        then passed to ``validator``.
+
+        :param validator: called with the decoded object (e.g. a pydantic
+            ``Model.model_validate``); when it returns something other than
+            ``None`` that becomes the result. Anything it raises is wrapped.
+        :raises OutputParseError: the text is not JSON, fails the schema or the
+            validator; ``raw_text`` keeps the reply. There is no fallback to
+            partial text.
+        """
+        try:
+            data = json.loads(self.text)
+        except ValueError as exc:
+            raise OutputParseError(
+                f"run {self.run_id}: the reply is not valid JSON ({exc})", raw_text=self.text
+            ) from exc
+        if self.output_schema is not None:
+            canonical = json.dumps(self.output_schema.schema, sort_keys=True)
+            try:
+                check = _compiled(canonical)
+            except fastjsonschema.JsonSchemaDefinitionException as exc:
+                raise OutputParseError(
+                    f"run {self.run_id}: the output schema cannot be compiled ({exc})",
+                    raw_text=self.text,
+                ) from exc
+            try:
+                check(data)
+            except fastjsonschema.JsonSchemaValueException as exc:
+                raise OutputParseError(
+                    f"run {self.run_id}: the reply does not match the output schema: {exc.message}",
+                    raw_text=self.text,
+                    errors=[exc.message],
+                ) from exc
+        if validator is not None:
+            try:
+                converted = validator(data)
+            except Exception as exc:
+                raise OutputParseError(
+                    f"run {self.run_id}: the validator rejected the reply: "
+                    f"{type(exc).__name__}: {exc}",
+                    raw_text=self.text,
+                    errors=[str(exc)],
+                ) from exc
+            if converted is not None:
+                return converted
+        return data
+
+
+@attrs.frozen(kw_only=True)
+class Pricing:
+    """USD per million tokens, as the catalog lists it."""
+
+    input_per_1m_usd: float | None = attrs.field(default=None, metadata={WIRE: "inputPer1MUsd"})
+    output_per_1m_usd: float | None = attrs.field(default=None, metadata={WIRE: "outputPer1MUsd"})
+    cache_read_per_1m_usd: float | None = attrs.field(
+        default=None, metadata={WIRE: "cacheReadPer1MUsd"}
+    )
+
+
+@attrs.frozen(kw_only=True)
+class Model:
+    """One runnable model; pass :attr:`id` as ``model_id``.
+
+    :ivar source: e.g. ``platform_offering`` or ``workspace_provider``.
+    :ivar pricing: ``None`` for bring-your-own-key providers.
+    """
+
+    id: str
+    label: str | None = None
+    provider: str | None = None
+    vendor_model_id: str | None = None
+    source: str | None = None
+    context_window_tokens: int | None = None
+    pricing: Pricing | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModelCatalog:
+    """The models a workspace can run (``GET /models``, agent-runs §3).
+
+    Iterate it for :class:`Model` values; :meth:`get` finds one by id.
+    """
+
+    models: tuple[Model, ...] = ()
+    default_model_id: str | None = None
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> ModelCatalog:
+        """Build the catalog from the response body.
+
+        :raises WireFormatError: (a ``ValueError``) the body is not a catalog.
+        """
+        return _wire.structure(body, cls)
+
+    def __iter__(self) -> Iterator[Model]:
+        return iter(self.models)
+
+    def __len__(self) -> int:
+        return len(self.models)
+
+    def get(self, model_id: str) -> Model | None:
+        """The model with this catalog id, or ``None``."""
+        return next((m for m in self.models if m.id == model_id), None)
+
+
+@attrs.frozen(kw_only=True)
+class RunSnapshot:
+    """A run as ``GET /agent-runs/{id}`` reports it (no live events).
+
+    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar final_text: the reply, or the salvage text of a failed run.
+    :ivar failure_reason: e.g. ``{"errorClass": "truncation", "finishReason": "max_tokens"}``.
+    :ivar tokens: usage; ``None`` until the run ends and on older servers.
+    :ivar raw: the body as sent.
+    """
+
+    id: str = attrs.field(metadata={ALIASES: ("runId",)})
+    status: str | None = None
+    final_text: str | None = None
+    error: str | None = None
+    failure_reason: dict[str, Any] | None = None
+    session_id: str | None = None
+    metadata: dict[str, Any] | None = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> RunSnapshot:
+        """Build the snapshot from the response body (``id`` or ``runId``).
+
+        :raises WireFormatError: (a ``ValueError``) the body is not a run.
+        """
+        snapshot = _wire.structure(body, cls)
+        if snapshot.model is not None and not snapshot.model.reported:
+            snapshot = attrs.evolve(snapshot, tokens=None, turns=None, model=None)
+        return snapshot
+
+
+@attrs.frozen(kw_only=True)
+class SessionInfo:
+    """A session as ``GET /agent-sessions/{id}`` reports it.
+
+    :ivar status: ``active`` or ``ended``.
+    :ivar messages: the conversation so far, as sent.
+    :ivar spec: the stored agent spec, as sent.
+    :ivar raw: the body as sent.
+    """
+
+    id: str = attrs.field(metadata={WIRE: "sessionId", ALIASES: ("id",)})
+    status: str | None = None
+    metadata: dict[str, Any] | None = None
+    messages: tuple[dict[str, Any], ...] = ()
+    spec: dict[str, Any] | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> SessionInfo:
+        """Build the info from the response body (``sessionId`` or ``id``).
+
+        :raises WireFormatError: (a ``ValueError``) the body is not a session.
+        """
+        return _wire.structure(body, cls)

@@ -1,0 +1,672 @@
+"""The agent spec, per-message overrides and turn input, checked before anything is sent.
+
+:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``
+(agent-runs §4, wire-protocol §2). :meth:`AgentSpec.build` normalises every
+accepted input shape and checks every documented limit that does not need the
+tools resolved, raising :class:`~mantyx_sync.errors.SpecError` with the wire
+path of the field to fix. :func:`validate_tool_refs` checks the resolved
+``tools[]`` entries just before the body is sent.
+
+"Not given" and "given" are kept apart on the wire (wire-protocol §8):
+``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync._types.UNSET` are
+omitted so the server defaults apply; ``loop_detection=False`` disables the
+guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
+
+All values here are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, Union
+
+import attrs
+
+from . import _wire
+from ._limits import (
+    HEADER_VALUE_MAX_BYTES,
+    LOOP_THRESHOLD_MAX,
+    MCP_LOCAL_TOOLS_MAX,
+    METADATA_KEY_RE,
+    METADATA_MAX_BYTES,
+    METADATA_MAX_ENTRIES,
+    METADATA_VALUE_MAX_CHARS,
+    OUTPUT_SCHEMA_MAX_BYTES,
+    OUTPUT_SCHEMA_NAME_RE,
+    TOOL_BUDGET_KEY_MAX,
+    TOOL_BUDGET_MAX_CALLS,
+    TOOL_BUDGETS_MAX_ENTRIES,
+    TOOL_NAME_RE,
+)
+from ._types import UNSET, JSONDict, UnsetType
+from ._wire import OMIT
+from .errors import SpecError
+from .tools import ClientResolvedTool
+
+__all__ = [
+    "REASONING_LEVELS",
+    "AgentSpec",
+    "LoopDetection",
+    "MessageOverrides",
+    "OutputSchema",
+    "ToolBudget",
+    "turn_input",
+    "validate_tool_refs",
+]
+
+REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
+"""The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
+
+# wire-protocol §8.1: the server's thresholds when a field is omitted.
+_DEFAULT_CONSECUTIVE: Final = 3
+_DEFAULT_HARD_CUTOFF: Final = 6
+_ROLES: Final = ("user", "assistant", "system")
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _json_size(value: Any, path: str) -> int:
+    try:
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"is not JSON-serializable ({exc})", path=path) from exc
+    return len(text.encode("utf-8"))
+
+
+def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
+    if not _is_int(value):
+        raise SpecError(f"must be an integer, got {type(value).__name__}", path=path)
+    if value < low or (high is not None and value > high):
+        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
+        raise SpecError(f"must be {bound}, got {value}", path=path)
+    return int(value)
+
+
+@attrs.frozen(kw_only=True)
+class OutputSchema:
+    """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
+
+    :ivar schema: the JSON Schema; its root must describe a JSON object.
+    :ivar name: provider-facing identifier (server default ``"output"``).
+    :ivar enforcement: ``"best_effort"`` or ``"strict"`` on servers that support
+        it (NEWER item 6); passed through unchanged.
+    """
+
+    schema: dict[str, Any]
+    name: str | None = None
+    enforcement: str | None = None
+
+    @classmethod
+    def coerce(cls, value: Any, *, path: str = "outputSchema") -> OutputSchema:
+        """Accept an :class:`OutputSchema`, the wire shape ``{"schema", "name"?}`` or a
+        bare JSON Schema object, and check the documented limits.
+
+        :raises SpecError: what to fix, with the field path.
+        """
+        if isinstance(value, OutputSchema):
+            result = value
+        elif isinstance(value, Mapping) and "schema" in value:
+            result = _wire.structure_input(value, cls, path=path)
+        elif isinstance(value, Mapping):
+            result = cls(schema=dict(value))
+        else:
+            raise SpecError(
+                "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
+                f"got {type(value).__name__}",
+                path=path,
+            )
+        result._check(path)
+        return result
+
+    def _check(self, path: str) -> None:
+        if not isinstance(self.schema, Mapping):
+            raise SpecError(
+                f"must be a JSON object, got {type(self.schema).__name__}", path=f"{path}.schema"
+            )
+        root_type = self.schema.get("type")
+        if root_type is not None and root_type != "object":
+            raise SpecError(
+                f"the root must describe a JSON object (type 'object'), got type {root_type!r}",
+                path=f"{path}.schema.type",
+            )
+        name: Any = self.name
+        valid_name = isinstance(name, str) and OUTPUT_SCHEMA_NAME_RE.match(name)
+        if name is not None and not valid_name:
+            raise SpecError(
+                "must be 1-64 characters from a-z, A-Z, 0-9, '_' and '-'", path=f"{path}.name"
+            )
+        enforcement: Any = self.enforcement
+        if enforcement is not None and not isinstance(enforcement, str):
+            raise SpecError("must be a string", path=f"{path}.enforcement")
+        size = _json_size(_wire.unstructure(self), path)
+        if size > OUTPUT_SCHEMA_MAX_BYTES:
+            raise SpecError(
+                f"serializes to {size} bytes; the limit is {OUTPUT_SCHEMA_MAX_BYTES}", path=path
+            )
+
+
+@attrs.frozen(kw_only=True)
+class LoopDetection:
+    """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
+
+    ``consecutive_threshold`` (≥ 2, default 3) identical tool batches in a row
+    nudge the model; ``hard_cutoff_threshold`` (≥ 3, default 6, and greater than
+    the consecutive threshold) force it to finish. Both are at most 100. Pass
+    ``loop_detection=False`` to a spec to disable the guard instead.
+    """
+
+    consecutive_threshold: int | None = None
+    hard_cutoff_threshold: int | None = None
+
+    @classmethod
+    def coerce(cls, value: Any, *, path: str = "loopDetection") -> LoopDetection | Literal[False]:
+        """Accept ``False``, a :class:`LoopDetection` or a mapping in either key style.
+
+        :raises SpecError: what to fix, with the field path.
+        """
+        if value is False:
+            return False
+        if isinstance(value, LoopDetection):
+            result = value
+        elif isinstance(value, Mapping):
+            result = _wire.structure_input(value, cls, path=path)
+        else:
+            raise SpecError(
+                f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
+                path=path,
+            )
+        result._check(path)
+        return result
+
+    def _check(self, path: str) -> None:
+        consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
+        if consecutive is not None:
+            _check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
+        if hard is not None:
+            _check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
+        effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
+        effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
+        if effective_hard <= effective_consecutive:
+            if hard is None:
+                message = (
+                    f"consecutiveThreshold ({consecutive}) must be below the default "
+                    f"hardCutoffThreshold ({_DEFAULT_HARD_CUTOFF}); set hardCutoffThreshold too"
+                )
+                where = f"{path}.consecutiveThreshold"
+            elif consecutive is None:
+                message = (
+                    f"hardCutoffThreshold ({hard}) must be greater than the default "
+                    f"consecutiveThreshold ({_DEFAULT_CONSECUTIVE})"
+                )
+                where = f"{path}.hardCutoffThreshold"
+            else:
+                message = (
+                    f"hardCutoffThreshold ({hard}) must be greater than "
+                    f"consecutiveThreshold ({consecutive})"
+                )
+                where = f"{path}.hardCutoffThreshold"
+            raise SpecError(message, path=where)
+
+
+@attrs.frozen(kw_only=True)
+class ToolBudget:
+    """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
+
+    max_calls: int
+
+    def _check(self, path: str) -> None:
+        _check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
+
+
+def _coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
+    if not isinstance(value, Mapping):
+        raise SpecError(
+            f"must be a mapping of tool name to budget, got {type(value).__name__}", path=path
+        )
+    if len(value) > TOOL_BUDGETS_MAX_ENTRIES:
+        raise SpecError(
+            f"has {len(value)} entries; the limit is {TOOL_BUDGETS_MAX_ENTRIES}", path=path
+        )
+    out: dict[str, ToolBudget] = {}
+    for key, budget in value.items():
+        where = f"{path}[{key!r}]"
+        if not isinstance(key, str) or not 1 <= len(key) <= TOOL_BUDGET_KEY_MAX:
+            raise SpecError(
+                f"tool names must be strings of 1-{TOOL_BUDGET_KEY_MAX} characters", path=where
+            )
+        if isinstance(budget, ToolBudget):
+            entry = budget
+        elif _is_int(budget):
+            entry = ToolBudget(max_calls=budget)
+        elif isinstance(budget, Mapping):
+            entry = _wire.structure_input(budget, ToolBudget, path=where)
+        else:
+            raise SpecError(
+                f"must be an int, a ToolBudget or {{'maxCalls': n}}, got {type(budget).__name__}",
+                path=where,
+            )
+        entry._check(where)
+        out[key] = entry
+    return out
+
+
+def _coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"must be a mapping of str to str, got {type(value).__name__}", path=path)
+    if len(value) > METADATA_MAX_ENTRIES:
+        raise SpecError(f"has {len(value)} entries; the limit is {METADATA_MAX_ENTRIES}", path=path)
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
+            raise SpecError(
+                f"key {key!r} must be 1-64 characters from A-Z, a-z, 0-9, '.', '_' and '-'",
+                path=path,
+            )
+        where = f"{path}[{key!r}]"
+        if not isinstance(item, str):
+            raise SpecError(f"must be a string, got {type(item).__name__}", path=where)
+        if len(item) > METADATA_VALUE_MAX_CHARS:
+            raise SpecError(
+                f"is {len(item)} characters; the limit is {METADATA_VALUE_MAX_CHARS}", path=where
+            )
+        out[key] = item
+    size = _json_size(out, path)
+    if size > METADATA_MAX_BYTES:
+        raise SpecError(f"serializes to {size} bytes; the limit is {METADATA_MAX_BYTES}", path=path)
+    return out
+
+
+def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
+    if isinstance(value, str):
+        if value not in REASONING_LEVELS:
+            raise SpecError(
+                f"must be one of 'off', 'low', 'medium', 'high' or an integer 0-100, got {value!r}",
+                path=path,
+            )
+        return value
+    if not _is_int(value):
+        raise SpecError(
+            "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
+            f"got {type(value).__name__}",
+            path=path,
+        )
+    return _check_int(value, path, low=0, high=100)
+
+
+def _coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
+    if not isinstance(value, Mapping):
+        raise SpecError(f"must be a mapping, got {type(value).__name__}", path=path)
+    out = dict(value)
+    if "maxToolTurns" in out:
+        _check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
+    _json_size(out, path)
+    return out
+
+
+def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise SpecError(f"must be a list of tools, got {type(value).__name__}", path=path)
+    tools = tuple(value)
+    for index, tool in enumerate(tools):
+        if callable(getattr(tool, "to_wire", None)) or isinstance(tool, ClientResolvedTool):
+            continue
+        hint = (
+            " (plain dicts are not accepted: use MantyxTool, PluginTool, A2ATool, McpTool, "
+            "a local tool, or a local MCP/A2A definition)"
+            if isinstance(tool, Mapping)
+            else ""
+        )
+        raise SpecError(
+            f"is a {type(tool).__name__}, not a tool: expected an object with to_wire() "
+            f"or a client-resolved tool with connect(){hint}",
+            path=f"{path}[{index}]",
+        )
+    return tools
+
+
+def _coerce_text(value: Any, path: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise SpecError("must be a non-empty string", path=path)
+    return value
+
+
+def _coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
+    # None reads as "not given": the server default applies.
+    if value is UNSET or value is None:
+        return UNSET
+    return LoopDetection.coerce(value)
+
+
+def _coerce_output_schema(value: Any) -> OutputSchema | None:
+    return None if value is None else OutputSchema.coerce(value)
+
+
+LoopDetectionArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+    LoopDetection, Literal[False], Mapping[str, Any], UnsetType, None
+]
+"""What ``loop_detection`` accepts."""
+ToolBudgetsArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+    Mapping[str, Union[ToolBudget, int, Mapping[str, Any]]], UnsetType, None  # noqa: UP007
+]
+"""What ``tool_budgets`` accepts."""
+
+
+@attrs.frozen(kw_only=True)
+class AgentSpec:
+    """An agent definition: the body of ``POST /agent-runs`` minus the turn input.
+
+    Build it with :meth:`build`, change it with :meth:`replace`; both validate.
+
+    Usage::
+
+        spec = AgentSpec.build(system_prompt="You are terse.", model_id="openai/gpt-5.5",
+                               loop_detection=False, tool_budgets={"recall": 2})
+        body = {**spec.to_body(tool_refs), **turn_input(prompt="Hi")}
+    """
+
+    system_prompt: str | None = None
+    agent_id: str | None = None
+    model_id: str | None = None
+    name: str | None = None
+    tools: tuple[Any, ...] = attrs.field(default=(), metadata={OMIT: True})
+    reasoning_level: str | int | None = None
+    output_schema: OutputSchema | None = None
+    loop_detection: LoopDetection | Literal[False] | UnsetType = UNSET
+    tool_budgets: dict[str, ToolBudget] | UnsetType = UNSET
+    budgets: dict[str, Any] | None = None
+    metadata: dict[str, str] | None = None
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        system_prompt: str | None = None,
+        agent_id: str | None = None,
+        model_id: str | None = None,
+        name: str | None = None,
+        tools: Iterable[Any] = (),
+        reasoning_level: str | int | None = None,
+        output_schema: OutputSchema | Mapping[str, Any] | None = None,
+        loop_detection: LoopDetectionArg = UNSET,
+        tool_budgets: ToolBudgetsArg = UNSET,
+        budgets: Mapping[str, Any] | None = None,
+        metadata: Mapping[str, str] | None = None,
+    ) -> AgentSpec:
+        """Normalise and check a spec.
+
+        :param system_prompt: required unless ``agent_id`` is given.
+        :param agent_id: run a persisted workspace agent (agent-runs §4.1).
+        :param model_id: a catalog id or shorthand; the server default when omitted.
+        :param name: observability label.
+        :param tools: tool references (``MantyxTool``, ``PluginTool``, ``A2ATool``,
+            ``McpTool``, local tools) and client-resolved definitions (local MCP/A2A).
+        :param reasoning_level: ``"off"``/``"low"``/``"medium"``/``"high"`` or 0-100,
+            passed through unchanged.
+        :param output_schema: an :class:`OutputSchema`, ``{"schema", "name"?}`` or a
+            bare JSON Schema.
+        :param loop_detection: ``False`` disables the loop guard; a
+            :class:`LoopDetection` or mapping sets thresholds; omitted (or ``None``)
+            keeps the server defaults.
+        :param tool_budgets: tool name → ``int`` / :class:`ToolBudget` /
+            ``{"maxCalls": n}``; ``{}`` clears the server's defaults; omitted (or
+            ``None``) keeps them.
+        :param budgets: passed through, e.g. ``{"maxToolTurns": 32}``.
+        :param metadata: up to 16 string key/values for filtering runs.
+        :raises SpecError: the first rule broken, with its wire path.
+        """
+        system_prompt = _coerce_text(system_prompt, "systemPrompt")
+        agent_id = _coerce_text(agent_id, "agentId")
+        if system_prompt is None and agent_id is None:
+            raise SpecError(
+                "required unless agentId names a workspace agent "
+                "(pass system_prompt= or agent_id=)",
+                path="systemPrompt",
+            )
+        return cls(
+            system_prompt=system_prompt,
+            agent_id=agent_id,
+            model_id=_coerce_text(model_id, "modelId"),
+            name=_coerce_text(name, "name"),
+            tools=_coerce_tools(tools),
+            reasoning_level=(
+                None if reasoning_level is None else _coerce_reasoning_level(reasoning_level)
+            ),
+            output_schema=_coerce_output_schema(output_schema),
+            loop_detection=_coerce_loop_detection(loop_detection),
+            tool_budgets=(
+                UNSET
+                if tool_budgets is UNSET or tool_budgets is None
+                else _coerce_tool_budgets(tool_budgets)
+            ),
+            budgets=None if budgets is None else _coerce_budgets(budgets),
+            metadata=None if metadata is None else _coerce_metadata(metadata),
+        )
+
+    def replace(self, **overrides: Any) -> AgentSpec:
+        """A copy with ``overrides`` applied, validated like :meth:`build`.
+
+        :raises SpecError: an override breaks a rule, or names no spec field.
+        """
+        names = {a.name for a in attrs.fields(AgentSpec)}
+        unknown = sorted(set(overrides) - names)
+        if unknown:
+            raise SpecError(f"unknown spec field(s): {', '.join(unknown)}")
+        current = {name: getattr(self, name) for name in names}
+        current.update(overrides)
+        return AgentSpec.build(**current)
+
+    def to_body(self, tool_refs: Sequence[Mapping[str, Any]]) -> JSONDict:
+        """The camelCase request body, with ``tools`` set to the resolved ``tool_refs``.
+
+        ``None`` fields are omitted, as are ``loopDetection``/``toolBudgets`` when
+        not given; ``False`` and ``{}`` are sent.
+        """
+        body = _wire.unstructure(self)
+        out: JSONDict = {}
+        for key in ("name", "agentId", "systemPrompt", "modelId", "reasoningLevel"):
+            if key in body:
+                out[key] = body.pop(key)
+        out["tools"] = [dict(ref) for ref in tool_refs]
+        out.update(body)
+        return out
+
+
+@attrs.frozen(kw_only=True)
+class MessageOverrides:
+    """Per-message overrides for a session turn (wire-protocol §2.2, §8.4).
+
+    Each given field replaces the session default for that one run; fields left
+    :data:`~mantyx_sync._types.UNSET` (or ``None``) are not sent.
+    """
+
+    tools: tuple[Any, ...] | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
+    reasoning_level: str | int | UnsetType = UNSET
+    output_schema: OutputSchema | UnsetType = UNSET
+    loop_detection: LoopDetection | Literal[False] | UnsetType = UNSET
+    tool_budgets: dict[str, ToolBudget] | UnsetType = UNSET
+    metadata: dict[str, str] | UnsetType = UNSET
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        tools: Iterable[Any] | UnsetType | None = UNSET,
+        reasoning_level: str | int | UnsetType | None = UNSET,
+        output_schema: OutputSchema | Mapping[str, Any] | UnsetType | None = UNSET,
+        loop_detection: LoopDetectionArg = UNSET,
+        tool_budgets: ToolBudgetsArg = UNSET,
+        metadata: Mapping[str, str] | UnsetType | None = UNSET,
+    ) -> MessageOverrides:
+        """Normalise and check overrides with the same rules as :meth:`AgentSpec.build`.
+
+        :raises SpecError: the first rule broken, with its wire path.
+        """
+
+        def given(value: Any) -> bool:
+            return value is not UNSET and value is not None
+
+        return cls(
+            tools=_coerce_tools(tools) if given(tools) else UNSET,
+            reasoning_level=(
+                _coerce_reasoning_level(reasoning_level) if given(reasoning_level) else UNSET
+            ),
+            output_schema=OutputSchema.coerce(output_schema) if given(output_schema) else UNSET,
+            loop_detection=_coerce_loop_detection(loop_detection),
+            tool_budgets=_coerce_tool_budgets(tool_budgets) if given(tool_budgets) else UNSET,
+            metadata=_coerce_metadata(metadata) if given(metadata) else UNSET,
+        )
+
+    def to_body(self, tool_refs: Sequence[Mapping[str, Any]] | None) -> JSONDict:
+        """The camelCase fields to merge into the message body.
+
+        :param tool_refs: the resolved refs of :attr:`tools`; ``tools`` is sent only
+            when this is not ``None``.
+        """
+        body = _wire.unstructure(self)
+        if tool_refs is not None:
+            body["tools"] = [dict(ref) for ref in tool_refs]
+        return body
+
+
+def turn_input(
+    prompt: str | None = None,
+    messages: Sequence[Mapping[str, Any] | tuple[str, str]] | None = None,
+) -> JSONDict:
+    """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
+
+    :param prompt: a non-empty user prompt.
+    :param messages: a non-empty list of ``{"role", "content"}`` dicts (role
+        ``user``, ``assistant`` or ``system``) or ``(role, content)`` tuples; other
+        keys of a dict (e.g. ``attachments``) are passed through.
+    :raises SpecError: neither or both were given, or a message is malformed.
+    """
+    given: Any = messages
+    if prompt is not None and messages is not None:
+        raise SpecError("pass prompt or messages, not both")
+    if prompt is None and messages is None:
+        raise SpecError("pass prompt or messages")
+    if prompt is not None:
+        text: Any = prompt
+        if not isinstance(text, str) or not text.strip():
+            raise SpecError("must be a non-empty string", path="prompt")
+        return {"prompt": prompt}
+    if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
+        raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
+    if not given:
+        raise SpecError("must not be empty", path="messages")
+    out: list[JSONDict] = []
+    for index, message in enumerate(given):
+        where = f"messages[{index}]"
+        if isinstance(message, tuple) and len(message) == 2:
+            entry: JSONDict = {"role": message[0], "content": message[1]}
+        elif isinstance(message, Mapping):
+            entry = dict(message)
+        else:
+            raise SpecError(
+                "must be {'role': ..., 'content': ...} or a (role, content) tuple, "
+                f"got {type(message).__name__}",
+                path=where,
+            )
+        if entry.get("role") not in _ROLES:
+            raise SpecError(
+                f"role must be 'user', 'assistant' or 'system', got {entry.get('role')!r}",
+                path=f"{where}.role",
+            )
+        if not isinstance(entry.get("content"), str):
+            raise SpecError(
+                f"must be a string, got {type(entry.get('content')).__name__}",
+                path=f"{where}.content",
+            )
+        out.append(entry)
+    return {"messages": out}
+
+
+def _check_name(name: Any, path: str) -> str:
+    if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
+        shown = repr(name) if isinstance(name, str) else type(name).__name__
+        raise SpecError(
+            f"tool name {shown} must be 1-64 characters from a-z, A-Z, 0-9 and '_'", path=path
+        )
+    return name
+
+
+def _check_headers(headers: Any, path: str) -> None:
+    if headers is None:
+        return
+    if not isinstance(headers, Mapping):
+        raise SpecError(f"must be a mapping of str to str, got {type(headers).__name__}", path=path)
+    for key, value in headers.items():
+        if not isinstance(key, str):
+            raise SpecError("header names must be strings", path=path)
+        # The value is a secret more often than not: describe it, never show it.
+        if not isinstance(value, str):
+            raise SpecError(
+                f"header {key!r} must have a string value, got {type(value).__name__}", path=path
+            )
+        size = len(value.encode("utf-8"))
+        if size > HEADER_VALUE_MAX_BYTES:
+            raise SpecError(
+                f"header {key!r} value is {size} bytes; the limit is {HEADER_VALUE_MAX_BYTES}",
+                path=path,
+            )
+
+
+def validate_tool_refs(refs: Sequence[Mapping[str, Any]]) -> None:
+    """Check resolved ``tools[]`` entries before they are sent.
+
+    Every model-facing name must match ``^[a-zA-Z0-9_]{1,64}$`` and be unique
+    across the spec (``local``, ``a2a``, ``a2a_local`` names and each
+    ``mcp_local`` ``tools[].name``; remote ``mcp`` tools are prefixed by the
+    server and cannot collide). ``mcp_local`` refs carry 1-64 tools and distinct
+    server labels; ``a2a``/``mcp`` header values are strings of at most 8 KB.
+
+    :raises SpecError: with a path such as ``tools[2].tools[0].name``.
+    """
+    seen: dict[str, str] = {}
+    mcp_labels: dict[str, str] = {}
+
+    def claim(name: str, path: str) -> None:
+        if name in seen:
+            raise SpecError(
+                f"tool name {name!r} is already used by {seen[name]}; "
+                "model-facing names must be unique",
+                path=path,
+            )
+        seen[name] = path
+
+    for index, ref in enumerate(refs):
+        where = f"tools[{index}]"
+        if not isinstance(ref, Mapping):
+            raise SpecError(f"must be an object, got {type(ref).__name__}", path=where)
+        kind = ref.get("kind")
+        if kind in ("local", "a2a", "a2a_local"):
+            claim(_check_name(ref.get("name"), f"{where}.name"), f"{where}.name")
+        elif kind == "mcp":
+            _check_name(ref.get("name"), f"{where}.name")
+        elif kind == "mcp_local":
+            label = _check_name(ref.get("name"), f"{where}.name")
+            if label in mcp_labels:
+                raise SpecError(
+                    f"MCP server label {label!r} is already used by {mcp_labels[label]}",
+                    path=f"{where}.name",
+                )
+            mcp_labels[label] = f"{where}.name"
+            tools = ref.get("tools")
+            if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
+                raise SpecError("must be a list of MCP tools", path=f"{where}.tools")
+            if not 1 <= len(tools) <= MCP_LOCAL_TOOLS_MAX:
+                raise SpecError(
+                    f"has {len(tools)} tools; an mcp_local ref needs 1-{MCP_LOCAL_TOOLS_MAX}",
+                    path=f"{where}.tools",
+                )
+            for position, tool in enumerate(tools):
+                tool_path = f"{where}.tools[{position}].name"
+                name = tool.get("name") if isinstance(tool, Mapping) else None
+                claim(_check_name(name, tool_path), tool_path)
+        if kind in ("a2a", "mcp"):
+            _check_headers(ref.get("headers"), f"{where}.headers")
