@@ -1,0 +1,297 @@
+"""A compact synchronous A2A client: Agent Card discovery and one-shot ``send``.
+
+Two protocol generations are spoken, chosen from the card:
+
+* **1.0** — the card lists a ``JSONRPC`` entry in ``supportedInterfaces`` with
+  protocol version 1.x (or its top-level ``protocolVersion`` is 1.x): method
+  ``SendMessage``, header ``A2A-Version: 1.0``, ``role: "ROLE_USER"``, parts
+  without ``kind``; the result wraps ``{"message": …}`` or ``{"task": …}`` and
+  task states read ``TASK_STATE_COMPLETED``.
+* **0.3** — otherwise, with a top-level ``url``: method ``message/send``,
+  ``kind``-tagged message and parts, ``role: "user"``; the result *is* the
+  Message or Task (``kind``), states read ``completed``.
+
+A peer that serves both (the a2a-sdk 1.x default) is spoken to in 1.0.
+The reply text comes from a Message's parts, or a completed Task's artifacts,
+then its status message; never from ``history`` (which repeats the question).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any, Final
+
+import requests
+
+__all__ = [
+    "A2AClient",
+    "A2AError",
+    "A2ARpcError",
+    "A2ATaskFailed",
+    "card_urls",
+    "extract_reply",
+    "fetch_card",
+    "select_interface",
+]
+
+logger = logging.getLogger(__name__)
+
+_CONNECT_TIMEOUT_S: Final = 10.0
+_COMPLETED: Final = "completed"
+
+
+class A2AError(Exception):
+    """The peer could not be reached, or answered something unusable; the message is safe."""
+
+
+class A2ARpcError(A2AError):
+    """The peer answered with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"A2A error {code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class A2ATaskFailed(A2AError):
+    """The peer's task ended in a state other than completed."""
+
+    def __init__(self, state: str, reason: str) -> None:
+        super().__init__(f"A2A task {state}: {reason}" if reason else f"A2A task {state}")
+        self.state = state
+        self.reason = reason
+
+
+def card_urls(url: str) -> list[str]:
+    """Where to look for a card: ``url`` itself if it names a JSON file, else the
+    well-known ``agent-card.json`` then the older ``agent.json``."""
+    if url.split("?", 1)[0].rstrip("/").endswith(".json"):
+        return [url]
+    base = url.rstrip("/")
+    return [f"{base}/.well-known/agent-card.json", f"{base}/.well-known/agent.json"]
+
+
+def fetch_card(
+    http: requests.Session, url: str, headers: Mapping[str, str] | None, *, timeout: float
+) -> dict[str, Any]:
+    """GET the Agent Card, trying :func:`card_urls` in order.
+
+    :raises A2AError: no candidate answered 200 with a JSON object (the message
+        lists what was tried; never header values).
+    """
+    tried: list[str] = []
+    for candidate in card_urls(url):
+        try:
+            resp = http.get(
+                candidate,
+                headers={**(headers or {}), "Accept": "application/json"},
+                timeout=(_CONNECT_TIMEOUT_S, timeout),
+            )
+        except requests.RequestException as exc:
+            tried.append(f"{candidate} ({type(exc).__name__})")
+            continue
+        with resp:
+            if resp.status_code != 200:
+                tried.append(f"{candidate} (HTTP {resp.status_code})")
+                continue
+            try:
+                card = resp.json()
+            except ValueError:
+                tried.append(f"{candidate} (not JSON)")
+                continue
+        if isinstance(card, dict):
+            return card
+        tried.append(f"{candidate} (not a JSON object)")
+    raise A2AError("no Agent Card found; tried " + "; ".join(tried))
+
+
+def _major(version: Any) -> int | None:
+    if not isinstance(version, str) or not version:
+        return None
+    head = version.strip().lstrip("vV").split(".", 1)[0]
+    return int(head) if head.isdigit() else None
+
+
+def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
+    """``(generation, endpoint_url)`` for the card, generation ``"1.0"`` or ``"0.3"``.
+
+    :raises A2AError: the card names no JSON-RPC endpoint.
+    """
+    interfaces = [
+        i
+        for i in card.get("supportedInterfaces") or ()
+        if isinstance(i, dict)
+        and isinstance(i.get("url"), str)
+        and str(i.get("protocolBinding") or "JSONRPC").upper() == "JSONRPC"
+    ]
+    for iface in interfaces:
+        major = _major(iface.get("protocolVersion"))
+        if major is not None and major >= 1:
+            return "1.0", iface["url"]
+    top_major = _major(card.get("protocolVersion"))
+    url = card.get("url")
+    if top_major is not None and top_major >= 1:
+        target = url if isinstance(url, str) else (interfaces[0]["url"] if interfaces else None)
+        if target:
+            return "1.0", target
+    if isinstance(url, str) and url:
+        return "0.3", url
+    if interfaces:
+        return "0.3", interfaces[0]["url"]
+    raise A2AError("the Agent Card names no JSON-RPC endpoint (no 'url' or 'supportedInterfaces')")
+
+
+def _parts_text(parts: Any) -> list[str]:
+    out: list[str] = []
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, dict):
+            continue
+        if isinstance(part.get("text"), str):
+            out.append(part["text"])
+        elif "data" in part:
+            out.append(json.dumps(part["data"], ensure_ascii=False))
+        elif "file" in part or "url" in part or "raw" in part:
+            file_info = part.get("file")
+            info = file_info if isinstance(file_info, dict) else part
+            name = info.get("name") or info.get("filename") or ""
+            mime = info.get("mimeType") or info.get("mediaType") or "unknown type"
+            out.append(f"[file: {name} ({mime})]")
+    return out
+
+
+def _state(task: Mapping[str, Any]) -> str:
+    status = task.get("status")
+    raw = status.get("state") if isinstance(status, dict) else None
+    state = str(raw or "unknown").lower()
+    if state.startswith("task_state_"):
+        state = state[len("task_state_") :]
+    return state.replace("_", "-")
+
+
+def extract_reply(result: Any) -> tuple[str, str | None]:
+    """The reply text and ``contextId`` of a ``message/send`` / ``SendMessage`` result.
+
+    :raises A2ATaskFailed: a Task that did not complete (failed, rejected,
+        canceled, input-required, still working, ...), with the peer's reason.
+    :raises A2AError: a result that is neither a Message nor a Task.
+    """
+    if not isinstance(result, dict):
+        raise A2AError("the A2A peer returned a non-object result")
+    if isinstance(result.get("message"), dict):
+        kind, body = "message", result["message"]
+    elif isinstance(result.get("task"), dict):
+        kind, body = "task", result["task"]
+    elif result.get("kind") in ("message", "task"):
+        kind, body = result["kind"], result
+    elif "status" in result:
+        kind, body = "task", result
+    elif "parts" in result:
+        kind, body = "message", result
+    else:
+        raise A2AError("the A2A peer returned neither a Message nor a Task")
+    context_id = body.get("contextId") if isinstance(body.get("contextId"), str) else None
+    if kind == "message":
+        return "\n".join(_parts_text(body.get("parts"))), context_id
+    state = _state(body)
+    status = body.get("status")
+    status = status if isinstance(status, dict) else {}
+    status_msg = status.get("message")
+    status_msg = status_msg if isinstance(status_msg, dict) else {}
+    status_text = "\n".join(_parts_text(status_msg.get("parts")))
+    if state != _COMPLETED:
+        raise A2ATaskFailed(state, status_text)
+    texts: list[str] = []
+    for artifact in body.get("artifacts") or ():
+        if isinstance(artifact, dict):
+            texts.extend(_parts_text(artifact.get("parts")))
+    return ("\n".join(texts) if texts else status_text), context_id
+
+
+class A2AClient:
+    """Talks to one A2A peer over JSON-RPC.
+
+    Thread-safe: one :class:`requests.Session` with a connection pool; each
+    :meth:`send` is an independent request.
+
+    :param card: the resolved Agent Card.
+    :param headers: extra headers for every request (values never logged).
+    """
+
+    def __init__(
+        self,
+        card: Mapping[str, Any],
+        headers: Mapping[str, str] | None,
+        *,
+        http: requests.Session | None = None,
+    ) -> None:
+        self.generation, self.endpoint = select_interface(card)
+        self._headers = dict(headers or {})
+        self._http = http or requests.Session()
+
+    def send(self, text: str, *, context_id: str | None, timeout: float) -> tuple[str, str | None]:
+        """Send ``text`` as a user message; returns ``(reply_text, context_id)``.
+
+        :raises A2AError: transport failure, HTTP error, JSON-RPC error or failed task.
+        """
+        message: dict[str, Any]
+        headers = {
+            **self._headers,
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+        }
+        if self.generation == "1.0":
+            method = "SendMessage"
+            headers["A2A-Version"] = "1.0"
+            message = {
+                "role": "ROLE_USER",
+                "messageId": str(uuid.uuid4()),
+                "parts": [{"text": text}],
+            }
+        else:
+            method = "message/send"
+            message = {
+                "kind": "message",
+                "role": "user",
+                "messageId": str(uuid.uuid4()),
+                "parts": [{"kind": "text", "text": text}],
+            }
+        if context_id is not None:
+            message["contextId"] = context_id
+        body = {
+            "jsonrpc": "2.0",
+            "id": str(uuid.uuid4()),
+            "method": method,
+            "params": {"message": message},
+        }
+        try:
+            resp = self._http.post(
+                self.endpoint,
+                data=json.dumps(body).encode("utf-8"),
+                headers=headers,
+                timeout=(_CONNECT_TIMEOUT_S, timeout),
+            )
+        except requests.Timeout as exc:
+            raise A2AError(f"the A2A peer did not answer within {timeout} s") from exc
+        except requests.RequestException as exc:
+            raise A2AError(f"the A2A peer is unreachable ({type(exc).__name__})") from exc
+        with resp:
+            try:
+                payload = resp.json()
+            except ValueError:
+                payload = None
+            error = payload.get("error") if isinstance(payload, dict) else None
+            if isinstance(error, dict):
+                code = error.get("code")
+                message_text = str(error.get("message", ""))
+                raise A2ARpcError(code if isinstance(code, int) else 0, message_text)
+            if resp.status_code >= 400 or not isinstance(payload, dict):
+                raise A2AError(f"the A2A peer answered HTTP {resp.status_code}")
+        logger.debug("A2A %s -> %s", method, self.endpoint)
+        return extract_reply(payload.get("result"))
+
+    def close(self) -> None:
+        """Release the HTTP connection pool."""
+        self._http.close()

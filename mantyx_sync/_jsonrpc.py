@@ -1,0 +1,243 @@
+"""A transport-agnostic, thread-safe JSON-RPC 2.0 endpoint (the client side of MCP).
+
+A transport (stdio pipe, Streamable HTTP) hands every message it receives to
+:meth:`Endpoint.deliver` and gives the endpoint a ``send`` callable for what it
+writes. :meth:`Endpoint.request` allocates an id, sends, and blocks the calling
+thread on its own :class:`threading.Event` until the matching response, a
+timeout, or the loss of the peer. Several requests may be in flight at once,
+from different threads.
+
+Requests *from* the peer are answered on the delivering thread: ``ping`` with
+``{}``, everything else with ``-32601 Method not found`` (we declare no client
+capabilities, so a well-behaved server should not ask for roots, sampling or
+elicitation; a server that asks anyway gets a clean refusal instead of a hang).
+Notifications from the peer are logged at debug level and otherwise ignored.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+__all__ = [
+    "METHOD_NOT_FOUND",
+    "Endpoint",
+    "JsonRpcError",
+    "PeerGoneError",
+    "RequestTimeout",
+    "SessionExpired",
+]
+
+logger = logging.getLogger(__name__)
+
+METHOD_NOT_FOUND: Final = -32601
+
+Sender = Callable[[dict[str, Any]], None]
+
+
+class JsonRpcError(Exception):
+    """The peer answered a request with a JSON-RPC ``error`` object."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class PeerGoneError(Exception):
+    """The peer is no longer reachable (process exited, pipe closed, HTTP failure)."""
+
+
+class RequestTimeout(Exception):
+    """No response arrived within the request's timeout."""
+
+
+class SessionExpired(Exception):
+    """An HTTP peer no longer knows our session (404 on a request carrying a session id)."""
+
+
+class _Pending:
+    """One request waiting for its response; written once by the delivering thread."""
+
+    __slots__ = ("done", "error", "result")
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+
+class Endpoint:
+    """Matches responses to requests by id; answers the peer's own requests.
+
+    Thread-safe: :meth:`request` and :meth:`notify` may be called from any
+    number of threads while a transport thread calls :meth:`deliver`.
+
+    :param send: writes one message to the peer; raises :class:`PeerGoneError`
+        (or any ``OSError``) when it cannot.
+    :param label: a name for log lines (never a secret).
+    """
+
+    def __init__(self, send: Sender, *, label: str) -> None:
+        self._send = send
+        self._label = label
+        self._lock = threading.Lock()
+        self._pending: dict[Any, _Pending] = {}
+        # Our ids start at 1; the peer's ids (which may be 0 or strings) live in
+        # its own id space and never touch this table.
+        self._ids = itertools.count(1)
+        self._closed_reason: str | None = None
+
+    @property
+    def closed_reason(self) -> str | None:
+        """Why the endpoint was closed, or ``None`` while it is open."""
+        return self._closed_reason
+
+    def request(
+        self,
+        method: str,
+        params: Mapping[str, Any] | None,
+        *,
+        timeout: float | None,
+        cancel_on_timeout: bool = True,
+    ) -> Any:
+        """Send a request and block until its result.
+
+        :raises JsonRpcError: the peer answered with an error.
+        :raises RequestTimeout: nothing came back in ``timeout`` seconds (a
+            ``notifications/cancelled`` is sent for the request first, when asked).
+        :raises PeerGoneError: the peer went away before answering.
+        :raises SessionExpired: the transport reported the HTTP session gone.
+        """
+        pending = _Pending()
+        with self._lock:
+            if self._closed_reason is not None:
+                raise PeerGoneError(self._closed_reason)
+            request_id = next(self._ids)
+            self._pending[request_id] = pending
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        logger.debug("%s: -> %s id=%s", self._label, method, request_id)
+        try:
+            self._send(message)
+        except (OSError, PeerGoneError) as exc:
+            self._forget(request_id)
+            reason = self.closed_reason
+            raise PeerGoneError(reason or f"could not send {method}: {exc}") from exc
+        except BaseException:
+            self._forget(request_id)
+            raise
+        if not pending.done.wait(timeout):
+            self._forget(request_id)
+            if pending.done.is_set():  # answered between the wait and the forget
+                return self._outcome(pending)
+            if cancel_on_timeout:
+                self._cancel(request_id, f"timed out after {timeout} s")
+            raise RequestTimeout(f"{method} timed out after {timeout} s")
+        return self._outcome(pending)
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Send a notification (no response expected).
+
+        :raises PeerGoneError: the peer is gone.
+        """
+        if self._closed_reason is not None:
+            raise PeerGoneError(self._closed_reason)
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = dict(params)
+        try:
+            self._send(message)
+        except OSError as exc:
+            raise PeerGoneError(f"could not send {method}: {exc}") from exc
+
+    def deliver(self, message: Any) -> None:
+        """Handle one decoded message from the peer (a dict, or a JSON-RPC batch list)."""
+        if isinstance(message, list):
+            for item in message:
+                self.deliver(item)
+            return
+        if not isinstance(message, dict):
+            logger.debug("%s: ignoring non-object message", self._label)
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._answer_peer_request(message["id"], method)
+            else:
+                logger.debug("%s: <- notification %s (ignored)", self._label, method)
+            return
+        if "id" not in message:
+            logger.debug("%s: ignoring message without id or method", self._label)
+            return
+        with self._lock:
+            pending = self._pending.pop(message["id"], None)
+        if pending is None:
+            logger.debug(
+                "%s: response for unknown id %r (late or cancelled)", self._label, message["id"]
+            )
+            return
+        error = message.get("error")
+        if error is not None:
+            if isinstance(error, dict):
+                pending.error = JsonRpcError(
+                    int(error.get("code", 0)) if isinstance(error.get("code"), int) else 0,
+                    str(error.get("message", "")),
+                    error.get("data"),
+                )
+            else:
+                pending.error = JsonRpcError(0, str(error))
+        else:
+            pending.result = message.get("result")
+        pending.done.set()
+
+    def fail(self, request_id: Any, error: BaseException) -> None:
+        """Fail one pending request (used by transports, e.g. for an HTTP error status)."""
+        with self._lock:
+            pending = self._pending.pop(request_id, None)
+        if pending is not None:
+            pending.error = error
+            pending.done.set()
+
+    def close(self, reason: str) -> None:
+        """Fail every pending request and every later one with :class:`PeerGoneError`."""
+        with self._lock:
+            if self._closed_reason is None:
+                self._closed_reason = reason
+            waiting = list(self._pending.values())
+            self._pending.clear()
+        for pending in waiting:
+            pending.error = PeerGoneError(reason)
+            pending.done.set()
+
+    def _outcome(self, pending: _Pending) -> Any:
+        if pending.error is not None:
+            raise pending.error
+        return pending.result
+
+    def _forget(self, request_id: int) -> None:
+        with self._lock:
+            self._pending.pop(request_id, None)
+
+    def _cancel(self, request_id: int, reason: str) -> None:
+        try:
+            self.notify("notifications/cancelled", {"requestId": request_id, "reason": reason})
+        except PeerGoneError:
+            logger.debug("%s: could not send cancellation for id=%s", self._label, request_id)
+
+    def _answer_peer_request(self, request_id: Any, method: str) -> None:
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+        if method == "ping":
+            reply["result"] = {}
+        else:
+            logger.debug("%s: refusing server request %s", self._label, method)
+            reply["error"] = {"code": METHOD_NOT_FOUND, "message": "Method not found"}
+        try:
+            self._send(reply)
+        except (OSError, PeerGoneError) as exc:
+            logger.debug("%s: could not answer %s: %s", self._label, method, exc)

@@ -1,0 +1,346 @@
+"""MCP over Streamable HTTP with ``requests`` and plain threads.
+
+Every JSON-RPC request is POSTed from its own short-lived worker thread, which
+reads the reply (a JSON body or an SSE stream that may carry server requests and
+notifications before our response) and hands each message to the
+:class:`~mantyx_sync._jsonrpc.Endpoint`; the caller waits on the endpoint with
+its own timeout. Notifications and our answers to server requests are POSTed
+synchronously (the server answers ``202``). After the handshake an optional GET
+stream receives requests the server sends outside any POST (the Python SDK sends
+``roots/list`` there).
+
+The ``Mcp-Session-Id`` the server assigns is echoed on every request, with the
+negotiated ``MCP-Protocol-Version``; a ``404`` on a request that carried a session
+id is reported as :class:`~mantyx_sync._jsonrpc.SessionExpired` so the client can
+re-initialise. :meth:`HttpTransport.close` DELETEs the session.
+
+Header values may hold secrets: they are never logged or put in messages.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import socket
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+import requests
+
+from ._jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
+from ._redact import redact_text
+
+__all__ = ["HttpTransport", "iter_sse_data"]
+
+logger = logging.getLogger(__name__)
+
+_CONNECT_TIMEOUT_S: Final = 10.0
+_SHORT_READ_S: Final = 30.0
+_JOIN_S: Final = 5.0
+
+
+def iter_sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
+    """Yield ``(event, data)`` for each dispatched SSE event in a byte stream.
+
+    Comment lines (``: ping``) and ``id``/``retry`` fields are skipped; an event
+    without an ``event:`` field is named ``message``.
+    """
+    buffer = b""
+    event = ""
+    data: list[str] = []
+    for chunk in chunks:
+        buffer += chunk
+        while True:
+            newline = buffer.find(b"\n")
+            if newline < 0:
+                break
+            raw, buffer = buffer[:newline], buffer[newline + 1 :]
+            line = raw.rstrip(b"\r").decode("utf-8", "replace")
+            if not line:
+                if data:
+                    yield (event or "message", "\n".join(data))
+                event, data = "", []
+                continue
+            if line.startswith(":"):
+                continue
+            field, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if field == "event":
+                event = value
+            elif field == "data":
+                data.append(value)
+    if data:
+        yield (event or "message", "\n".join(data))
+
+
+def _abort(response: requests.Response) -> None:
+    """Unblock a thread reading ``response`` by shutting its socket down, then close it."""
+    connection = getattr(response.raw, "_connection", None)
+    sock = getattr(connection, "sock", None)
+    if isinstance(sock, socket.socket):
+        with contextlib.suppress(OSError):
+            sock.shutdown(socket.SHUT_RDWR)
+    response.close()
+
+
+class HttpTransport:
+    """A Streamable HTTP MCP endpoint.
+
+    Thread-safe: requests from several threads run concurrently, each on its own
+    worker thread and pooled connection of one :class:`requests.Session`.
+
+    :param url: the MCP endpoint.
+    :param headers: extra headers sent on every request (values never logged).
+    :param read_timeout: upper bound on a silent read of a reply stream.
+    :param label: a name for threads and log lines.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        headers: Mapping[str, str] | None,
+        *,
+        read_timeout: float,
+        label: str,
+    ) -> None:
+        self._url = url
+        self._extra_headers = dict(headers or {})
+        self._read_timeout = read_timeout
+        self._label = label
+        self._http = requests.Session()
+        adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=32)
+        self._http.mount("http://", adapter)
+        self._http.mount("https://", adapter)
+        self._lock = threading.Lock()
+        self._endpoint: Endpoint | None = None
+        self._workers: set[threading.Thread] = set()
+        self._open: set[requests.Response] = set()
+        self._listener: threading.Thread | None = None
+        self._closed = False
+        self.session_id: str | None = None
+        """The server-assigned ``Mcp-Session-Id`` (``None`` for stateless servers)."""
+        self.protocol_version: str | None = None
+        """Set by the client after ``initialize``; sent as ``MCP-Protocol-Version``."""
+
+    def start(self, endpoint: Endpoint) -> None:
+        """Attach the endpoint that receives every incoming message."""
+        self._endpoint = endpoint
+
+    def reset_session(self) -> None:
+        """Forget the session id and negotiated version before re-initialising."""
+        with self._lock:
+            self.session_id = None
+            self.protocol_version = None
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send one message: requests asynchronously, everything else synchronously.
+
+        :raises PeerGoneError: the transport is closed, or a notification/answer
+            could not be delivered.
+        """
+        if self._closed:
+            raise PeerGoneError(f"MCP server {self._label!r} connection closed")
+        if "method" in message and "id" in message:
+            worker = threading.Thread(
+                target=self._run_request,
+                args=(message,),
+                name=f"mantyx-mcp-{self._label}-post-{message['id']}",
+                daemon=True,
+            )
+            with self._lock:
+                self._workers.add(worker)
+            worker.start()
+            return
+        self._post_simple(message)
+
+    def listen(self) -> None:
+        """Open the GET stream for server-initiated messages (best effort, once)."""
+        if self._listener is not None or self._closed:
+            return
+        self._listener = threading.Thread(
+            target=self._listen, name=f"mantyx-mcp-{self._label}-get", daemon=True
+        )
+        self._listener.start()
+
+    def close(self) -> None:
+        """DELETE the session (405 and errors ignored), stop every thread. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        if self.session_id is not None:
+            try:
+                resp = self._http.delete(
+                    self._url, headers=self._headers(), timeout=(_CONNECT_TIMEOUT_S, 5.0)
+                )
+                logger.debug("%s: DELETE session -> %s", self._label, resp.status_code)
+                resp.close()
+            except requests.RequestException as exc:
+                logger.debug("%s: DELETE session failed: %s", self._label, type(exc).__name__)
+        with self._lock:
+            responses = list(self._open)
+            workers = list(self._workers)
+        for response in responses:
+            _abort(response)
+        current = threading.current_thread()
+        for thread in [*workers, self._listener]:
+            if thread is not None and thread is not current:
+                thread.join(_JOIN_S)
+        self._http.close()
+        if self._endpoint is not None:
+            self._endpoint.close(f"MCP server {self._label!r} connection closed")
+
+    def _headers(self, accept: str = "application/json, text/event-stream") -> dict[str, str]:
+        headers = dict(self._extra_headers)
+        headers["Accept"] = accept
+        headers["Content-Type"] = "application/json"
+        if self.session_id is not None:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version is not None:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _track(self, response: requests.Response, add: bool) -> None:
+        with self._lock:
+            if add:
+                self._open.add(response)
+            else:
+                self._open.discard(response)
+
+    def _post_simple(self, message: dict[str, Any]) -> None:
+        try:
+            resp = self._http.post(
+                self._url,
+                data=json.dumps(message).encode("utf-8"),
+                headers=self._headers(),
+                timeout=(_CONNECT_TIMEOUT_S, _SHORT_READ_S),
+            )
+        except requests.RequestException as exc:
+            raise PeerGoneError(
+                f"MCP server {self._label!r} unreachable ({type(exc).__name__})"
+            ) from exc
+        with resp:
+            if resp.status_code >= 400:
+                logger.debug(
+                    "%s: POST %s -> HTTP %s",
+                    self._label,
+                    message.get("method", "response"),
+                    resp.status_code,
+                )
+
+    def _run_request(self, message: dict[str, Any]) -> None:
+        endpoint = self._endpoint
+        assert endpoint is not None
+        request_id = message["id"]
+        try:
+            self._post_request(endpoint, message)
+        except requests.RequestException as exc:
+            reason = f"MCP server {self._label!r} unreachable ({type(exc).__name__})"
+            if self._closed:
+                reason = f"MCP server {self._label!r} connection closed"
+            endpoint.fail(request_id, PeerGoneError(reason))
+        except Exception as exc:  # a worker thread must never die silently
+            logger.debug("%s: request worker failed", self._label, exc_info=True)
+            endpoint.fail(request_id, PeerGoneError(f"MCP request failed: {type(exc).__name__}"))
+        finally:
+            # Whatever happened, the request is answered now or never; a no-op
+            # when the response was delivered.
+            endpoint.fail(
+                request_id,
+                PeerGoneError(f"MCP server {self._label!r} ended the reply without an answer"),
+            )
+            with self._lock:
+                self._workers.discard(threading.current_thread())
+
+    def _post_request(self, endpoint: Endpoint, message: dict[str, Any]) -> None:
+        request_id = message["id"]
+        had_session = self.session_id is not None
+        resp = self._http.post(
+            self._url,
+            data=json.dumps(message).encode("utf-8"),
+            headers=self._headers(),
+            stream=True,
+            timeout=(_CONNECT_TIMEOUT_S, self._read_timeout),
+        )
+        self._track(resp, True)
+        try:
+            status = resp.status_code
+            logger.debug("%s: POST %s -> %s", self._label, message.get("method"), status)
+            if status == 404 and had_session:
+                endpoint.fail(request_id, SessionExpired("MCP session not found"))
+                return
+            if status >= 400:
+                endpoint.fail(request_id, self._http_error(resp))
+                return
+            new_session = resp.headers.get("Mcp-Session-Id")
+            if new_session and self.session_id is None:
+                with self._lock:
+                    self.session_id = new_session
+            content_type = resp.headers.get("Content-Type", "")
+            if "text/event-stream" in content_type:
+                for event, data in iter_sse_data(resp.iter_content(chunk_size=None)):
+                    if event != "message":
+                        continue
+                    if self._deliver_json(endpoint, data, request_id):
+                        break
+            elif status != 202:
+                self._deliver_json(endpoint, resp.content.decode("utf-8", "replace"), request_id)
+        finally:
+            self._track(resp, False)
+            resp.close()
+
+    def _deliver_json(self, endpoint: Endpoint, text: str, request_id: Any) -> bool:
+        """Deliver one JSON payload; true when it answered ``request_id``."""
+        try:
+            payload = json.loads(text)
+        except ValueError:
+            logger.debug("%s: undecodable message skipped", self._label)
+            return False
+        endpoint.deliver(payload)
+        items = payload if isinstance(payload, list) else [payload]
+        return any(
+            isinstance(item, dict) and "method" not in item and item.get("id") == request_id
+            for item in items
+        )
+
+    def _http_error(self, resp: requests.Response) -> Exception:
+        try:
+            body = resp.json()
+        except ValueError:
+            body = None
+        error = body.get("error") if isinstance(body, dict) else None
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            code = error.get("code")
+            return JsonRpcError(
+                code if isinstance(code, int) else 0,
+                f"HTTP {resp.status_code}: {redact_text(error['message'])}",
+            )
+        return PeerGoneError(f"MCP server {self._label!r} answered HTTP {resp.status_code}")
+
+    def _listen(self) -> None:
+        endpoint = self._endpoint
+        assert endpoint is not None
+        try:
+            resp = self._http.get(
+                self._url,
+                headers=self._headers(accept="text/event-stream"),
+                stream=True,
+                timeout=(_CONNECT_TIMEOUT_S, None),
+            )
+        except requests.RequestException:
+            return
+        self._track(resp, True)
+        try:
+            if resp.status_code != 200 or self._closed:
+                logger.debug("%s: no GET stream (HTTP %s)", self._label, resp.status_code)
+                return
+            for event, data in iter_sse_data(resp.iter_content(chunk_size=None)):
+                if event == "message":
+                    self._deliver_json(endpoint, data, None)
+        except (requests.RequestException, OSError, AttributeError, ValueError):
+            # The stream ends this way when close() shuts the socket down.
+            pass
+        finally:
+            self._track(resp, False)
+            resp.close()
