@@ -1,11 +1,125 @@
-"""mantyx_sync: the synchronous Python SDK for MANTYX agent runs."""
+"""mantyx_sync: the synchronous Python SDK for MANTYX agent runs.
+
+Run agents from plain blocking Python — scripts, notebooks, Django/Flask
+views, cron jobs, Celery workers — with local tools answered on a thread pool
+while the caller's thread reads the event stream::
+
+    import mantyx_sync
+
+    @mantyx_sync.local_tool
+    def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        return a + b
+
+    agent = mantyx_sync.Agent(system_prompt="You are terse.", tools=[add])
+    print(agent.run("What is 2 + 3?").text)
+
+Set ``MANTYX_LOG=debug`` to log every request and event (secrets redacted).
+"""
 
 from __future__ import annotations
 
 import logging
+import os
 
+from ._executor import ToolActivity
+from ._local_a2a import define_local_a2a
+from ._local_mcp import define_local_mcp
+from ._local_tool import LocalTool, define_local_tool, local_tool
+from ._redact import RedactingFormatter
+from ._runs import Run
 from ._version import __version__
-from .errors import *  # noqa: F403 - re-exported, listed in errors.__all__
-from .tools import A2ATool, ClientResolvedTool, McpTool, MantyxTool, PluginTool, ToolConnection
+from .agent import Agent
+from .client import Client
+from .errors import (
+    APIError,
+    AuthError,
+    ConfigurationError,
+    ConflictError,
+    ConnectError,
+    InvalidRequestError,
+    MantyxError,
+    NotFoundError,
+    OutputParseError,
+    PermissionDenied,
+    RateLimitError,
+    RunCancelled,
+    RunError,
+    ServerError,
+    SpecError,
+    StreamError,
+    TimeoutError_,
+    ToolError,
+    ToolResolutionError,
+    TransportError,
+)
+from .events import RunEvent
+from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
+from .session import Session
+from .spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
+from .tools import A2ATool, ClientResolvedTool, MantyxTool, McpTool, PluginTool, ToolConnection
 
-logging.getLogger("mantyx_sync").addHandler(logging.NullHandler())
+__all__ = (
+    "A2ATool",
+    "APIError",
+    "Agent",
+    "AgentSpec",
+    "AuthError",
+    "Client",
+    "ClientResolvedTool",
+    "ConfigurationError",
+    "ConflictError",
+    "ConnectError",
+    "InvalidRequestError",
+    "LocalTool",
+    "LoopDetection",
+    "MantyxError",
+    "MantyxTool",
+    "McpTool",
+    "ModelCatalog",
+    "NotFoundError",
+    "OutputParseError",
+    "OutputSchema",
+    "PermissionDenied",
+    "PluginTool",
+    "RateLimitError",
+    "Run",
+    "RunCancelled",
+    "RunError",
+    "RunEvent",
+    "RunResult",
+    "RunSnapshot",
+    "ServerError",
+    "Session",
+    "SessionInfo",
+    "SpecError",
+    "StreamError",
+    "TimeoutError_",
+    "ToolActivity",
+    "ToolBudget",
+    "ToolConnection",
+    "ToolError",
+    "ToolResolutionError",
+    "TransportError",
+    "__version__",
+    "define_local_a2a",
+    "define_local_mcp",
+    "define_local_tool",
+    "local_tool",
+)
+
+_log = logging.getLogger("mantyx_sync")
+_log.addHandler(logging.NullHandler())
+
+
+def _configure_from_env() -> None:
+    # MANTYX_LOG=debug|info|warning switches logging on for a script without code changes.
+    level = os.environ.get("MANTYX_LOG", "").strip().upper()
+    if level in ("DEBUG", "INFO", "WARNING", "ERROR"):
+        handler = logging.StreamHandler()
+        handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        _log.addHandler(handler)
+        _log.setLevel(level)
+
+
+_configure_from_env()

@@ -29,7 +29,7 @@ def _optional_positive(
         raise ConfigurationError(f"{attribute.name} must be > 0 or None, got {value!r}")
 
 
-def _non_negative_int(instance: object, attribute: attrs.Attribute[int], value: int) -> None:
+def _non_negative_int(instance: object, attribute: attrs.Attribute[int], value: object) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ConfigurationError(f"{attribute.name} must be an int >= 0, got {value!r}")
 

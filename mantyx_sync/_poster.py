@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import threading
 from typing import Any
 
 import attrs
@@ -47,7 +48,7 @@ class Delivery(enum.Enum):
     ANSWERED_ELSEWHERE = "answered_elsewhere"
     """404 on the first attempt: another client already answered this call."""
     RUN_TERMINAL = "run_terminal"
-    """409: the run had already ended; the result was dropped by the server."""
+    """The run had already ended (409, or it ended while retrying); the result is dropped."""
     REJECTED = "rejected"
     """4xx other than the above: the body was refused (a bug; logged as error)."""
     FAILED = "failed"
@@ -69,13 +70,17 @@ class ResultPoster:
         run_id: str,
         *,
         policy: RetryPolicy = DEFAULT_POST_POLICY,
+        run_ended: threading.Event | None = None,
     ) -> None:
         self._transport = transport
+        self._run_ended = run_ended
         self.run_id = run_id
         self._path = f"/agent-runs/{run_id}/tool-results"
         self._policy = policy
 
-    def post(self, tool_use_id: str, *, result: str | None = None, error: str | None = None) -> Delivery:
+    def post(
+        self, tool_use_id: str, *, result: str | None = None, error: str | None = None
+    ) -> Delivery:
         """Send the one answer for ``tool_use_id`` (exactly one of ``result`` / ``error``)."""
         body: dict[str, Any] = {"toolUseId": tool_use_id}
         if error is not None:
@@ -96,12 +101,20 @@ class ResultPoster:
                 raise
 
         try:
-            for attempt in self._policy.retrying(label=label):
+            for attempt in self._policy.retrying(label=label, abort=self._run_ended):
                 with attempt:
                     send()
         except APIError as exc:
             return self._classify(tool_use_id, exc, attempts)
         except MantyxError as exc:
+            if self._run_ended is not None and self._run_ended.is_set():
+                log.debug(
+                    "run %s ended before the result for %s could be delivered (%s)",
+                    self.run_id,
+                    tool_use_id,
+                    exc,
+                )
+                return Delivery.RUN_TERMINAL
             log.warning(
                 "run %s: could not deliver the result for %s after retries: %s",
                 self.run_id,

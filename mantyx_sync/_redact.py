@@ -30,7 +30,9 @@ def mask(value: str | None) -> str:
     return "***" if value else ""
 
 
-def redact_headers(headers: Mapping[str, Any] | None, *, all_values: bool = False) -> dict[str, str]:
+def redact_headers(
+    headers: Mapping[str, Any] | None, *, all_values: bool = False
+) -> dict[str, str]:
     """Copy ``headers`` with secret values masked (every value when ``all_values``)."""
     if not headers:
         return {}

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -130,11 +131,22 @@ class RetryPolicy:
         """Whether ``exc`` is worth another attempt under this policy."""
         return _retryable(self.safety, exc)
 
-    def retrying(self, *, label: str = "request") -> tenacity.Retrying:
-        """A fresh tenacity controller for one logical request."""
+    def retrying(
+        self, *, label: str = "request", abort: threading.Event | None = None
+    ) -> tenacity.Retrying:
+        """A fresh tenacity controller for one logical request.
+
+        :param abort: when set, no further attempt starts and a pending wait ends
+            at once (e.g. the run the request belongs to has ended).
+        """
         stop: Any = tenacity.stop_after_attempt(max(1, self.attempts))
         if self.deadline is not None:
             stop = stop | tenacity.stop_before_delay(self.deadline)
+        sleep = self.sleep
+        if abort is not None:
+            stop = stop | tenacity.stop_when_event_set(abort)
+            if self.sleep is time.sleep:
+                sleep = tenacity.sleep_using_event(abort)
 
         def before_sleep(state: tenacity.RetryCallState) -> None:
             exc = state.outcome.exception() if state.outcome is not None else None
@@ -150,7 +162,7 @@ class RetryPolicy:
             stop=stop,
             wait=self.backoff.as_wait(),
             retry=tenacity.retry_if_exception(self.should_retry),
-            sleep=self.sleep,
+            sleep=sleep,
             reraise=True,
             before_sleep=before_sleep,
         )

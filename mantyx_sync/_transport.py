@@ -150,6 +150,7 @@ class HttpTransport:
         :raises APIError: (a subclass per status) for a non-2xx answer.
         :raises TransportError: when no answer could be had.
         """
+
         def send() -> Reply:
             return self._send(method, path, json_body=json_body, params=params, timeout=timeout)
 
@@ -332,7 +333,9 @@ def _api_error(response: requests.Response) -> APIError:
         "status": status,
         "code": code,
         "hint": fields.get("hint") if isinstance(fields.get("hint"), str) else None,
-        "candidates": fields.get("candidates") if isinstance(fields.get("candidates"), list) else None,
+        "candidates": fields.get("candidates")
+        if isinstance(fields.get("candidates"), list)
+        else None,
         "body": body,
         "request_id": response.headers.get("X-Request-Id"),
         "retry_after": _retry_after_seconds(response.headers.get("Retry-After")),

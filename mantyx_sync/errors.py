@@ -20,9 +20,9 @@
     │   └── ServerError           5xx
     ├── RunError                               the run ended without success
     │   └── RunCancelled                       the run was cancelled
-    ├── OutputParseError (also ValueError)     an output-schema reply is not valid JSON / not valid
-    ├── ToolError                              raise from a tool: the message goes to the model as is
-    └── ToolResolutionError                    an MCP server or A2A peer could not be reached or listed
+    ├── OutputParseError (also ValueError)     an output-schema reply is not JSON or not valid
+    ├── ToolError                              raise from a tool: its message goes to the model
+    └── ToolResolutionError                    an MCP server or A2A peer is unreachable
 
 Messages and reprs are built from fields that never hold secrets: API keys,
 tokens and header values are not stored on errors.
@@ -85,7 +85,7 @@ class ConnectError(TransportError):
     """The TCP/TLS connection could not be made (the server cannot have acted)."""
 
 
-class TimeoutError_(TransportError):  # noqa: N801 - avoid shadowing the builtin
+class TimeoutError_(TransportError):
     """A connect or read timeout expired."""
 
 
@@ -140,7 +140,10 @@ class APIError(MantyxError):
         super().__init__(text)
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, message={self.message!r})"
+        return (
+            f"{type(self).__name__}(status={self.status!r}, code={self.code!r}, "
+            f"message={self.message!r})"
+        )
 
 
 class InvalidRequestError(APIError):

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from mantyx_sync._config import ClientConfig
@@ -29,3 +34,32 @@ def _no_mantyx_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests must never pick up a developer's real credentials.
     for name in ("MANTYX_API_KEY", "MANTYX_WORKSPACE", "MANTYX_BASE_URL", "MANTYX_LOG"):
         monkeypatch.delenv(name, raising=False)
+
+
+PEERS = Path(__file__).parent / "peers"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Install the third-party test peers the MCP/A2A tests run against, once.
+
+    The npm MCP reference servers go into tests/peers/node_modules and the
+    a2a-sdk 0.3 line into its own venv (it cannot share ours with 1.x). Set
+    MANTYX_TEST_NO_PEER_INSTALL=1 to skip; the tests that need them then skip.
+    """
+    if os.environ.get("MANTYX_TEST_NO_PEER_INSTALL"):
+        return
+    npm = shutil.which("npm")
+    if npm and not (PEERS / "node_modules" / ".bin").is_dir():
+        subprocess.run(
+            [npm, "install", "--prefix", str(PEERS), "--no-audit", "--no-fund", "--silent"],
+            check=False,
+            timeout=600,
+            stdout=subprocess.DEVNULL,
+        )
+    if not (PEERS / ".venv-a2a03" / "bin" / "python").exists():
+        subprocess.run(
+            ["sh", str(PEERS / "make_a2a03_venv.sh")],
+            check=False,
+            timeout=600,
+            stdout=subprocess.DEVNULL,
+        )

@@ -8,12 +8,11 @@ import logging
 import pytest
 import requests
 import responses
+from conftest import ROOT
 
 from mantyx_sync._poster import Delivery, ResultPoster
 from mantyx_sync._retry import Backoff, RetryPolicy, Safety
 from mantyx_sync._transport import HttpTransport
-
-from conftest import ROOT
 
 URL = f"{ROOT}/agent-runs/run_1/tool-results"
 
@@ -92,7 +91,9 @@ def test_404_first_attempt_warns(poster: ResultPoster, caplog: pytest.LogCapture
 
 @responses.activate
 def test_400_is_logged_as_error(poster: ResultPoster, caplog: pytest.LogCaptureFixture) -> None:
-    responses.post(URL, status=400, json={"error": "invalid_request", "message": "result: must be string"})
+    responses.post(
+        URL, status=400, json={"error": "invalid_request", "message": "result: must be string"}
+    )
     assert poster.post("tu_1", result="x") is Delivery.REJECTED
     errors = [r for r in caplog.records if r.levelno == logging.ERROR]
     assert errors and "must be string" in errors[0].getMessage()

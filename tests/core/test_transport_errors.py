@@ -7,6 +7,7 @@ import logging
 import pytest
 import requests
 import responses
+from conftest import KEY, ROOT
 
 from mantyx_sync._retry import RetryPolicy, Safety
 from mantyx_sync._transport import HttpTransport
@@ -23,8 +24,6 @@ from mantyx_sync.errors import (
     TimeoutError_,
     TransportError,
 )
-
-from conftest import KEY, ROOT
 
 
 @responses.activate
@@ -118,9 +117,15 @@ def test_insufficient_scope_exposes_required_scopes(
 
 @pytest.mark.parametrize(("header", "expected"), [("3", 3.0), ("0.5", 0.5), ("junk", None)])
 @responses.activate
-def test_rate_limit_retry_after(transport: HttpTransport, header: str, expected: float | None) -> None:
-    responses.get(f"{ROOT}/models", json={"error": "rate_limited"}, status=429,
-                  headers={"Retry-After": header})
+def test_rate_limit_retry_after(
+    transport: HttpTransport, header: str, expected: float | None
+) -> None:
+    responses.get(
+        f"{ROOT}/models",
+        json={"error": "rate_limited"},
+        status=429,
+        headers={"Retry-After": header},
+    )
     with pytest.raises(RateLimitError) as info:
         transport.request("GET", "/models")
     assert info.value.retry_after == expected

@@ -1,0 +1,356 @@
+"""Running local tool calls on a thread pool, answering each ``toolUseId`` once.
+
+The caller's thread reads the event stream and only *submits* calls here; the
+handlers run on a ``concurrent.futures`` pool (default 32 workers, so a turn
+of 16 parallel calls runs at once). For every call exactly one answer is
+handed to ``deliver``:
+
+* a ``toolUseId`` seen before (a duplicate event, a replay after reconnect)
+  is never executed again;
+* arguments are validated against the tool's JSON Schema first; invalid
+  arguments are answered with an error the model can act on, without calling
+  the handler;
+* a handler's return value is sent as is when it is a ``str``, JSON-encoded
+  otherwise; an exception becomes ``"<Type>: <message>"`` (the traceback goes
+  to the log) and :class:`~mantyx_sync.ToolError` sends its message verbatim;
+* a handler that outlives its timeout is answered with an error, and its late
+  return value is dropped;
+* results over 2,000,000 bytes and errors over 8,000 bytes are cut, saying so.
+
+When the run ends, :meth:`ToolExecutor.shutdown` returns at once: queued calls
+are cancelled, a handler still running finishes in the background, and its
+answer is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+import attrs
+
+from ._limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
+from ._local_tool import LocalTool
+from ._schema import compile_validator, to_jsonable
+from .errors import ToolError
+from .events import LocalToolCall
+from .tools import ToolConnection
+
+__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry", "encode_result", "fit_bytes"]
+
+log = logging.getLogger(__name__)
+
+Deliver = Callable[[str, "str | None", "str | None"], object]
+
+
+@attrs.frozen(kw_only=True)
+class ToolActivity:
+    """One step of a local tool call, for progress output and metrics.
+
+    ``phase`` is ``"start"`` when a handler is about to run and ``"end"`` once
+    its answer was handed to the server; ``duration`` (seconds, handler time),
+    ``ok``, ``error`` and ``delivery`` are set on ``"end"``. ``delivery`` says
+    what became of the answer: ``"delivered"``, ``"run_terminal"`` (the run had
+    ended: dropped), ``"answered_elsewhere"``, ``"rejected"`` or ``"failed"``.
+    """
+
+    phase: Literal["start", "end"]
+    tool_use_id: str
+    name: str
+    kind: str
+    duration: float | None = None
+    ok: bool | None = None
+    error: str | None = None
+    delivery: str | None = None
+
+
+def fit_bytes(text: str, limit: int, what: str) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, with a note saying what was cut."""
+    data = text.encode("utf-8")
+    if len(data) <= limit:
+        return text
+    note = f"\n[mantyx_sync: {what} cut from {len(data)} to {limit} bytes]"
+    keep = max(0, limit - len(note.encode("utf-8")))
+    return data[:keep].decode("utf-8", errors="ignore") + note
+
+
+def encode_result(value: Any) -> str:
+    """A handler's return value as the text sent to the model."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(to_jsonable(value), ensure_ascii=False)
+
+
+@attrs.frozen
+class _Target:
+    name: str
+    kind: str
+    validate: Callable[[Any], str | None]
+    run: Callable[[Mapping[str, Any], float | None], Any]
+    timeout: float | None
+
+
+def _accept_all(args: Any) -> str | None:
+    return None
+
+
+def _local_runner(tool: LocalTool) -> Callable[[Mapping[str, Any], float | None], Any]:
+    def run(args: Mapping[str, Any], timeout: float | None) -> Any:
+        # A local handler cannot be interrupted; its timeout is enforced by the executor.
+        return tool.invoke(args)
+
+    return run
+
+
+class ToolRegistry:
+    """Finds the handler for a ``local_tool_call`` (wire-protocol §13: dispatch by ``kind``).
+
+    ``local`` calls are looked up by ``name``; ``a2a_local`` by ``name``;
+    ``mcp_local`` by the ``mcpServer`` label, then the declared tool name.
+    Immutable after construction.
+    """
+
+    def __init__(
+        self, local_tools: Sequence[LocalTool] = (), connections: Sequence[ToolConnection] = ()
+    ) -> None:
+        self._local = {tool.name: tool for tool in local_tools}
+        self._by_label = {(conn.kind, conn.name): conn for conn in connections}
+        self._by_tool: dict[str, ToolConnection] = {}
+        for conn in connections:
+            for name in conn.tool_names():
+                self._by_tool[name] = conn
+
+    def names(self) -> list[str]:
+        """Every model-facing name this registry can answer."""
+        return [*self._local, *self._by_tool]
+
+    def find(self, call: LocalToolCall) -> _Target | None:
+        """The handler for ``call``, or ``None`` when this process has none."""
+        if call.kind not in ("a2a_local", "mcp_local"):
+            tool = self._local.get(call.name)
+            if tool is not None:
+                return _Target(
+                    name=tool.name,
+                    kind="local",
+                    validate=tool.validate_args,
+                    run=_local_runner(tool),
+                    timeout=tool.timeout,
+                )
+        conn: ToolConnection | None = None
+        if call.kind == "mcp_local" and call.mcp_server:
+            conn = self._by_label.get(("mcp_local", call.mcp_server))
+        if conn is None:
+            conn = self._by_tool.get(call.name)
+        if conn is None:
+            return None
+        schema = conn.input_schema(call.name)
+        data = call.raw
+
+        def run(args: Mapping[str, Any], timeout: float | None, conn: ToolConnection = conn) -> Any:
+            return conn.call({**data, "args": dict(args)}, timeout=timeout)
+
+        return _Target(
+            name=call.name,
+            kind=conn.kind,
+            validate=compile_validator(schema) if schema else _accept_all,
+            run=run,
+            timeout=None,
+        )
+
+
+class _Answer:
+    """Lets exactly one of (handler, timeout) answer a call."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._taken = False
+
+    def take(self) -> bool:
+        with self._lock:
+            if self._taken:
+                return False
+            self._taken = True
+            return True
+
+
+class ToolExecutor:
+    """Runs one run's local tool calls on a thread pool.
+
+    Thread-safety: :meth:`submit` is called from the stream-reading thread;
+    answers are delivered from pool and timer threads; :meth:`shutdown` may be
+    called from any thread.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        deliver: Deliver,
+        *,
+        max_workers: int = 32,
+        default_timeout: float | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+        run_label: str = "run",
+    ) -> None:
+        self._registry = registry
+        self._deliver = deliver
+        self._max_workers = max_workers
+        self._default_timeout = default_timeout
+        self._on_tool = on_tool
+        self._label = run_label
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+        self._pool: ThreadPoolExecutor | None = None
+        self._timers: dict[str, threading.Timer] = {}
+        self._closed = False
+
+    def mark_answered(self, tool_use_id: str) -> None:
+        """Record that the server already has an answer (``local_tool_result_in``)."""
+        with self._lock:
+            self._seen.add(tool_use_id)
+
+    def submit(self, call: LocalToolCall) -> bool:
+        """Hand ``call`` to the pool; ``False`` when its ``toolUseId`` was seen before."""
+        with self._lock:
+            if self._closed or call.tool_use_id in self._seen:
+                if not self._closed:
+                    log.debug("%s: ignoring repeated tool call %s", self._label, call.tool_use_id)
+                return False
+            self._seen.add(call.tool_use_id)
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self._max_workers, thread_name_prefix="mantyx-tool"
+                )
+            pool = self._pool
+        target = self._registry.find(call)
+        answer = _Answer()
+        if target is None:
+            known = ", ".join(sorted(self._registry.names())) or "none"
+            self._finish(
+                call,
+                answer,
+                None,
+                f"unknown tool {call.name!r} (kind {call.kind}): this client has no handler "
+                f"for it; available tools: {known}",
+                started=time.monotonic(),
+                kind=call.kind,
+            )
+            return True
+        timeout = target.timeout if target.timeout is not None else self._default_timeout
+        pool.submit(self._execute, call, target, answer, timeout)
+        return True
+
+    def _execute(
+        self, call: LocalToolCall, target: _Target, answer: _Answer, timeout: float | None
+    ) -> None:
+        started = time.monotonic()
+        if self._closed:
+            return
+        problem = target.validate(call.args)
+        if problem is not None:
+            self._finish(call, answer, None, problem, started=started, kind=target.kind)
+            return
+        self._notify(
+            ToolActivity(
+                phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=target.kind
+            )
+        )
+        if timeout is not None:
+            timer = threading.Timer(
+                timeout,
+                self._finish,
+                args=(call, answer, None, f"tool {call.name!r} timed out after {timeout:g}s"),
+                kwargs={"started": started, "kind": target.kind},
+            )
+            timer.daemon = True
+            timer.name = f"mantyx-tool-timeout-{call.tool_use_id}"
+            with self._lock:
+                self._timers[call.tool_use_id] = timer
+            timer.start()
+        try:
+            value = target.run(call.args, timeout)
+            text = encode_result(value)
+        except ToolError as exc:
+            self._finish(call, answer, None, str(exc), started=started, kind=target.kind)
+        except Exception as exc:
+            log.warning(
+                "%s: tool %r (%s) raised", self._label, call.name, call.tool_use_id, exc_info=True
+            )
+            self._finish(
+                call,
+                answer,
+                None,
+                f"{type(exc).__name__}: {exc}",
+                started=started,
+                kind=target.kind,
+            )
+        else:
+            self._finish(call, answer, text, None, started=started, kind=target.kind)
+
+    def _finish(
+        self,
+        call: LocalToolCall,
+        answer: _Answer,
+        result: str | None,
+        error: str | None,
+        *,
+        started: float,
+        kind: str,
+    ) -> None:
+        if not answer.take():
+            log.debug("%s: dropping late answer for %s", self._label, call.tool_use_id)
+            return
+        with self._lock:
+            timer = self._timers.pop(call.tool_use_id, None)
+            closed = self._closed
+        if timer is not None:
+            timer.cancel()
+        duration = time.monotonic() - started
+        if closed:
+            log.debug("%s: run ended; dropping the answer for %s", self._label, call.tool_use_id)
+            outcome: object = "run_terminal"
+        elif error is not None:
+            outcome = self._deliver(
+                call.tool_use_id, None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
+            )
+        else:
+            assert result is not None
+            outcome = self._deliver(
+                call.tool_use_id, fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result"), None
+            )
+        self._notify(
+            ToolActivity(
+                phase="end",
+                tool_use_id=call.tool_use_id,
+                name=call.name,
+                kind=kind,
+                duration=duration,
+                ok=error is None,
+                error=error,
+                delivery=str(getattr(outcome, "value", outcome)),
+            )
+        )
+
+    def _notify(self, activity: ToolActivity) -> None:
+        if self._on_tool is None:
+            return
+        try:
+            self._on_tool(activity)
+        except Exception:
+            log.warning("%s: on_tool callback raised", self._label, exc_info=True)
+
+    def shutdown(self) -> None:
+        """Stop without waiting: cancel queued calls, drop late answers. Idempotent."""
+        with self._lock:
+            self._closed = True
+            pool, self._pool = self._pool, None
+            timers = list(self._timers.values())
+            self._timers.clear()
+        for timer in timers:
+            timer.cancel()
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,393 @@
+"""The run engine: resolve tools, start a run, drive its stream, answer its tools.
+
+:func:`resolve_tools` turns the tools of a spec into wire refs, opening
+client-resolved connections (MCP servers, A2A peers) first, so any failure is
+raised before MANTYX is asked for anything. :func:`start_run` posts the run
+and returns a :class:`Run`, whose iteration reads the stream on the caller's
+thread and hands each ``local_tool_call`` to a :class:`ToolExecutor`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+import attrs
+
+from ._config import ClientConfig
+from ._executor import ToolActivity, ToolExecutor, ToolRegistry
+from ._local_tool import LocalTool, as_local_tool
+from ._poster import Delivery, ResultPoster
+from ._retry import RetryPolicy, Safety
+from ._stream import RunStream
+from ._transport import HttpTransport
+from .errors import MantyxError, RunCancelled, RunError, SpecError
+from .events import CancelledPayload, ErrorPayload, LocalToolCall, ResultPayload, RunEvent
+from .results import RunResult
+from .spec import OutputSchema, validate_tool_refs
+from .tools import ClientResolvedTool, ToolConnection
+
+__all__ = ["ResolvedTools", "Run", "RunOptions", "resolve_tools", "start_run"]
+
+log = logging.getLogger(__name__)
+
+CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=4, deadline=60.0)
+SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
+
+
+@attrs.frozen(kw_only=True)
+class ResolvedTools:
+    """A spec's tools, ready to send: wire refs plus the handlers behind them."""
+
+    refs: tuple[dict[str, Any], ...] = ()
+    local: tuple[LocalTool, ...] = ()
+    connections: tuple[ToolConnection, ...] = ()
+
+    def registry(self) -> ToolRegistry:
+        """A handler lookup for these tools."""
+        return ToolRegistry(self.local, self.connections)
+
+    def close(self) -> None:
+        """Close every connection; errors are logged, never raised."""
+        for conn in self.connections:
+            try:
+                conn.close()
+            except Exception:
+                log.warning("closing %s tool %r failed", conn.kind, conn.name, exc_info=True)
+
+
+def resolve_tools(tools: Sequence[Any]) -> ResolvedTools:
+    """Connect client-resolved tools and build the ``tools[]`` refs.
+
+    :raises SpecError: a tool is of an unknown type, or names clash / break limits.
+    :raises ToolResolutionError: an MCP server or A2A peer could not be reached;
+        every connection opened so far is closed again.
+    """
+    refs: list[dict[str, Any]] = []
+    local: list[LocalTool] = []
+    connections: list[ToolConnection] = []
+    try:
+        for index, tool in enumerate(tools):
+            if isinstance(tool, ClientResolvedTool):
+                conn = tool.connect()
+                connections.append(conn)
+                refs.append(conn.wire_ref())
+            elif isinstance(tool, LocalTool) or (callable(tool) and not hasattr(tool, "to_wire")):
+                local_tool = as_local_tool(tool)
+                local.append(local_tool)
+                refs.append(local_tool.to_wire())
+            elif hasattr(tool, "to_wire"):
+                refs.append(tool.to_wire())
+            else:
+                raise SpecError(
+                    f"unsupported tool object {type(tool).__name__}: pass a LocalTool, a "
+                    "decorated function, a define_local_mcp/define_local_a2a definition, or "
+                    "MantyxTool/PluginTool/A2ATool/McpTool",
+                    path=f"tools[{index}]",
+                )
+        validate_tool_refs(refs)
+    except BaseException:
+        ResolvedTools(connections=tuple(connections)).close()
+        raise
+    return ResolvedTools(refs=tuple(refs), local=tuple(local), connections=tuple(connections))
+
+
+@attrs.frozen(kw_only=True)
+class RunOptions:
+    """Per-run settings the engine needs beyond the request body."""
+
+    max_workers: int
+    tool_timeout: float | None = None
+    on_tool: Callable[[ToolActivity], None] | None = None
+    output_schema: OutputSchema | None = None
+    session_id: str | None = None
+
+
+def start_run(
+    transport: HttpTransport,
+    path: str,
+    body: Mapping[str, Any],
+    tools: ResolvedTools,
+    options: RunOptions,
+    *,
+    owns_tools: bool,
+) -> Run:
+    """POST ``body`` to ``path`` and return the live :class:`Run`.
+
+    ``owns_tools``: close ``tools``' connections when the run ends (one-shot
+    runs); a session keeps its own open instead.
+    """
+    try:
+        reply = transport.request("POST", path, json_body=dict(body), policy=CREATE_POLICY)
+    except BaseException:
+        if owns_tools:
+            tools.close()
+        raise
+    reply_body = reply.body if isinstance(reply.body, dict) else {}
+    run_id = reply_body.get("runId") or reply_body.get("id")
+    if not isinstance(run_id, str):
+        if owns_tools:
+            tools.close()
+        raise MantyxError(f"the server accepted the run but sent no runId (HTTP {reply.status})")
+    stream_path = reply_body.get("streamUrl")
+    if not isinstance(stream_path, str) or not stream_path:
+        stream_path = f"/agent-runs/{run_id}/stream"
+    log.debug("started run %s", run_id)
+    try:
+        return Run(
+            transport,
+            run_id,
+            stream_path,
+            tools=tools,
+            options=options,
+            owns_tools=owns_tools,
+        )
+    except BaseException:
+        # Ctrl-C between the server's answer and the handle: do not leave the run burning.
+        _cancel_quietly(transport, run_id)
+        if owns_tools:
+            tools.close()
+        raise
+
+
+def _cancel_quietly(transport: HttpTransport, run_id: str) -> None:
+    try:
+        transport.request(
+            "POST", f"/agent-runs/{run_id}/cancel", timeout=transport.config.cancel_timeout
+        )
+        log.info("run %s: cancelled", run_id)
+    except MantyxError as exc:
+        log.warning("run %s: could not cancel: %s", run_id, exc)
+
+
+class Run:
+    """A live agent run: iterate it for events, :meth:`wait` for the result.
+
+    The ``id`` is known as soon as the server accepted the run, before any
+    event. Iterating yields every :class:`~mantyx_sync.RunEvent` once, in ``seq``
+    order, including the terminal one; after an ``error`` terminal or a
+    non-success ``result`` the next step raises :class:`~mantyx_sync.RunError`,
+    after ``cancelled`` :class:`~mantyx_sync.RunCancelled` — a failure is never
+    silent. Local tool calls are answered on a thread pool while you iterate.
+
+    Stopping early: leaving a ``with run:`` block, or calling :meth:`close`,
+    before the terminal event cancels the run on the server (best effort) and
+    closes the connection; nothing is left burning tokens. Ctrl-C while
+    iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
+
+    Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
+    :meth:`close` may be called from any thread (a Flask "stop" button, a
+    watchdog).
+
+    Example::
+
+        with agent.start("Summarise the report") as run:
+            print("started", run.id)
+            for event in run:
+                if event.type == "assistant_delta":
+                    print(event.text, end="", flush=True)
+        print(run.result.text)
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        run_id: str,
+        stream_path: str,
+        *,
+        tools: ResolvedTools,
+        options: RunOptions,
+        owns_tools: bool,
+    ) -> None:
+        self.id = run_id
+        self.session_id = options.session_id
+        self._transport = transport
+        self._config: ClientConfig = transport.config
+        self._options = options
+        self._tools = tools
+        self._owns_tools = owns_tools
+        self._events: list[RunEvent] = []
+        self._result: RunResult | None = None
+        self._failure: RunError | None = None
+        self._done = False
+        self._released = False
+        self._release_lock = threading.Lock()
+        self._stream = RunStream(transport, stream_path, run_id=run_id)
+        self._ended = threading.Event()
+        poster = ResultPoster(transport, run_id, run_ended=self._ended)
+        self._executor = ToolExecutor(
+            tools.registry(),
+            lambda tool_use_id, result, error: self._deliver(poster, tool_use_id, result, error),
+            max_workers=options.max_workers,
+            default_timeout=options.tool_timeout,
+            on_tool=options.on_tool,
+            run_label=f"run {run_id}",
+        )
+
+    def __repr__(self) -> str:
+        state = "done" if self._done else "running"
+        return f"<Run {self.id} {state}, {len(self._events)} events>"
+
+    @property
+    def events(self) -> tuple[RunEvent, ...]:
+        """Every event received so far, in ``seq`` order."""
+        return tuple(self._events)
+
+    @property
+    def done(self) -> bool:
+        """Whether the terminal event has arrived."""
+        return self._done
+
+    @property
+    def result(self) -> RunResult | None:
+        """The result once the run has ended (also set for failed runs), else ``None``."""
+        return self._result
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        return self
+
+    def __next__(self) -> RunEvent:
+        if self._done:
+            if self._failure is not None:
+                raise self._failure
+            raise StopIteration
+        try:
+            event = next(self._stream)
+        except StopIteration:
+            self._release()
+            raise
+        except KeyboardInterrupt:
+            self._interrupt()
+            raise
+        except BaseException:
+            self._release()
+            raise
+        self._handle(event)
+        return event
+
+    def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> RunResult:
+        """Read the remaining events and return the result.
+
+        :param on_event: called with each event on this thread as it arrives.
+        :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
+        :raises StreamError: the stream broke and could not be resumed.
+        """
+        try:
+            for event in self:
+                if on_event is not None:
+                    on_event(event)
+        except KeyboardInterrupt:
+            self._interrupt()
+            raise
+        if self._result is None:
+            raise MantyxError(f"run {self.id}: the stream was closed before the run ended")
+        return self._result
+
+    def cancel(self) -> None:
+        """Ask the server to cancel the run (idempotent). The stream then ends
+        with a ``cancelled`` event; iterate or :meth:`wait` to see it."""
+        self._transport.request("POST", f"/agent-runs/{self.id}/cancel", policy=SAFE_POLICY)
+
+    def close(self) -> None:
+        """Stop following the run. Before its end, the run is cancelled (best effort)."""
+        if not self._done:
+            self._best_effort_cancel()
+        self._stream.close()
+        self._release()
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _handle(self, event: RunEvent) -> None:
+        self._events.append(event)
+        payload = event.payload
+        if isinstance(payload, LocalToolCall):
+            self._executor.submit(payload)
+        elif event.type == "local_tool_result_in":
+            tool_use_id = event.data.get("toolUseId")
+            if isinstance(tool_use_id, str):
+                self._executor.mark_answered(tool_use_id)
+        if event.is_terminal:
+            self._finish(event)
+
+    def _finish(self, event: RunEvent) -> None:
+        self._done = True
+        payload = event.payload
+        tokens = getattr(payload, "tokens", None)
+        turns = getattr(payload, "turns", None)
+        model = getattr(payload, "model", None)
+        text = ""
+        if isinstance(payload, ResultPayload) and payload.text is not None:
+            text = payload.text
+        result = RunResult(
+            run_id=self.id,
+            text=text,
+            events=tuple(self._events),
+            tokens=tokens,
+            turns=turns,
+            model=model,
+            session_id=self.session_id,
+            output_schema=self._options.output_schema,
+        )
+        self._result = result
+        if isinstance(payload, CancelledPayload):
+            self._failure = RunCancelled(
+                f"cancelled ({payload.reason})" if payload.reason else "cancelled",
+                run_id=self.id,
+                code="cancelled",
+                result=result,
+            )
+        elif isinstance(payload, ErrorPayload):
+            self._failure = RunError(
+                payload.error or "the run failed",
+                run_id=self.id,
+                code=payload.code or payload.error_class,
+                error_class=payload.error_class,
+                finish_reason=payload.finish_reason,
+                partial_text=payload.partial_text,
+                retryable=payload.retryable,
+                result=result,
+            )
+        elif isinstance(payload, ResultPayload) and not payload.success:
+            self._failure = RunError(
+                payload.error or f"the run ended with {payload.subtype}",
+                run_id=self.id,
+                code=payload.subtype,
+                result=result,
+            )
+        log.debug("run %s ended with %s", self.id, event.type)
+        self._release()
+
+    def _deliver(
+        self, poster: ResultPoster, tool_use_id: str, result: str | None, error: str | None
+    ) -> Delivery:
+        return poster.post(tool_use_id, result=result, error=error)
+
+    def _release(self) -> None:
+        # Never waits on a running handler: its late answer is dropped.
+        with self._release_lock:
+            if self._released:
+                return
+            self._released = True
+        self._ended.set()
+        self._executor.shutdown()
+        if self._owns_tools:
+            self._tools.close()
+
+    def _best_effort_cancel(self) -> None:
+        _cancel_quietly(self._transport, self.id)
+
+    def _interrupt(self) -> None:
+        log.info("run %s: interrupted; cancelling it on the server", self.id)
+        self.close()

@@ -1,0 +1,181 @@
+"""A run's event stream: SSE frames in, each event exactly once, resumed across drops.
+
+The stream is read on the caller's thread. Frames are parsed by sseclient-py
+over raw byte chunks handed over as they arrive. Every event carries a
+monotonically increasing ``seq`` (wire-protocol §10): anything at or below the
+last delivered ``seq`` is a replay and is dropped. When the connection drops,
+stalls past the idle deadline, or closes before a terminal event, the stream
+is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
+ends at exactly one terminal event, after which the connection is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Iterator
+
+import sseclient
+
+from ._retry import Backoff, RetryPolicy, Safety
+from ._transport import EventSource, HttpTransport
+from .errors import MantyxError, StreamError, TimeoutError_, TransportError
+from .events import MalformedEvent, RunEvent
+
+__all__ = ["RunStream"]
+
+log = logging.getLogger(__name__)
+
+
+class _Interrupted(TransportError):
+    """The server closed the stream before the run's terminal event."""
+
+
+class _IdleWatch:
+    """Raises when bytes keep coming (keep-alives) but no event has for too long."""
+
+    def __init__(self, idle_timeout: float) -> None:
+        self.idle_timeout = idle_timeout
+        self.last_event = time.monotonic()
+
+    def saw_event(self) -> None:
+        self.last_event = time.monotonic()
+
+    def chunks(self, source: EventSource) -> Iterator[bytes]:
+        for chunk in source:
+            if time.monotonic() - self.last_event > self.idle_timeout:
+                raise TimeoutError_(
+                    f"no event for {self.idle_timeout:g}s (only keep-alives); resuming"
+                )
+            yield chunk
+
+
+class RunStream:
+    """Iterator of :class:`~mantyx_sync.events.RunEvent` for one run, in ``seq`` order.
+
+    Not thread-safe for iteration (use one thread); :meth:`close` may be called
+    from any thread and makes the iteration stop.
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        path: str,
+        *,
+        run_id: str,
+        last_seq: int = 0,
+        reconnects: int | None = None,
+        idle_timeout: float | None = None,
+        backoff: Backoff | None = None,
+        sleep_event: threading.Event | None = None,
+    ) -> None:
+        config = transport.config
+        self._transport = transport
+        self._path = path
+        self.run_id = run_id
+        self.last_seq = last_seq
+        self._reconnects = config.stream_reconnects if reconnects is None else reconnects
+        self._idle_timeout = idle_timeout or config.stream_idle_timeout
+        self._backoff = backoff or Backoff()
+        # The policy only classifies failures; the loop below owns the waits
+        # because a stream that made progress earns a fresh attempt budget.
+        self._policy = RetryPolicy(safety=Safety.SAFE)
+        self._closed = threading.Event()
+        self._wake = sleep_event or self._closed
+        self._source: EventSource | None = None
+        self._lock = threading.Lock()
+        self.connections = 0
+        self.finished = False
+        self._events = self._run()
+
+    def __iter__(self) -> RunStream:
+        return self
+
+    def __next__(self) -> RunEvent:
+        return next(self._events)
+
+    def close(self) -> None:
+        """Stop reading and close the connection. Idempotent, any thread."""
+        self._closed.set()
+        with self._lock:
+            source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
+    def _run(self) -> Iterator[RunEvent]:
+        failures = 0
+        while not self._closed.is_set():
+            progressed = False
+            try:
+                source = self._open()
+                for event in self._read(source):
+                    progressed = True
+                    yield event
+                    if event.is_terminal:
+                        self.finished = True
+                        self.close()
+                        return
+                if self._closed.is_set():
+                    return
+                raise _Interrupted("the server closed the stream before the terminal event")
+            except MantyxError as exc:
+                if self._closed.is_set():
+                    return
+                if not self._policy.should_retry(exc):
+                    raise
+                failures = 1 if progressed else failures + 1
+                if failures > self._reconnects:
+                    raise StreamError(
+                        f"event stream for run {self.run_id} could not be resumed after "
+                        f"{failures - 1} reconnects: {exc}",
+                        run_id=self.run_id,
+                    ) from exc
+                delay = self._backoff.delay(failures, exc)
+                log.debug(
+                    "run %s: stream interrupted after seq %d (%s); reconnecting in %.2fs",
+                    self.run_id,
+                    self.last_seq,
+                    exc,
+                    delay,
+                )
+                if self._wake.wait(delay) and self._closed.is_set():
+                    return
+            finally:
+                self._drop_source()
+
+    def _open(self) -> EventSource:
+        source = self._transport.open_stream(
+            self._path, last_seq=self.last_seq or None, idle_timeout=self._idle_timeout
+        )
+        with self._lock:
+            if self._closed.is_set():
+                source.close()
+                raise _Interrupted("stream closed")
+            self._source = source
+        self.connections += 1
+        return source
+
+    def _drop_source(self) -> None:
+        with self._lock:
+            source, self._source = self._source, None
+        if source is not None:
+            source.close()
+
+    def _read(self, source: EventSource) -> Iterator[RunEvent]:
+        watch = _IdleWatch(self._idle_timeout)
+        for frame in sseclient.SSEClient(watch.chunks(source)).events():
+            try:
+                # sseclient reports a frame without an ``event:`` line as "message".
+                name = None if frame.event == "message" else frame.event
+                event = RunEvent.from_frame(frame.data, event=name, id=frame.id)
+            except MalformedEvent as exc:
+                log.warning("run %s: skipping malformed event frame: %s", self.run_id, exc)
+                continue
+            watch.saw_event()
+            if event.seq <= self.last_seq:
+                log.debug("run %s: dropping replayed event seq %d", self.run_id, event.seq)
+                continue
+            self.last_seq = event.seq
+            log.debug("run %s: event %d %s", self.run_id, event.seq, event.type)
+            yield event

@@ -1,0 +1,143 @@
+"""The :class:`Agent` facade: a spec you run, stream, or talk to in a session."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ._executor import ToolActivity
+from ._runs import Run
+from ._types import UNSET
+from .client import Client
+from .events import RunEvent
+from .results import RunResult
+from .session import Session
+from .spec import AgentSpec
+
+__all__ = ["Agent"]
+
+
+class Agent:
+    """An agent spec bound to a :class:`Client`.
+
+    The spec is validated here, when the agent is built, so a bad field fails
+    with :class:`~mantyx_sync.SpecError` before anything is sent. Without a
+    ``client`` one is built from the environment (``MANTYX_API_KEY``,
+    ``MANTYX_WORKSPACE``, ``MANTYX_BASE_URL``).
+
+    ``tools`` may mix server-resolved refs (:class:`MantyxTool`,
+    :class:`PluginTool`, :class:`A2ATool`, :class:`McpTool`), local tools
+    (:func:`define_local_tool`, functions decorated with :func:`local_tool`, or
+    plain typed functions), and :func:`define_local_mcp` / :func:`define_local_a2a`
+    definitions, which are connected at the start of each run and closed at
+    its end.
+
+    Thread-safety: an ``Agent`` is immutable after construction; call
+    :meth:`run` from many threads at once — each call is its own run.
+
+    :param max_workers: threads answering local tool calls in each run
+        (default: the client's, 32).
+    :param on_tool: called with a :class:`ToolActivity` when each local tool
+        call starts and ends (from pool threads), e.g. for progress output.
+
+    Example::
+
+        agent = mantyx_sync.Agent(system_prompt="You are terse.", tools=[add])
+        print(agent.run("What is 2 + 3?").text)
+    """
+
+    def __init__(
+        self,
+        client: Client | None = None,
+        *,
+        system_prompt: str | None = None,
+        agent_id: str | None = None,
+        model_id: str | None = None,
+        name: str | None = None,
+        tools: Sequence[Any] = (),
+        reasoning_level: str | int | None = None,
+        output_schema: Any = None,
+        loop_detection: Any = UNSET,
+        tool_budgets: Any = UNSET,
+        budgets: dict[str, Any] | None = None,
+        metadata: dict[str, str] | None = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> None:
+        self.spec = AgentSpec.build(
+            system_prompt=system_prompt,
+            agent_id=agent_id,
+            model_id=model_id,
+            name=name,
+            tools=tools,
+            reasoning_level=reasoning_level,
+            output_schema=output_schema,
+            loop_detection=loop_detection,
+            tool_budgets=tool_budgets,
+            budgets=budgets,
+            metadata=metadata,
+        )
+        self.client = client if client is not None else Client()
+        self._max_workers = max_workers
+        self._on_tool = on_tool
+
+    def __repr__(self) -> str:
+        label = self.spec.name or self.spec.agent_id or "ephemeral"
+        return f"<Agent {label} tools={len(self.spec.tools)}>"
+
+    def start(self, prompt: str | None = None, *, messages: Sequence[Any] | None = None) -> Run:
+        """Start a run and return its :class:`Run` handle at once.
+
+        Pass ``prompt`` or ``messages`` (a list of ``{"role", "content"}``), not both.
+
+        :raises SpecError: bad input (nothing is sent).
+        :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
+        :raises APIError: the server refused the run.
+        """
+        return self.client.start_run(
+            self.spec,
+            prompt,
+            messages=messages,
+            max_workers=self._max_workers,
+            on_tool=self._on_tool,
+        )
+
+    def run(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> RunResult:
+        """Run to the end and return the :class:`RunResult`.
+
+        :param on_event: called with every event as it arrives, on this thread.
+        :raises RunError: the run failed (``RunCancelled`` if cancelled); the
+            error carries the partial text and the events gathered.
+        """
+        # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
+        with self.start(prompt, messages=messages) as run:
+            return run.wait(on_event)
+
+    def stream(self, prompt: str | None = None, *, messages: Sequence[Any] | None = None) -> Run:
+        """Start a run and iterate its events as they arrive.
+
+        Every event is yielded, the terminal one included; a failed run then
+        raises :class:`RunError`. Use it in a ``with`` block: leaving early
+        cancels the run on the server and closes the connection::
+
+            with agent.stream("Tell me a story") as events:
+                for event in events:
+                    if event.type == "assistant_delta":
+                        print(event.text, end="")
+        """
+        return self.start(prompt, messages=messages)
+
+    def session(self, **overrides: Any) -> Session:
+        """Open a :class:`Session` with this agent's spec (fields in ``overrides`` replace it)."""
+        return self.client.create_session(
+            self.spec,
+            max_workers=self._max_workers,
+            on_tool=self._on_tool,
+            **overrides,
+        )

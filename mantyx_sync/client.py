@@ -1,0 +1,266 @@
+"""The :class:`Client` facade: credentials, the connection pool, and plain API calls."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any
+
+import requests
+
+from ._config import ClientConfig
+from ._executor import ToolActivity
+from ._redact import mask
+from ._runs import CREATE_POLICY, SAFE_POLICY, Run, RunOptions, resolve_tools, start_run
+from ._transport import HttpTransport
+from ._types import UNSET
+from .results import ModelCatalog, RunSnapshot, SessionInfo
+from .session import Session
+from .spec import AgentSpec, turn_input
+
+__all__ = ["Client"]
+
+
+class Client:
+    """A connection to one MANTYX workspace.
+
+    Arguments left as ``None`` fall back to the environment: ``MANTYX_API_KEY``
+    (a workspace API key ``mantyx_…`` or an OAuth access token ``mantyx_at_…``;
+    both go in the same header), ``MANTYX_WORKSPACE`` and ``MANTYX_BASE_URL``.
+    A missing key or workspace raises :class:`~mantyx_sync.ConfigurationError`
+    naming the variable.
+
+    Thread-safety: one ``Client`` serves every thread of a process (a Flask or
+    Django worker, a thread pool). It holds one shared ``requests.Session``
+    whose connection pool is sized for many concurrent runs and which is never
+    mutated per call. It is fork-safe: a client created before gunicorn or
+    Celery forks builds a fresh pool in each child.
+
+    :param api_key: API key or OAuth access token; never shown in reprs or logs.
+    :param workspace: workspace slug.
+    :param base_url: API origin, default ``https://app.mantyx.io``.
+    :param timeout: read timeout in seconds for JSON requests, or a
+        ``(connect, read)`` pair.
+    :param max_retries: retries of a safe request after its first attempt.
+    :param stream_idle_timeout: seconds without an event before a stream is
+        considered dead and resumed (keep-alives do not count).
+    :param max_workers: threads per run for local tools (default 32).
+    :param tool_timeout: default seconds a local tool may run (``None``: no limit).
+    :param http_session: a ``requests.Session`` to use instead of our own (for
+        proxies or custom TLS); it is then shared across forks as given.
+
+    Example::
+
+        with mantyx_sync.Client() as client:
+            print(client.models().default_model_id)
+    """
+
+    def __init__(
+        self,
+        api_key: str | None = None,
+        *,
+        workspace: str | None = None,
+        base_url: str | None = None,
+        timeout: float | tuple[float, float] | None = None,
+        max_retries: int | None = None,
+        stream_idle_timeout: float | None = None,
+        max_workers: int | None = None,
+        tool_timeout: float | None = None,
+        http_session: requests.Session | None = None,
+    ) -> None:
+        options: dict[str, Any] = {}
+        if isinstance(timeout, tuple):
+            options["connect_timeout"], options["read_timeout"] = timeout
+        elif timeout is not None:
+            options["read_timeout"] = timeout
+        for key, value in (
+            ("max_retries", max_retries),
+            ("stream_idle_timeout", stream_idle_timeout),
+            ("max_workers", max_workers),
+            ("tool_timeout", tool_timeout),
+        ):
+            if value is not None:
+                options[key] = value
+        self.config = ClientConfig.from_env(
+            api_key, workspace=workspace, base_url=base_url, **options
+        )
+        self._transport = HttpTransport(self.config, session=http_session)
+        self._safe = SAFE_POLICY.with_attempts(self.config.max_retries + 1)
+
+    def __repr__(self) -> str:
+        return (
+            f"<Client workspace={self.config.workspace!r} base_url={self.config.base_url!r} "
+            f"api_key={mask(self.config.api_key)}>"
+        )
+
+    def models(self) -> ModelCatalog:
+        """The models this workspace can run (``GET /models``).
+
+        :raises APIError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
+        """
+        reply = self._transport.request("GET", "/models", policy=self._safe)
+        return ModelCatalog.from_wire(reply.body or {})
+
+    def get_run(self, run_id: str) -> RunSnapshot:
+        """A run's current state without following its events (``GET /agent-runs/{id}``)."""
+        reply = self._transport.request("GET", f"/agent-runs/{run_id}", policy=self._safe)
+        return RunSnapshot.from_wire(reply.body or {})
+
+    def cancel(self, run_id: str) -> None:
+        """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
+        self._transport.request("POST", f"/agent-runs/{run_id}/cancel", policy=self._safe)
+
+    def create_session(
+        self,
+        spec: AgentSpec | None = None,
+        *,
+        system_prompt: str | None = None,
+        agent_id: str | None = None,
+        model_id: str | None = None,
+        name: str | None = None,
+        tools: Sequence[Any] = (),
+        reasoning_level: str | int | None = None,
+        output_schema: Any = None,
+        loop_detection: Any = UNSET,
+        tool_budgets: Any = UNSET,
+        budgets: dict[str, Any] | None = None,
+        metadata: dict[str, str] | None = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> Session:
+        """Create a session (``POST /agent-sessions``) with these defaults for every message.
+
+        Client-resolved tools are connected now and stay open until the session ends.
+
+        :param spec: a prepared :class:`~mantyx_sync.spec.AgentSpec` (then the
+            keyword fields given override its fields).
+        :raises SpecError: the spec breaks a documented limit (nothing is sent).
+        """
+        fields: dict[str, Any] = {
+            "system_prompt": system_prompt,
+            "agent_id": agent_id,
+            "model_id": model_id,
+            "name": name,
+            "tools": tools,
+            "reasoning_level": reasoning_level,
+            "output_schema": output_schema,
+            "loop_detection": loop_detection,
+            "tool_budgets": tool_budgets,
+            "budgets": budgets,
+            "metadata": metadata,
+        }
+        if spec is None:
+            spec = AgentSpec.build(**fields)
+        else:
+            given = {k: v for k, v in fields.items() if v is not None and v is not UNSET}
+            if not given.get("tools"):
+                given.pop("tools", None)
+            spec = spec.replace(**given) if given else spec
+        return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
+
+    def start_run(
+        self,
+        spec: AgentSpec,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> Run:
+        """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
+
+        Client-resolved tools are connected first and closed when the run ends.
+
+        :raises SpecError: bad input (nothing is sent).
+        :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
+        """
+        body = turn_input(prompt, messages)
+        resolved = resolve_tools(spec.tools)
+        body.update(spec.to_body(resolved.refs))
+        options = RunOptions(
+            max_workers=max_workers or self.config.max_workers,
+            tool_timeout=self.config.tool_timeout,
+            on_tool=on_tool,
+            output_schema=spec.output_schema,
+        )
+        return start_run(self._transport, "/agent-runs", body, resolved, options, owns_tools=True)
+
+    def _open_session(
+        self,
+        spec: AgentSpec,
+        *,
+        max_workers: int | None,
+        on_tool: Callable[[ToolActivity], None] | None,
+    ) -> Session:
+        resolved = resolve_tools(spec.tools)
+        try:
+            reply = self._transport.request(
+                "POST",
+                "/agent-sessions",
+                json_body=spec.to_body(resolved.refs),
+                policy=CREATE_POLICY,
+            )
+        except BaseException:
+            resolved.close()
+            raise
+        session_id = (reply.body or {}).get("sessionId") or (reply.body or {}).get("id")
+        return Session(
+            self._transport,
+            str(session_id),
+            tools=resolved,
+            output_schema=spec.output_schema,
+            max_workers=max_workers,
+            on_tool=on_tool,
+        )
+
+    def resume_session(
+        self,
+        session_id: str,
+        *,
+        tools: Sequence[Any] = (),
+        output_schema: Any = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> Session:
+        """Re-attach to an existing session, e.g. in a new process.
+
+        The server keeps tool *definitions*, not handlers: pass the same
+        ``tools`` again so this process can answer their calls.
+
+        :raises NotFoundError: the session does not exist.
+        """
+        self.get_session(session_id)
+        schema = AgentSpec.build(system_prompt="-", output_schema=output_schema).output_schema
+        resolved = resolve_tools(tools)
+        return Session(
+            self._transport,
+            session_id,
+            tools=resolved,
+            output_schema=schema,
+            max_workers=max_workers,
+            on_tool=on_tool,
+        )
+
+    def get_session(self, session_id: str) -> SessionInfo:
+        """A session's state and history (``GET /agent-sessions/{id}``)."""
+        reply = self._transport.request("GET", f"/agent-sessions/{session_id}", policy=self._safe)
+        return SessionInfo.from_wire(reply.body or {})
+
+    def end_session(self, session_id: str) -> None:
+        """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
+        self._transport.request("DELETE", f"/agent-sessions/{session_id}", policy=self._safe)
+
+    def close(self) -> None:
+        """Close pooled connections. The client must not be used afterwards."""
+        self._transport.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,167 @@
+"""The :class:`Session` facade: a conversation whose runs share history."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any
+
+from ._executor import ToolActivity
+from ._runs import SAFE_POLICY, ResolvedTools, Run, RunOptions, resolve_tools, start_run
+from ._transport import HttpTransport
+from ._types import UNSET
+from .events import RunEvent
+from .results import RunResult, SessionInfo
+from .spec import MessageOverrides, OutputSchema, turn_input
+
+__all__ = ["Session"]
+
+log = logging.getLogger(__name__)
+
+
+class Session:
+    """A MANTYX agent session: each :meth:`run` sees the conversation so far.
+
+    Create one with :meth:`Agent.session` or :meth:`Client.create_session`,
+    or re-attach with :meth:`Client.resume_session`. Leaving its ``with``
+    block ends it on the server (``DELETE``), cancelling an in-flight run,
+    and closes its MCP/A2A connections.
+
+    Each message may override the session's tools, reasoning level, output
+    schema, run guards and metadata for that one run.
+
+    Thread-safety: runs of one session are sequential on the server; start
+    them one at a time. :meth:`end` may be called from any thread.
+
+    Example::
+
+        with agent.session() as chat:
+            chat.run("My name is Ada.")
+            print(chat.run("What is my name?").text)
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        session_id: str,
+        *,
+        tools: ResolvedTools,
+        output_schema: OutputSchema | None = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> None:
+        self.id = session_id
+        self._transport = transport
+        self._tools = tools
+        self._output_schema = output_schema
+        self._max_workers = max_workers or transport.config.max_workers
+        self._on_tool = on_tool
+        self._ended = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<Session {self.id}{' ended' if self._ended else ''}>"
+
+    def start(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        tools: Any = UNSET,
+        reasoning_level: Any = UNSET,
+        output_schema: Any = UNSET,
+        loop_detection: Any = UNSET,
+        tool_budgets: Any = UNSET,
+        metadata: Any = UNSET,
+    ) -> Run:
+        """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
+
+        Keyword overrides apply to this one run only.
+
+        :raises SpecError: bad input or override (nothing is sent).
+        """
+        body = turn_input(prompt, messages)
+        overrides = MessageOverrides.build(
+            tools=tools,
+            reasoning_level=reasoning_level,
+            output_schema=output_schema,
+            loop_detection=loop_detection,
+            tool_budgets=tool_budgets,
+            metadata=metadata,
+        )
+        if tools is UNSET:
+            resolved, owns = self._tools, False
+            body.update(overrides.to_body(None))
+        else:
+            resolved, owns = resolve_tools(overrides.tools or ()), True
+            body.update(overrides.to_body(resolved.refs))
+        schema = overrides.output_schema if output_schema is not UNSET else self._output_schema
+        options = RunOptions(
+            max_workers=self._max_workers,
+            tool_timeout=self._transport.config.tool_timeout,
+            on_tool=self._on_tool,
+            output_schema=schema if isinstance(schema, OutputSchema) else None,
+            session_id=self.id,
+        )
+        return start_run(
+            self._transport,
+            f"/agent-sessions/{self.id}/messages",
+            body,
+            resolved,
+            options,
+            owns_tools=owns,
+        )
+
+    def run(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        on_event: Callable[[RunEvent], None] | None = None,
+        **overrides: Any,
+    ) -> RunResult:
+        """Send a message and block until the run ends.
+
+        :raises RunError: the run failed (``RunCancelled`` if cancelled).
+        """
+        with self.start(prompt, messages=messages, **overrides) as run:
+            return run.wait(on_event)
+
+    def stream(
+        self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
+    ) -> Run:
+        """Send a message and iterate its events (see :meth:`Agent.stream`)."""
+        return self.start(prompt, messages=messages, **overrides)
+
+    def info(self) -> SessionInfo:
+        """The session as the server has it (status, metadata, messages)."""
+        reply = self._transport.request("GET", f"/agent-sessions/{self.id}", policy=SAFE_POLICY)
+        return SessionInfo.from_wire(reply.body or {})
+
+    def history(self) -> list[dict[str, Any]]:
+        """The conversation so far, as ``{"role", "content"}`` messages."""
+        return [dict(message) for message in self.info().messages]
+
+    def end(self) -> None:
+        """End the session on the server and close its tool connections. Idempotent."""
+        with self._lock:
+            if self._ended:
+                return
+            self._ended = True
+        try:
+            self._transport.request("DELETE", f"/agent-sessions/{self.id}", policy=SAFE_POLICY)
+        finally:
+            self._tools.close()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.end()
