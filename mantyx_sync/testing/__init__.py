@@ -1,0 +1,35 @@
+"""A protocol-faithful local MANTYX emulator, for tests and offline development.
+
+:class:`LocalMantyx` serves the MANTYX agent-runs API over real HTTP on
+127.0.0.1, driven by a scripted model (:class:`Turn`, :class:`ToolCall`,
+:class:`Fail`, :class:`FailResult`, :class:`Emit`) or a deterministic default
+model, with fault plans (:class:`Faults`) for the failure paths and every
+request recorded (:class:`RecordedRequest`). It needs werkzeug
+(``pip install 'mantyx-sync[testing]'``) only once it is started.
+
+The emulator never imports the SDK (only :meth:`LocalMantyx.client` does,
+lazily), so a bug in the SDK cannot hide a bug in the emulator.
+"""
+
+from __future__ import annotations
+
+from ._faults import Faults
+from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
+from ._recorder import RecordedRequest
+from ._runs import EmulatedRun, EmulatedSession
+from ._server import LocalMantyx
+
+__all__ = [
+    "Emit",
+    "EmulatedRun",
+    "EmulatedSession",
+    "Fail",
+    "FailResult",
+    "Faults",
+    "LocalMantyx",
+    "ModelContext",
+    "RecordedRequest",
+    "Step",
+    "ToolCall",
+    "Turn",
+]

@@ -1,0 +1,412 @@
+"""The emulator's WSGI application: routing, auth, JSON errors, request faults.
+
+Plain WSGI (no framework) keeps the hot paths — the event stream and
+tool-result POSTs — short. Every route lives under
+``/api/v1/workspaces/{workspace}`` (agent-runs §2).
+"""
+
+from __future__ import annotations
+
+import http
+import json
+import logging
+import re
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl
+
+from ._catalog import ModelNotFound, models_body
+from ._faults import RequestFaults
+from ._recorder import RecordedRequest, Recorder, mask_headers
+from ._runs import EmulatedRun, EmulatedSession
+from ._sse import drop_connection, stream_frames
+from ._state import EmulatorState
+from ._validation import (
+    InvalidRequest,
+    validate_message_body,
+    validate_spec,
+    validate_tool_result,
+)
+
+__all__ = ["EmulatorApp"]
+
+log = logging.getLogger(__name__)
+
+StartResponse = Callable[..., Any]
+_PREFIX = re.compile(r"^/api/v1/workspaces/(?P<ws>[^/]+)(?P<rest>/.*)?$")
+_NO_BODY = object()
+_BAD_JSON = object()
+
+
+class _HTTPError(Exception):
+    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": code, "message": message, **extra}
+        self.headers: dict[str, str] = {}
+
+
+class _Response:
+    """What a handler answers: a JSON body, no body, a stream, or a dropped connection."""
+
+    __slots__ = ("body", "drop", "headers", "status", "stream")
+
+    def __init__(
+        self,
+        status: int,
+        body: Any = _NO_BODY,
+        headers: Mapping[str, str] | None = None,
+        stream: Iterable[bytes] | None = None,
+        drop: bool = False,
+    ) -> None:
+        self.status = status
+        self.body = body
+        self.headers = dict(headers or {})
+        self.stream = stream
+        self.drop = drop
+
+
+def _status_line(status: int) -> str:
+    try:
+        return f"{status} {http.HTTPStatus(status).phrase}"
+    except ValueError:
+        return f"{status} Status {status}"
+
+
+def _default_code(status: int) -> str:
+    return {
+        400: "invalid_request",
+        401: "unauthorized",
+        403: "forbidden",
+        404: "not_found",
+        409: "conflict",
+        429: "rate_limited",
+        500: "internal_error",
+        502: "bad_gateway",
+        503: "unavailable",
+        504: "timeout",
+    }.get(status, "error")
+
+
+# (method, path pattern under the workspace prefix, OAuth scope, handler name)
+_ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
+    (method, re.compile(pattern), scope, handler)
+    for method, pattern, scope, handler in (
+        ("GET", r"^/models/?$", "models:read", "_models"),
+        ("POST", r"^/agent-runs/?$", "runs:write", "_create_run"),
+        ("GET", r"^/agent-runs/(?P<id>[^/]+)/?$", "runs:read", "_get_run"),
+        ("GET", r"^/agent-runs/(?P<id>[^/]+)/stream/?$", "runs:read", "_stream"),
+        ("POST", r"^/agent-runs/(?P<id>[^/]+)/tool-results/?$", "runs:write", "_tool_result"),
+        ("POST", r"^/agent-runs/(?P<id>[^/]+)/cancel/?$", "runs:write", "_cancel"),
+        ("POST", r"^/agent-sessions/?$", "sessions:write", "_create_session"),
+        ("GET", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:read", "_get_session"),
+        ("POST", r"^/agent-sessions/(?P<id>[^/]+)/messages/?$", "sessions:write", "_message"),
+        ("DELETE", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:write", "_end_session"),
+    )
+)
+
+
+class _Request:
+    __slots__ = ("body", "environ", "method", "params", "path", "query")
+
+    def __init__(self, environ: dict[str, Any], body: Any) -> None:
+        self.environ = environ
+        self.method = environ["REQUEST_METHOD"].upper()
+        self.path = environ.get("PATH_INFO") or "/"
+        self.query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        self.body = body
+        self.params: dict[str, str] = {}
+
+    def json_body(self) -> Any:
+        if self.body is _NO_BODY:
+            raise _HTTPError(400, "invalid_request", "a JSON body is required")
+        if self.body is _BAD_JSON:
+            raise _HTTPError(400, "invalid_request", "the body is not valid JSON")
+        return self.body
+
+
+def _read_body(environ: dict[str, Any]) -> Any:
+    stream = environ.get("wsgi.input")
+    if stream is None:
+        return _NO_BODY
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    if length > 0:
+        raw = stream.read(length)
+    elif environ.get("wsgi.input_terminated"):
+        raw = stream.read()
+    else:
+        raw = b""
+    if not raw:
+        return _NO_BODY
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return _BAD_JSON
+
+
+class EmulatorApp:
+    """The WSGI callable serving the MANTYX agent-runs API from an :class:`EmulatorState`.
+
+    Thread-safety: one instance serves every request thread at once.
+    """
+
+    def __init__(
+        self,
+        *,
+        state: EmulatorState,
+        api_key: str,
+        workspace: str,
+        oauth_tokens: Mapping[str, Iterable[str]],
+        create_status: int,
+        tool_result_status: int,
+        keepalive: float | None,
+        recorder: Recorder,
+        request_faults: RequestFaults,
+    ) -> None:
+        self.state = state
+        self.api_key = api_key
+        self.workspace = workspace
+        self.oauth_tokens = {token: frozenset(scopes) for token, scopes in oauth_tokens.items()}
+        self.create_status = create_status
+        self.tool_result_status = tool_result_status
+        self.keepalive = keepalive
+        self.recorder = recorder
+        self.request_faults = request_faults
+        self.stop_event = threading.Event()
+        self.wakeup: Any = None
+        self._secrets = (api_key, *self.oauth_tokens)
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        """Serve one request (WSGI)."""
+        request = _Request(environ, _read_body(environ))
+        try:
+            response = self._handle(request)
+        except _HTTPError as exc:
+            response = _Response(exc.status, exc.body, exc.headers)
+        self.recorder.add(
+            RecordedRequest(
+                method=request.method,
+                path=request.path,
+                query=request.query,
+                headers=mask_headers(environ, self._secrets),
+                json=None
+                if request.body is _NO_BODY or request.body is _BAD_JSON
+                else request.body,
+                status=0 if response.drop else response.status,
+            )
+        )
+        log.debug(
+            "%s %s -> %s",
+            request.method,
+            request.path,
+            "dropped" if response.drop else response.status,
+        )
+        if response.drop:
+            drop_connection(environ.get("werkzeug.socket"))
+            start_response(_status_line(500), [("Content-Length", "0")])
+            return []
+        headers = list(response.headers.items())
+        if response.stream is not None:
+            headers += [
+                ("Content-Type", "text/event-stream; charset=utf-8"),
+                ("Cache-Control", "no-cache"),
+                ("X-Accel-Buffering", "no"),
+            ]
+            start_response(_status_line(response.status), headers)
+            return response.stream
+        if response.body is _NO_BODY or response.status == 204:
+            start_response(_status_line(response.status), [*headers, ("Content-Length", "0")])
+            return []
+        payload = json.dumps(response.body, ensure_ascii=False).encode("utf-8")
+        headers += [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
+        start_response(_status_line(response.status), headers)
+        return [payload]
+
+    def _handle(self, request: _Request) -> _Response:
+        rule = self.request_faults.take(request.method, request.path)
+        if rule is not None:
+            log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
+            if rule.drop:
+                return _Response(0, drop=True)
+            body = (
+                rule.body
+                if rule.body is not None
+                else {"error": _default_code(rule.status), "message": "injected by fail_next"}
+            )
+            return _Response(rule.status, body, rule.headers)
+        scopes = self._authenticate(request.environ)
+        match = _PREFIX.match(request.path)
+        if match is None:
+            raise _HTTPError(404, "not_found", f"no route for {request.path}")
+        if match["ws"] != self.workspace:
+            raise _HTTPError(
+                404,
+                "not_found",
+                f"workspace '{match['ws']}' does not match this credential",
+                hint=self.workspace,
+            )
+        rest = match["rest"] or "/"
+        for method, pattern, scope, handler in _ROUTES:
+            found = pattern.match(rest)
+            if found is None or method != request.method:
+                continue
+            if scopes is not None and scope not in scopes:
+                error = _HTTPError(
+                    403, "insufficient_scope", f"this token lacks the {scope} scope", required=scope
+                )
+                error.headers["WWW-Authenticate"] = (
+                    f'Bearer error="insufficient_scope", scope="{scope}"'
+                )
+                raise error
+            request.params = found.groupdict()
+            result: _Response = getattr(self, handler)(request)
+            return result
+        raise _HTTPError(404, "not_found", f"no route for {request.method} {request.path}")
+
+    def _authenticate(self, environ: Mapping[str, Any]) -> frozenset[str] | None:
+        """The OAuth scopes of the credential, ``None`` for the API key (all routes)."""
+        credential = ""
+        authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
+        if authorization[:7].lower() == "bearer ":
+            credential = authorization[7:].strip()
+        if not credential:
+            credential = str(environ.get("HTTP_X_API_KEY", "")).strip()
+        if credential and credential == self.api_key:
+            return None
+        if credential in self.oauth_tokens:
+            return self.oauth_tokens[credential]
+        error = _HTTPError(
+            401, "unauthorized", "missing API key" if not credential else "invalid API key"
+        )
+        error.headers["WWW-Authenticate"] = "Bearer"
+        raise error
+
+    def _stream_url(self, run_id: str) -> str:
+        return f"/api/v1/workspaces/{self.workspace}/agent-runs/{run_id}/stream"
+
+    def _run(self, request: _Request) -> EmulatedRun:
+        run = self.state.runs.get(request.params["id"])
+        if run is None:
+            raise _HTTPError(404, "not_found", f"run {request.params['id']} not found")
+        return run
+
+    def _session(self, request: _Request) -> EmulatedSession:
+        session = self.state.sessions.get(request.params["id"])
+        if session is None:
+            raise _HTTPError(404, "not_found", f"session {request.params['id']} not found")
+        return session
+
+    def _models(self, request: _Request) -> _Response:
+        return _Response(200, models_body())
+
+    def _create_run(self, request: _Request) -> _Response:
+        body = request.json_body()
+        self._validate(lambda: validate_spec(body, mode="run"))
+        run = self.state.create_run(body)
+        return self._created(run)
+
+    @staticmethod
+    def _validate(check: Callable[[], None]) -> None:
+        try:
+            check()
+        except InvalidRequest as exc:
+            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+        except ModelNotFound as exc:
+            raise _HTTPError(400, "invalid_model", str(exc), candidates=exc.candidates) from exc
+
+    def _created(self, run: EmulatedRun) -> _Response:
+        return _Response(
+            self.create_status, {"runId": run.id, "streamUrl": self._stream_url(run.id)}
+        )
+
+    def _get_run(self, request: _Request) -> _Response:
+        return _Response(200, self._run(request).snapshot())
+
+    def _stream(self, request: _Request) -> _Response:
+        run = self._run(request)
+        status = run.faults.take_stream_open_error()
+        if status is not None:
+            log.debug("fault: stream open of run %s answers %d", run.id, status)
+            return _Response(
+                status, {"error": _default_code(status), "message": "injected stream open error"}
+            )
+        raw = request.query.get("lastSeq") or request.environ.get("HTTP_LAST_EVENT_ID") or "0"
+        try:
+            resume = max(0, int(str(raw).strip()))
+        except ValueError as exc:
+            raise _HTTPError(400, "invalid_request", "lastSeq must be an integer") from exc
+        with run.cond:
+            run.stream_connections += 1
+        frames = stream_frames(
+            run,
+            resume_seq=resume,
+            keepalive=self.keepalive,
+            sock=request.environ.get("werkzeug.socket"),
+            wakeup=self.wakeup,
+            stop=self.stop_event,
+        )
+        return _Response(200, stream=frames)
+
+    def _tool_result(self, request: _Request) -> _Response:
+        run = self._run(request)
+        fault = run.faults.take_tool_result_fault()
+        faults = run.faults.faults
+        if fault == "error":
+            status = faults.tool_result_error_status
+            return _Response(
+                status, {"error": _default_code(status), "message": "injected tool-result error"}
+            )
+        if fault == "rate_limited":
+            return _Response(
+                429,
+                {
+                    "error": "rate_limited",
+                    "code": "rate_limit_exceeded",
+                    "message": "injected rate limit",
+                },
+                {"Retry-After": f"{faults.retry_after:g}"},
+            )
+        body = request.json_body()
+        self._validate(lambda: validate_tool_result(body))
+        outcome = run.post_tool_result(body)
+        if outcome == "terminal":
+            raise _HTTPError(409, "run_terminal", f"run {run.id} has already ended")
+        if outcome == "unknown":
+            raise _HTTPError(
+                404, "unknown_tool_use", f"no pending tool call {body['toolUseId']} on run {run.id}"
+            )
+        if fault == "accept_then_drop":
+            return _Response(0, drop=True)
+        if self.tool_result_status == 204:
+            return _Response(204)
+        return _Response(self.tool_result_status, {"ok": True})
+
+    def _cancel(self, request: _Request) -> _Response:
+        self._run(request).cancel()
+        return _Response(200, {"ok": True})
+
+    def _create_session(self, request: _Request) -> _Response:
+        body = request.json_body()
+        self._validate(lambda: validate_spec(body, mode="session"))
+        session = self.state.create_session(body)
+        return _Response(201, {"sessionId": session.id})
+
+    def _get_session(self, request: _Request) -> _Response:
+        return _Response(200, self._session(request).snapshot())
+
+    def _message(self, request: _Request) -> _Response:
+        session = self._session(request)
+        if session.status != "active":
+            raise _HTTPError(409, "session_ended", f"session {session.id} has ended")
+        body = request.json_body()
+        self._validate(lambda: validate_message_body(body))
+        run = self.state.create_run(body, session)
+        return self._created(run)
+
+    def _end_session(self, request: _Request) -> _Response:
+        self.state.end_session(self._session(request))
+        return _Response(200, {"ok": True})

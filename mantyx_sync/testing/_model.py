@@ -1,0 +1,298 @@
+"""The emulator's "model": script steps, the context they see, and the default model.
+
+A model is one of three things:
+
+* ``None`` — :class:`DefaultModel`, deterministic and visible;
+* a list of steps — a script, replayed from the start for every run;
+* a callable ``(ctx) -> step`` — asked once per model turn.
+
+Steps are immutable values: :class:`Turn`, :class:`ToolCall`, :class:`Fail`,
+:class:`FailResult` and :class:`Emit`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "DefaultModel",
+    "Emit",
+    "Fail",
+    "FailResult",
+    "ModelContext",
+    "ModelLike",
+    "Step",
+    "StepSource",
+    "ToolCall",
+    "Turn",
+    "chunk_text",
+    "sample_from_schema",
+]
+
+TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
+
+
+@attrs.define(kw_only=True)
+class ModelContext:
+    """What a scripted step or a callable model can see about the current run.
+
+    Owned by the run's worker thread; the lists are fresh copies at each step.
+
+    :ivar run_id: the run's id.
+    :ivar prompt: the prompt, or the content of the last user message.
+    :ivar messages: session history plus this run's input, as ``{role, content}``.
+    :ivar tool_results: every accepted tool result so far, in arrival order, as
+        ``{toolUseId, name, result}`` or ``{toolUseId, name, error}``.
+    :ivar tool_calls: every local tool call made so far, in call order, as
+        ``{toolUseId, name, args, kind}``.
+    :ivar spec: the run's spec (the request JSON, merged with the session's).
+    :ivar turn: the 0-based index of the model turn being produced.
+    """
+
+    run_id: str
+    prompt: str
+    messages: list[dict[str, Any]]
+    spec: dict[str, Any]
+    tool_results: list[dict[str, Any]] = attrs.field(factory=list)
+    tool_calls: list[dict[str, Any]] = attrs.field(factory=list)
+    turn: int = 0
+
+
+def _to_opt_tuple(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+TextLike = str | Callable[[ModelContext], str]
+
+
+def _to_tuple(value: Any) -> tuple[Any, ...]:
+    return tuple(value) if value is not None else ()
+
+
+@attrs.frozen
+class ToolCall:
+    """A tool call the model makes (inside a :class:`Turn`, or alone as a one-call turn).
+
+    A name declared in the spec as ``local``/``a2a_local``/``mcp_local`` becomes
+    a ``local_tool_call`` the client must answer; any other name, or any call
+    with ``server_result`` set, is run "server-side": informational
+    ``tool_call`` + ``tool_result`` events.
+
+    :param name: the model-facing tool name.
+    :param args: the arguments (default ``{}``).
+    :param id: the ``toolUseId`` (default ``tu_<run number>_<n>``).
+    :param kind: force a local call with this ``kind`` even if the spec does
+        not declare the tool (e.g. to test a client's unknown-tool handling).
+    :param server_result: force a server-resolved call with this result text.
+    """
+
+    name: str
+    args: dict[str, Any] | None = None
+    id: str | None = attrs.field(default=None, kw_only=True)
+    kind: str | None = attrs.field(default=None, kw_only=True)
+    server_result: str | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class Turn:
+    """One model turn: optional thinking, streamed text, ``assistant_message``, tool calls.
+
+    A turn without tool calls is the final answer and ends the run with a
+    successful ``result``.
+
+    :param text: the assistant text, or a callable ``(ctx) -> str`` (e.g. to use
+        tool results in the final answer).
+    :param chunks: the ``assistant_delta`` texts; default: ``text`` split in a
+        few word chunks (no deltas when the text is empty).
+    :param thinking: text for one ``thinking_delta`` before the answer.
+    :param tool_calls: the calls made at the end of this turn.
+    :param finish_reason: ``finishReason`` on the ``assistant_message``.
+    """
+
+    text: TextLike = ""
+    chunks: tuple[str, ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_to_opt_tuple
+    )
+    thinking: str | None = attrs.field(default=None, kw_only=True)
+    tool_calls: tuple[ToolCall, ...] = attrs.field(default=(), kw_only=True, converter=_to_tuple)
+    finish_reason: str | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class Fail:
+    """End the run with a terminal ``error`` event (wire-protocol §4.7).
+
+    With ``partial_text``, an ``assistant_message`` carrying that text (and
+    ``finish_reason``) comes first, as on a truncated reply.
+    """
+
+    error: str = "boom"
+    code: str = attrs.field(default="error", kw_only=True)
+    error_class: str | None = attrs.field(default=None, kw_only=True)
+    finish_reason: str | None = attrs.field(default=None, kw_only=True)
+    partial_text: str | None = attrs.field(default=None, kw_only=True)
+    retryable: bool | None = attrs.field(default=None, kw_only=True)
+
+
+@attrs.frozen
+class FailResult:
+    """End the run with a non-success terminal ``result {subtype, error}``."""
+
+    subtype: str = "error_max_turns"
+    error: str = "Run exceeded the maximum number of tool turns"
+
+
+@attrs.frozen
+class Emit:
+    """Log any raw event; it ends the run only if ``type`` is terminal."""
+
+    type: str
+    data: dict[str, Any] = attrs.field(factory=dict)
+
+
+Step = Turn | ToolCall | Fail | FailResult | Emit
+ModelLike = Sequence[Step] | Callable[[ModelContext], Step] | None
+
+
+def chunk_text(text: str, words_per_chunk: int = 3) -> list[str]:
+    """Split ``text`` into chunks of a few words whose concatenation is ``text``."""
+    if not text:
+        return []
+    pieces = re.findall(r"\s*\S+\s*|\s+", text)
+    return [
+        "".join(pieces[i : i + words_per_chunk]) for i in range(0, len(pieces), words_per_chunk)
+    ]
+
+
+def sample_from_schema(schema: Any) -> Any:
+    """A deterministic value for a JSON Schema: required properties only.
+
+    string → ``"example"`` (or the first enum value), integer → 1,
+    number → 1.5, boolean → true, array → ``[]`` (``minItems`` samples when
+    required), object → its required properties.
+    """
+    if not isinstance(schema, dict):
+        return {}
+    if "const" in schema:
+        return schema["const"]
+    if isinstance(schema.get("enum"), list) and schema["enum"]:
+        return schema["enum"][0]
+    for key in ("anyOf", "oneOf", "allOf"):
+        options = schema.get(key)
+        if isinstance(options, list) and options:
+            return sample_from_schema(options[0])
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "null")
+    if kind is None and "properties" in schema:
+        kind = "object"
+    if kind == "string":
+        return "example"
+    if kind == "integer":
+        return 1
+    if kind == "number":
+        return 1.5
+    if kind == "boolean":
+        return True
+    if kind == "null":
+        return None
+    if kind == "array":
+        count = schema.get("minItems", 0)
+        item = schema.get("items", {})
+        return [sample_from_schema(item) for _ in range(count if isinstance(count, int) else 0)]
+    properties = schema.get("properties") or {}
+    required = schema.get("required") or []
+    return {
+        name: sample_from_schema(properties.get(name, {}))
+        for name in required
+        if isinstance(name, str)
+    }
+
+
+def _thinking_on(spec: dict[str, Any]) -> bool:
+    level = spec.get("reasoningLevel")
+    return level not in (None, "off", 0)
+
+
+class DefaultModel:
+    """The model used when none is configured: deterministic and easy to assert on.
+
+    Turn 0 calls every client-resolved tool the spec declares once (an
+    ``mcp_local`` ref: each of its tools) with arguments generated from the
+    tool's schema (``{"message": prompt}`` for ``a2a_local``). The final turn
+    answers ``"You said: <prompt>"`` plus one ``"<name> → <result>"`` line per
+    call, or, with an ``outputSchema``, a JSON document generated from it.
+    With a non-zero ``reasoningLevel`` each turn starts with a ``thinking_delta``.
+
+    Stateless: one instance may serve any number of runs at once.
+    """
+
+    def __call__(self, ctx: ModelContext) -> Step:
+        """The next step for ``ctx``."""
+        thinking = f"Thinking about: {ctx.prompt}" if _thinking_on(ctx.spec) else None
+        calls = self._calls(ctx) if ctx.turn == 0 else []
+        if calls:
+            names = ", ".join(call.name for call in calls)
+            return Turn(
+                f"Calling {names}.", thinking=thinking, tool_calls=calls, finish_reason="tool_use"
+            )
+        return Turn(self._final_text(ctx), thinking=thinking, finish_reason="end_turn")
+
+    @staticmethod
+    def _calls(ctx: ModelContext) -> list[ToolCall]:
+        calls: list[ToolCall] = []
+        for ref in ctx.spec.get("tools") or ():
+            kind = ref.get("kind")
+            if kind == "local":
+                calls.append(ToolCall(ref["name"], sample_from_schema(ref.get("parameters", {}))))
+            elif kind == "a2a_local":
+                calls.append(ToolCall(ref["name"], {"message": ctx.prompt}))
+            elif kind == "mcp_local":
+                for tool in ref.get("tools") or ():
+                    args = sample_from_schema(tool.get("inputSchema", {}))
+                    calls.append(ToolCall(tool["name"], args))
+        return calls
+
+    @staticmethod
+    def _final_text(ctx: ModelContext) -> str:
+        output_schema = ctx.spec.get("outputSchema")
+        if isinstance(output_schema, dict):
+            return json.dumps(sample_from_schema(output_schema.get("schema", {})))
+        lines = [f"You said: {ctx.prompt}"]
+        by_id = {r["toolUseId"]: r for r in ctx.tool_results}
+        for call in ctx.tool_calls:
+            result = by_id.get(call["toolUseId"])
+            if result is None:
+                continue
+            shown = result["result"] if "result" in result else f"error: {result.get('error')}"
+            lines.append(f"{call['name']} → {shown}")
+        return "\n".join(lines)
+
+
+class StepSource:
+    """Turns a model (script, callable or ``None``) into "the next step" for one run.
+
+    Not thread-safe: one instance per run, used by that run's worker thread.
+    """
+
+    def __init__(self, model: ModelLike) -> None:
+        self._script: Iterator[Step] | None = None
+        self._call: Callable[[ModelContext], Step]
+        if model is None:
+            self._call = DefaultModel()
+        elif callable(model):
+            self._call = model
+        else:
+            self._script = iter(list(model))
+            self._call = DefaultModel()
+
+    def next_step(self, ctx: ModelContext) -> Step | None:
+        """The next step, or ``None`` when a script has run out."""
+        if self._script is not None:
+            return next(self._script, None)
+        return self._call(ctx)

@@ -1,0 +1,102 @@
+"""Request recording for the emulator, with secrets masked before they are stored."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import attrs
+
+__all__ = ["MASK", "RecordedRequest", "Recorder", "mask_headers"]
+
+MASK = "***"
+
+# Header names that always carry a credential, whatever their value.
+_SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
+# WSGI upper-cases header names; these restore the spelling the protocol documents use.
+_SPELLING = {"X-Api-Key": "X-API-Key", "Last-Event-Id": "Last-Event-ID"}
+
+
+def _header_name(environ_key: str) -> str:
+    name = "-".join(part.capitalize() for part in environ_key.split("_"))
+    return _SPELLING.get(name, name)
+
+
+def mask_headers(environ: Mapping[str, Any], secrets: Collection[str]) -> dict[str, str]:
+    """Collect the request headers from a WSGI ``environ`` with secret values masked.
+
+    Credential headers are always masked; any other header is masked when its
+    value contains one of ``secrets`` (the API key and the OAuth tokens).
+    """
+    out: dict[str, str] = {}
+    for key, value in environ.items():
+        if key.startswith("HTTP_"):
+            name = _header_name(key[5:])
+        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+            name = _header_name(key)
+        else:
+            continue
+        text = str(value)
+        if name.lower() in _SECRET_HEADERS or any(s and s in text for s in secrets):
+            text = MASK
+        out[name] = text
+    return out
+
+
+@attrs.frozen(kw_only=True)
+class RecordedRequest:
+    """One request the emulator answered (or dropped), as the test sees it.
+
+    Credentials never appear: ``Authorization``, ``X-API-Key`` and any header
+    whose value contains the API key or an OAuth token read ``"***"``.
+
+    :ivar method: the HTTP method, upper case.
+    :ivar path: the request path without the query string.
+    :ivar query: the query parameters (last value wins).
+    :ivar headers: the request headers, masked.
+    :ivar json: the parsed JSON body, or ``None`` (no body, or not JSON).
+    :ivar status: the response status; ``0`` when the connection was dropped
+        without an answer.
+    """
+
+    method: str
+    path: str
+    query: dict[str, str] = attrs.field(factory=dict, hash=False)
+    headers: dict[str, str] = attrs.field(factory=dict, hash=False)
+    json: Any = attrs.field(default=None, hash=False)
+    status: int = 0
+
+    def header(self, name: str) -> str | None:
+        """The value of header ``name`` (case-insensitive), or ``None``."""
+        wanted = name.lower()
+        for key, value in self.headers.items():
+            if key.lower() == wanted:
+                return value
+        return None
+
+
+class Recorder:
+    """A thread-safe, append-only list of :class:`RecordedRequest`.
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._items: list[RecordedRequest] = []
+
+    def add(self, request: RecordedRequest) -> None:
+        """Append ``request``."""
+        with self._lock:
+            self._items.append(request)
+
+    def snapshot(self) -> list[RecordedRequest]:
+        """A copy of everything recorded so far, oldest first."""
+        with self._lock:
+            return list(self._items)
+
+    def clear(self) -> None:
+        """Forget everything recorded so far."""
+        with self._lock:
+            self._items.clear()

@@ -1,0 +1,508 @@
+"""Per-run and per-session state: the event log, tool-call waits, cancel, timeouts.
+
+Each run executes in its own daemon thread from creation, whether or not a
+client is streaming; a local tool call blocks that thread until every call of
+the turn is answered, the tool timeout passes, or the run is cancelled.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ._faults import FaultState
+from ._model import (
+    TERMINAL_TYPES,
+    Emit,
+    Fail,
+    FailResult,
+    ModelContext,
+    ModelLike,
+    StepSource,
+    ToolCall,
+    Turn,
+    chunk_text,
+)
+
+__all__ = ["EmulatedRun", "EmulatedSession", "RunOptions"]
+
+log = logging.getLogger(__name__)
+
+_CLIENT_KINDS = ("local", "a2a_local", "mcp_local")
+
+
+class _RunEnded(Exception):
+    """Unwinds the worker thread once the run is terminal or the server stops."""
+
+
+class RunOptions:
+    """Server-wide settings a run needs; immutable once the run starts.
+
+    :ivar tool_timeout: seconds a local tool call batch may wait.
+    :ivar result_shape: ``"subtype"`` or ``"ok"`` for the terminal success.
+    :ivar usage: whether terminal events carry tokens/turns/model.
+    :ivar started_event: whether the run opens with a ``started`` event.
+    """
+
+    __slots__ = ("result_shape", "started_event", "tool_timeout", "usage")
+
+    def __init__(
+        self, *, tool_timeout: float, result_shape: str, usage: bool, started_event: bool
+    ) -> None:
+        self.tool_timeout = tool_timeout
+        self.result_shape = result_shape
+        self.usage = usage
+        self.started_event = started_event
+
+
+class EmulatedSession:
+    """A session as the emulator stores it.
+
+    Thread-safety: attributes are read freely; changes happen under :attr:`lock`.
+
+    :ivar id: the ``sessionId``.
+    :ivar spec: the spec the session was created with.
+    :ivar status: ``"active"`` or ``"ended"``.
+    :ivar messages: the history, as ``{role, content}`` dicts.
+    """
+
+    def __init__(self, session_id: str, spec: dict[str, Any]) -> None:
+        self.id = session_id
+        self.spec = spec
+        self.status = "active"
+        self.messages: list[dict[str, Any]] = []
+        self.created_at = time.time()
+        self.last_interaction_at = self.created_at
+        self.active_run: EmulatedRun | None = None
+        self.lock = threading.Lock()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``GET /agent-sessions/{id}`` body."""
+        with self.lock:
+            return {
+                "sessionId": self.id,
+                "status": self.status,
+                "spec": self.spec,
+                "metadata": self.spec.get("metadata") or {},
+                "messages": [dict(m) for m in self.messages],
+                "createdAt": _iso(self.created_at),
+                "lastInteractionAt": _iso(self.last_interaction_at),
+            }
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class EmulatedRun:
+    """One run: its spec, its event log and the worker thread producing it.
+
+    Public attributes (read them; do not change them): :attr:`id`, :attr:`spec`,
+    :attr:`status` (``queued``/``running``/``succeeded``/``failed``/``cancelled``),
+    :attr:`events` (envelope dicts ``{seq, type, data}``), :attr:`tool_results`
+    (``toolUseId`` → first accepted POST body), :attr:`session_id`,
+    :attr:`stream_connections`.
+
+    Thread-safety: everything that changes happens under :attr:`cond`; the
+    lists only ever grow, so readers may index them without the lock.
+    """
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        number: int,
+        spec: dict[str, Any],
+        messages: list[dict[str, Any]],
+        input_messages: list[dict[str, Any]],
+        model: ModelLike,
+        model_info: dict[str, Any],
+        faults: FaultState,
+        options: RunOptions,
+        session: EmulatedSession | None,
+        on_change: Callable[[], None],
+    ) -> None:
+        self.id = run_id
+        self.number = number
+        self.spec = spec
+        self.session_id = session.id if session is not None else None
+        self.status = "queued"
+        self.events: list[dict[str, Any]] = []
+        self.frames: list[bytes] = []
+        self.tool_results: dict[str, dict[str, Any]] = {}
+        self.stream_connections = 0
+        self.final_text: str | None = None
+        self.error: str | None = None
+        self.failure_reason: dict[str, Any] | None = None
+        self.tokens: dict[str, int] | None = None
+        self.turns: int | None = None
+        self.model: dict[str, Any] | None = None
+        self.cond = threading.Condition()
+        self.done = False
+        self.closed = False
+        self.faults = faults
+        self._model_like = model
+        self._model_info = model_info
+        self._options = options
+        self._session = session
+        self._on_change = on_change
+        self._messages = messages
+        self._input_messages = input_messages
+        self._pending: dict[str, dict[str, Any]] = {}
+        self._results_in: list[dict[str, Any]] = []
+        self._calls_made: list[dict[str, Any]] = []
+        self._call_counter = 0
+        self._model_turns = 0
+        self._chars_out = 0
+        self._chars_thinking = 0
+        self._thread = threading.Thread(target=self._work, name=f"mantyx-run-{run_id}", daemon=True)
+
+    def start(self) -> None:
+        """Start executing the run in its worker thread."""
+        self._thread.start()
+
+    def _append(self, kind: str, data: dict[str, Any]) -> None:
+        if self.done or self.closed:
+            raise _RunEnded
+        seq = len(self.events) + 1
+        self.events.append({"seq": seq, "type": kind, "data": data})
+        faults = self.faults.faults
+        envelope: dict[str, Any] = (
+            {"seq": seq, "data": data}
+            if faults.no_event_field_in_data
+            else {"seq": seq, "type": kind, "data": data}
+        )
+        if faults.strip_event_lines:
+            frame = f"id: {seq}\ndata: {_dumps(envelope)}\n\n"
+        else:
+            frame = f"id: {seq}\nevent: {kind}\ndata: {_dumps(envelope)}\n\n"
+        self.frames.append(frame.encode("utf-8"))
+        if faults.unknown_event_after == seq and kind not in TERMINAL_TYPES:
+            self._append("mystery_event", {"x": 1})
+
+    def _emit(self, kind: str, data: dict[str, Any]) -> None:
+        with self.cond:
+            self._append(kind, data)
+            self.cond.notify_all()
+
+    def _finish(self, kind: str, data: dict[str, Any], status: str, **fields: Any) -> bool:
+        """Log the terminal event and settle the snapshot; ``False`` if already ended."""
+        with self.cond:
+            if self.done or self.closed:
+                return False
+            if self._options.usage and kind in ("result", "error"):
+                self._add_usage(data)
+            self._append(kind, data)
+            self.done = True
+            self.status = status
+            self._pending.clear()
+            for name, value in fields.items():
+                setattr(self, name, value)
+            if self._options.usage and kind != "cancelled":
+                self.tokens, self.turns, self.model = data["tokens"], data["turns"], data["model"]
+            if status == "succeeded" and self._session is not None:
+                # Before anyone is woken: a waiter may send the next message at once.
+                with self._session.lock:
+                    self._session.messages.extend(self._input_messages)
+                    self._session.messages.append({"role": "assistant", "content": self.final_text})
+                    self._session.last_interaction_at = time.time()
+            self.cond.notify_all()
+            self._on_change()
+        log.debug("run %s ended: %s", self.id, status)
+        return True
+
+    def _add_usage(self, data: dict[str, Any]) -> None:
+        chars_in = sum(len(str(m.get("content", ""))) for m in self._messages)
+        chars_in += len(str(self.spec.get("systemPrompt", "")))
+        turns = max(self._model_turns, 1)
+        reasoning = self._chars_thinking // 4
+        data["tokens"] = {
+            "inputTokens": turns * (12 + chars_in // 4),
+            "cachedTokens": 0,
+            "reasoningTokens": reasoning,
+            "outputTokens": 1 + self._chars_out // 4 + reasoning,
+        }
+        data["turns"] = turns
+        data["model"] = dict(self._model_info)
+
+    def cancel(self) -> None:
+        """Cancel (idempotent): logs the terminal ``cancelled`` event at once."""
+        self._finish("cancelled", {"reason": "user"}, "cancelled")
+
+    def close(self) -> None:
+        """The server is stopping: wake every waiter so threads and streams end."""
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
+
+    def post_tool_result(self, body: dict[str, Any]) -> str:
+        """Apply a validated tool-result body: ``accepted``, ``terminal`` or ``unknown``."""
+        tool_use_id = body["toolUseId"]
+        with self.cond:
+            if self.done or self.closed:
+                return "terminal"
+            call = self._pending.pop(tool_use_id, None)
+            if call is None:
+                return "unknown"
+            self.tool_results[tool_use_id] = body
+            echo: dict[str, Any] = {"toolUseId": tool_use_id, "name": call["name"]}
+            data: dict[str, Any] = {"toolUseId": tool_use_id}
+            if "result" in body:
+                echo["result"] = data["output"] = body["result"]
+            else:
+                echo["error"] = data["error"] = body["error"]
+            self._results_in.append(echo)
+            self._append("local_tool_result_in", data)
+            self.cond.notify_all()
+            return "accepted"
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``GET /agent-runs/{id}`` body."""
+        with self.cond:
+            return {
+                "id": self.id,
+                "runId": self.id,
+                "status": self.status,
+                "finalText": self.final_text,
+                "error": self.error,
+                "failureReason": self.failure_reason,
+                "spec": self.spec,
+                "metadata": self.spec.get("metadata") or {},
+                "sessionId": self.session_id,
+                "tokens": self.tokens,
+                "turns": self.turns,
+                "model": self.model,
+            }
+
+    def _context(self, turn: int) -> ModelContext:
+        with self.cond:
+            results, calls = list(self._results_in), list(self._calls_made)
+        last_user = next(
+            (m["content"] for m in reversed(self._messages) if m.get("role") == "user"), ""
+        )
+        return ModelContext(
+            run_id=self.id,
+            prompt=str(self.spec.get("prompt", last_user)),
+            messages=[dict(m) for m in self._messages],
+            spec=self.spec,
+            tool_results=results,
+            tool_calls=calls,
+            turn=turn,
+        )
+
+    def _work(self) -> None:
+        try:
+            with self.cond:
+                if self.done or self.closed:
+                    return
+                self.status = "running"
+                self._on_change()
+            if self._options.started_event:
+                self._emit("started", {})
+            source = StepSource(self._model_like)
+            turn = 0
+            while True:
+                ctx = self._context(turn)
+                step = source.next_step(ctx)
+                if isinstance(step, ToolCall):
+                    step = Turn(tool_calls=(step,))
+                if isinstance(step, Turn):
+                    self._model_turns += 1
+                    if self._play_turn(step, ctx):
+                        return
+                    turn += 1
+                elif isinstance(step, Emit):
+                    if step.type in TERMINAL_TYPES:
+                        self._finish_raw(step)
+                        return
+                    self._emit(step.type, dict(step.data))
+                elif isinstance(step, (Fail, FailResult)):
+                    self._model_turns += 1
+                    self._fail(step, turn)
+                    return
+                else:
+                    self._fail(
+                        Fail(
+                            "emulator script ended without a final answer", code="script_exhausted"
+                        ),
+                        turn,
+                    )
+                    return
+        except _RunEnded:
+            return
+        except Exception as exc:
+            log.exception("emulated model of run %s raised", self.id)
+            message = f"emulator model raised {type(exc).__name__}: {exc}"
+            self._finish(
+                "error", {"error": message, "code": "worker_error"}, "failed", error=message
+            )
+
+    def _finish_raw(self, step: Emit) -> None:
+        data = dict(step.data)
+        if step.type == "cancelled":
+            self._finish("cancelled", data, "cancelled")
+        elif step.type == "result" and (
+            data.get("subtype") == "success" or ("subtype" not in data and data.get("ok"))
+        ):
+            self._finish("result", data, "succeeded", final_text=data.get("text"))
+        else:
+            self._finish(step.type, data, "failed", error=data.get("error"))
+
+    def _fail(self, step: Fail | FailResult, turn: int) -> None:
+        if isinstance(step, FailResult):
+            self._finish(
+                "result",
+                {"subtype": step.subtype, "error": step.error},
+                "failed",
+                error=step.error,
+                failure_reason={"subtype": step.subtype},
+            )
+            return
+        data: dict[str, Any] = {"error": step.error, "code": step.code}
+        reason: dict[str, Any] = {}
+        if step.partial_text is not None:
+            message: dict[str, Any] = {"text": step.partial_text, "turn": turn}
+            if step.finish_reason is not None:
+                message["finishReason"] = step.finish_reason
+            self._chars_out += len(step.partial_text)
+            self._emit("assistant_message", message)
+        if step.error_class is not None:
+            data["errorClass"] = reason["errorClass"] = step.error_class
+        if step.finish_reason is not None:
+            data["finishReason"] = reason["finishReason"] = step.finish_reason
+        if step.partial_text is not None:
+            data["partialText"] = step.partial_text
+        if step.retryable is not None:
+            data["retryable"] = step.retryable
+        self._finish(
+            "error",
+            data,
+            "failed",
+            error=step.error,
+            final_text=step.partial_text,
+            failure_reason=reason or None,
+        )
+
+    def _play_turn(self, step: Turn, ctx: ModelContext) -> bool:
+        """Emit one turn; ``True`` when it was the final answer."""
+        text = step.text(ctx) if callable(step.text) else step.text
+        chunks = list(step.chunks) if step.chunks is not None else chunk_text(text)
+        calls = [self._describe_call(call) for call in step.tool_calls]
+        message: dict[str, Any] = {"text": text, "turn": ctx.turn}
+        if step.finish_reason is not None:
+            message["finishReason"] = step.finish_reason
+        if calls:
+            message["toolCalls"] = [
+                {"id": c["toolUseId"], "name": c["name"], "input": c["args"]} for c in calls
+            ]
+        self._chars_out += len(text)
+        with self.cond:
+            if step.thinking:
+                self._chars_thinking += len(step.thinking)
+                self._append("thinking_delta", {"text": step.thinking})
+            for chunk in chunks:
+                self._append("assistant_delta", {"text": chunk})
+            self._append("assistant_message", message)
+            self.cond.notify_all()
+        if not calls:
+            data = (
+                {"ok": True, "text": text}
+                if self._options.result_shape == "ok"
+                else {"subtype": "success", "text": text}
+            )
+            self._finish("result", data, "succeeded", final_text=text)
+            return True
+        local = [c for c in calls if c["local"]]
+        for call in calls:
+            if not call["local"]:
+                self._server_call(call)
+        if local:
+            self._call_and_wait(local)
+        return False
+
+    def _describe_call(self, call: ToolCall) -> dict[str, Any]:
+        self._call_counter += 1
+        tool_use_id = call.id or f"tu_{self.number}_{self._call_counter}"
+        ref, kind = self._find_ref(call.name)
+        if call.kind is not None:
+            kind = call.kind
+        local = call.server_result is None and kind in _CLIENT_KINDS
+        data: dict[str, Any] = {
+            "toolUseId": tool_use_id,
+            "name": call.name,
+            "args": dict(call.args or {}),
+        }
+        if local:
+            data["kind"] = kind
+            if kind == "a2a_local" and ref is not None and "agentCard" in ref:
+                data["agentCard"] = ref["agentCard"]
+            elif kind == "mcp_local":
+                data["mcpServer"] = ref["name"] if ref is not None else call.name
+                data["mcpToolName"] = call.name
+                if ref is not None and "serverInfo" in ref:
+                    data["mcpServerInfo"] = ref["serverInfo"]
+        return {"local": local, "server_result": call.server_result, **data}
+
+    def _find_ref(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
+        for ref in self.spec.get("tools") or ():
+            kind = ref.get("kind")
+            if kind in ("local", "a2a_local") and ref.get("name") == name:
+                return ref, kind
+            if kind == "mcp_local" and any(t.get("name") == name for t in ref.get("tools", ())):
+                return ref, kind
+        return None, None
+
+    def _server_call(self, call: dict[str, Any]) -> None:
+        result = call["server_result"]
+        if result is None:
+            result = f"server result of {call['name']}"
+        base = {"toolUseId": call["toolUseId"], "name": call["name"]}
+        with self.cond:
+            self._append("tool_call", {**base, "input": call["args"]})
+            self._append(
+                "tool_result", {**base, "result": result, "ok": True, "summary": result[:80]}
+            )
+            self.cond.notify_all()
+
+    def _call_and_wait(self, calls: list[dict[str, Any]]) -> None:
+        timeout = self._options.tool_timeout
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            for call in calls:
+                data = {k: v for k, v in call.items() if k not in ("local", "server_result")}
+                # Register before logging so a fast client's POST can never miss it.
+                self._pending[call["toolUseId"]] = data
+                self._calls_made.append({k: data[k] for k in ("toolUseId", "name", "args", "kind")})
+                self._append("local_tool_call", data)
+                if self.faults.faults.duplicate_tool_calls:
+                    self._append("local_tool_call", data)
+            self.cond.notify_all()
+            self._on_change()
+            ids = [call["toolUseId"] for call in calls]
+            while True:
+                if self.done or self.closed:
+                    raise _RunEnded
+                if not any(i in self._pending for i in ids):
+                    return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                self.cond.wait(remaining)
+            waiting = ", ".join(i for i in ids if i in self._pending)
+            message = f"Timed out after {timeout:g}s waiting for local tool result ({waiting})"
+            self._finish(
+                "result",
+                {"subtype": "error_local_tool_timeout", "error": message},
+                "failed",
+                error=message,
+                failure_reason={"subtype": "error_local_tool_timeout"},
+            )
+        raise _RunEnded

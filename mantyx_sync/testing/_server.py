@@ -1,0 +1,306 @@
+"""``LocalMantyx``: the emulator's public facade and its werkzeug server thread."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import logging
+import re
+import socket
+import threading
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Any, Literal
+
+from ._app import EmulatorApp
+from ._faults import Faults, RequestFault, RequestFaults
+from ._model import ModelLike
+from ._recorder import RecordedRequest, Recorder
+from ._runs import EmulatedRun, EmulatedSession, RunOptions
+from ._state import EmulatorState
+
+__all__ = ["LocalMantyx"]
+
+log = logging.getLogger(__name__)
+
+
+class LocalMantyx:
+    """A local MANTYX agent-runs server for tests and offline development.
+
+    It speaks the real HTTP protocol on 127.0.0.1 (what ``moto`` is to boto3):
+    runs, sessions, the SSE event stream with replay, local tool round trips,
+    cancellation, auth and validation — driven by a scripted or default model,
+    with fault injection for the failure paths.
+
+    Example::
+
+        from mantyx_sync.testing import LocalMantyx, Turn, ToolCall
+
+        with LocalMantyx(model=[Turn("Looking.", tool_calls=[ToolCall("lookup", {"q": "x"})]),
+                                Turn(lambda ctx: ctx.tool_results[0]["result"])]) as srv:
+            client = srv.client()
+            ...
+
+    :param host: interface to bind.
+    :param port: port to bind (0: a free one).
+    :param api_key: the workspace API key the server accepts.
+    :param workspace: the workspace slug of that key.
+    :param model: ``None`` (the default model), a list of steps replayed for
+        every run, or a callable ``(ctx) -> step``.
+    :param tool_timeout: seconds a local tool call waits before the run ends
+        with ``result {subtype: "error_local_tool_timeout"}``.
+    :param result_shape: ``"subtype"`` (``{"subtype": "success", "text"}``) or
+        ``"ok"`` (``{"ok": true, "text"}``) for the terminal success.
+    :param usage: whether terminal events carry ``tokens``/``turns``/``model``.
+    :param create_status: the status of ``POST /agent-runs`` (202 or 201).
+    :param tool_result_status: the status of an accepted tool result (200 or 204).
+    :param keepalive: seconds of silence before a ``: ping`` comment, or ``None``.
+    :param oauth_tokens: OAuth access tokens accepted, each with its scopes.
+    :param started_event: whether each run opens with a ``started`` event.
+
+    :ivar app: the WSGI application itself, if you would rather mount it in
+        another server (the drop and stall faults need werkzeug's socket).
+
+    Thread-safety: every method may be called from any thread.
+
+    .. versionadded:: 0.1.0
+    """
+
+    def __init__(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api_key: str = "mantyx_test_key",
+        workspace: str = "test-ws",
+        model: ModelLike = None,
+        tool_timeout: float = 30.0,
+        result_shape: Literal["subtype", "ok"] = "subtype",
+        usage: bool = True,
+        create_status: int = 202,
+        tool_result_status: int = 200,
+        keepalive: float | None = None,
+        oauth_tokens: Mapping[str, Iterable[str]] | None = None,
+        started_event: bool = False,
+    ) -> None:
+        if result_shape not in ("subtype", "ok"):
+            raise ValueError(f"result_shape must be 'subtype' or 'ok', got {result_shape!r}")
+        if keepalive is not None and keepalive <= 0:
+            raise ValueError("keepalive must be positive or None")
+        self.host = host
+        self._port = port
+        self.api_key = api_key
+        self.workspace = workspace
+        self._recorder = Recorder()
+        self._request_faults = RequestFaults()
+        self._state = EmulatorState(
+            model=model,
+            options=RunOptions(
+                tool_timeout=tool_timeout,
+                result_shape=result_shape,
+                usage=usage,
+                started_event=started_event,
+            ),
+        )
+        self.app = EmulatorApp(
+            state=self._state,
+            api_key=api_key,
+            workspace=workspace,
+            oauth_tokens=oauth_tokens or {},
+            create_status=create_status,
+            tool_result_status=tool_result_status,
+            keepalive=keepalive,
+            recorder=self._recorder,
+            request_faults=self._request_faults,
+        )
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._wakeup: tuple[socket.socket, socket.socket] | None = None
+
+    def __repr__(self) -> str:
+        if self._server is None:
+            return "<LocalMantyx stopped>"
+        return f"<LocalMantyx running at {self.base_url}>"
+
+    @property
+    def port(self) -> int:
+        """The bound port (the requested one until :meth:`start`)."""
+        return self._port
+
+    @property
+    def base_url(self) -> str:
+        """``http://<host>:<port>``, no trailing slash."""
+        return f"http://{self.host}:{self._port}"
+
+    def start(self) -> LocalMantyx:
+        """Bind and serve in a daemon thread; returns ``self``.
+
+        :raises RuntimeError: already started, or werkzeug is not installed.
+        """
+        try:
+            from werkzeug.serving import WSGIRequestHandler, make_server
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise RuntimeError(
+                "LocalMantyx needs werkzeug: pip install 'mantyx-sync[testing]'"
+            ) from exc
+
+        class _QuietHandler(WSGIRequestHandler):
+            def log(self, type: str, message: str, *args: Any) -> None:
+                log.debug("werkzeug %s: " + message, type, *args)
+
+        with self._lock:
+            if self._server is not None:
+                raise RuntimeError("LocalMantyx is already started")
+            if self.app.stop_event.is_set():
+                raise RuntimeError("a stopped LocalMantyx cannot be restarted; create a new one")
+            server = make_server(
+                self.host, self._port, self.app, threaded=True, request_handler=_QuietHandler
+            )
+            # werkzeug's default logger would print every request to stderr.
+            server.log = lambda type, message, *args: log.debug(message, *args)  # type: ignore[method-assign]
+            self._wakeup = socket.socketpair()
+            self.app.wakeup = self._wakeup[0]
+            self._port = server.server_address[1]
+            self._server = server
+            self._thread = threading.Thread(
+                target=server.serve_forever,
+                kwargs={"poll_interval": 0.05},
+                name=f"mantyx-emulator-{self._port}",
+                daemon=True,
+            )
+            self._thread.start()
+        log.debug("LocalMantyx serving on %s (workspace %s)", self.base_url, self.workspace)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, end every run and stream (idempotent)."""
+        with self._lock:
+            server, thread, wakeup = self._server, self._thread, self._wakeup
+            self._server = self._thread = self._wakeup = None
+            self.app.stop_event.set()
+        if server is None:
+            return
+        self._state.close()
+        if wakeup is not None:
+            wakeup[1].send(b"x")
+        # socketserver only notices shutdown() when its select() returns; raising
+        # the flag first and poking the listening socket makes stop() immediate
+        # instead of waiting out the poll interval.
+        setattr(server, "_BaseServer__shutdown_request", True)  # noqa: B010
+        with contextlib.suppress(OSError):
+            socket.create_connection(server.server_address[:2], timeout=1).close()
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(timeout=5)
+        if wakeup is not None:
+            for sock in wakeup:
+                sock.close()
+
+    def __enter__(self) -> LocalMantyx:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def client(self, **kwargs: Any) -> Any:
+        """A ``mantyx_sync.Client`` for this server (extra keyword arguments pass through).
+
+        The SDK is imported here, lazily, so the emulator never depends on it.
+        """
+        sdk = importlib.import_module("mantyx_sync")
+        options: dict[str, Any] = {
+            "api_key": self.api_key,
+            "workspace": self.workspace,
+            "base_url": self.base_url,
+        }
+        options.update(kwargs)
+        return sdk.Client(**options)
+
+    def set_model(self, model: ModelLike) -> None:
+        """Use ``model`` (steps, callable or ``None``) for every later run."""
+        self._state.set_model(model)
+
+    def queue_script(self, steps: ModelLike) -> None:
+        """Use ``steps`` for the next created run only; queued scripts are used FIFO."""
+        self._state.queue_script(steps)
+
+    def inject(self, faults: Faults) -> None:
+        """Apply ``faults`` to the next created run; queued plans are used FIFO."""
+        self._state.inject(faults)
+
+    def fail_next(
+        self,
+        method: str,
+        path_regex: str,
+        status: int = 500,
+        *,
+        times: int = 1,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+        drop: bool = False,
+    ) -> None:
+        """Make the next ``times`` matching requests fail, before auth or routing.
+
+        :param method: HTTP method, or ``"*"``.
+        :param path_regex: regular expression searched in the path (no query).
+        :param status: the status to answer.
+        :param json: the body (default ``{"error": <code for status>, "message"}``).
+        :param headers: extra response headers, e.g. ``{"Retry-After": "0"}``.
+        :param drop: close the connection without any answer instead.
+        """
+        rule = RequestFault(
+            method=method.upper(),
+            path_pattern=re.compile(path_regex),
+            status=status,
+            body=json,
+            headers=dict(headers or {}),
+            drop=drop,
+        )
+        self._request_faults.add(rule, times)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        """Every request answered so far (a snapshot copy), secrets masked."""
+        return self._recorder.snapshot()
+
+    def clear_requests(self) -> None:
+        """Forget the recorded requests."""
+        self._recorder.clear()
+
+    @property
+    def runs(self) -> dict[str, EmulatedRun]:
+        """Every run so far by id (a snapshot copy of the mapping)."""
+        with self._state.cond:
+            return dict(self._state.runs)
+
+    @property
+    def sessions(self) -> dict[str, EmulatedSession]:
+        """Every session so far by id (a snapshot copy of the mapping)."""
+        with self._state.cond:
+            return dict(self._state.sessions)
+
+    def wait_for_run(
+        self, run_id: str | None = None, *, status: str | None = None, timeout: float = 5.0
+    ) -> EmulatedRun:
+        """Block until the run (default: the latest) reaches ``status`` (default: any end).
+
+        :param status: ``"running"``, ``"succeeded"``, ``"failed"``, ``"cancelled"``…
+        :raises TimeoutError: it did not within ``timeout`` seconds.
+        """
+        return self._state.wait_for_run(run_id, status, timeout)
+
+    def wait_for_tool_call(self, *, timeout: float = 5.0) -> dict[str, Any]:
+        """Block until the latest run logs a ``local_tool_call``; return its ``data``.
+
+        Successive calls return successive calls of that run (answered or not).
+
+        :raises TimeoutError: none arrived within ``timeout`` seconds.
+        """
+        return self._state.wait_for_tool_call(timeout)

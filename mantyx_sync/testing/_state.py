@@ -1,0 +1,207 @@
+"""Everything the emulator remembers: runs, sessions, queued scripts and fault plans."""
+
+from __future__ import annotations
+
+import collections
+import itertools
+import secrets
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ._catalog import resolve_model
+from ._faults import Faults, FaultState
+from ._model import ModelLike
+from ._runs import EmulatedRun, EmulatedSession, RunOptions
+
+__all__ = ["EmulatorState"]
+
+# Per-message fields that replace the session's value for one run (agent-runs §6,
+# wire-protocol §2.2); metadata is merged instead.
+_OVERRIDES = ("tools", "reasoningLevel", "outputSchema", "loopDetection", "toolBudgets", "modelId")
+
+
+def _input_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    if "prompt" in body:
+        return [{"role": "user", "content": body["prompt"]}]
+    return [dict(m) for m in body["messages"]]
+
+
+class EmulatorState:
+    """The emulator's memory, shared by the WSGI app and the ``LocalMantyx`` facade.
+
+    Thread-safety: every method may be called from any thread. Lock order is
+    run lock → :attr:`cond`; nothing takes a run lock while holding :attr:`cond`.
+    """
+
+    def __init__(self, *, model: ModelLike, options: RunOptions) -> None:
+        self.cond = threading.Condition()
+        self.options = options
+        self.runs: dict[str, EmulatedRun] = {}
+        self.sessions: dict[str, EmulatedSession] = {}
+        self.latest_run: EmulatedRun | None = None
+        self._model: ModelLike = model
+        self._scripts: collections.deque[ModelLike] = collections.deque()
+        self._faults: collections.deque[Faults] = collections.deque()
+        self._numbers = itertools.count(1)
+        self._tool_call_cursor: dict[str, int] = {}
+        self.stopped = False
+
+    def set_model(self, model: ModelLike) -> None:
+        """Use ``model`` for every later run."""
+        with self.cond:
+            self._model = model
+
+    def queue_script(self, steps: ModelLike) -> None:
+        """Use ``steps`` for the next created run only (FIFO)."""
+        with self.cond:
+            self._scripts.append(steps)
+
+    def inject(self, faults: Faults) -> None:
+        """Apply ``faults`` to the next created run (FIFO)."""
+        with self.cond:
+            self._faults.append(faults)
+
+    def _notify(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
+
+    def create_run(
+        self, body: dict[str, Any], session: EmulatedSession | None = None
+    ) -> EmulatedRun:
+        """Create and start a run from a validated body (and its session, if any)."""
+        if session is not None:
+            spec = {k: v for k, v in session.spec.items()}
+            for key in _OVERRIDES:
+                if key in body:
+                    spec[key] = body[key]
+            if "metadata" in body or "metadata" in session.spec:
+                spec["metadata"] = {
+                    **(session.spec.get("metadata") or {}),
+                    **(body.get("metadata") or {}),
+                }
+            for key in ("prompt", "messages"):
+                if key in body:
+                    spec[key] = body[key]
+            with session.lock:
+                history = [dict(m) for m in session.messages]
+        else:
+            spec, history = body, []
+        new_input = _input_messages(body)
+        with self.cond:
+            number = next(self._numbers)
+            model = self._scripts.popleft() if self._scripts else self._model
+            faults = self._faults.popleft() if self._faults else Faults()
+            run = EmulatedRun(
+                run_id=f"run_{number}{secrets.token_hex(4)}",
+                number=number,
+                spec=spec,
+                messages=history + new_input,
+                input_messages=new_input,
+                model=model,
+                model_info=resolve_model(spec.get("modelId")),
+                faults=FaultState(faults),
+                options=self.options,
+                session=session,
+                on_change=self._notify,
+            )
+            self.runs[run.id] = run
+            self.latest_run = run
+            if session is not None:
+                session.active_run = run
+            self.cond.notify_all()
+        run.start()
+        return run
+
+    def create_session(self, spec: dict[str, Any]) -> EmulatedSession:
+        """Create a session from a validated spec."""
+        session = EmulatedSession(f"ses_{secrets.token_hex(6)}", spec)
+        with self.cond:
+            self.sessions[session.id] = session
+        return session
+
+    def end_session(self, session: EmulatedSession) -> None:
+        """Flip ``session`` to ended and cancel its in-flight run (idempotent)."""
+        with session.lock:
+            session.status = "ended"
+            run = session.active_run
+        if run is not None:
+            run.cancel()
+
+    def wait_for_run(self, run_id: str | None, status: str | None, timeout: float) -> EmulatedRun:
+        """Block until the run (default: the latest) reaches ``status`` (default: ends).
+
+        :raises TimeoutError: it did not within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+
+        def reached() -> EmulatedRun | None:
+            run = self.runs.get(run_id) if run_id is not None else self.latest_run
+            if run is None:
+                return None
+            if status is None:
+                return run if run.done else None
+            return run if run.status == status else None
+
+        run: EmulatedRun = self._wait(
+            reached,
+            deadline,
+            lambda: (
+                f"run {run_id or '(latest)'} did not reach {status or 'a terminal status'} "
+                f"within {timeout:g}s"
+            ),
+        )
+        return run
+
+    def wait_for_tool_call(self, timeout: float) -> dict[str, Any]:
+        """Block until the latest run logs a ``local_tool_call`` not returned before.
+
+        Each call returns the next ``local_tool_call`` of the latest run (in log
+        order, duplicates of one ``toolUseId`` skipped), whether or not it has
+        been answered already.
+
+        :raises TimeoutError: none arrived within ``timeout`` seconds.
+        """
+        deadline = time.monotonic() + timeout
+
+        def found() -> dict[str, Any] | None:
+            run = self.latest_run
+            if run is None:
+                return None
+            start = self._tool_call_cursor.get(run.id, 0)
+            seen = {
+                e["data"]["toolUseId"] for e in run.events[:start] if e["type"] == "local_tool_call"
+            }
+            events = run.events
+            for index in range(start, len(events)):
+                event = events[index]
+                if event["type"] == "local_tool_call" and event["data"]["toolUseId"] not in seen:
+                    self._tool_call_cursor[run.id] = index + 1
+                    return dict(event["data"])
+            return None
+
+        data: dict[str, Any] = self._wait(
+            found, deadline, lambda: f"no new local_tool_call within {timeout:g}s"
+        )
+        return data
+
+    def _wait(self, probe: Callable[[], Any], deadline: float, why: Callable[[], str]) -> Any:
+        with self.cond:
+            while True:
+                value = probe()
+                if value is not None:
+                    return value
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.stopped:
+                    raise TimeoutError(why())
+                self.cond.wait(remaining)
+
+    def close(self) -> None:
+        """Stop every run and wake every waiter (the server is stopping)."""
+        with self.cond:
+            self.stopped = True
+            runs = list(self.runs.values())
+            self.cond.notify_all()
+        for run in runs:
+            run.close()

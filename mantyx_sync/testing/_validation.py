@@ -1,0 +1,307 @@
+"""Server-side validation of request bodies, written independently of the SDK.
+
+The limits are the documented ones (agent-runs §4, wire-protocol §3, §5, §7,
+§8); they are restated here rather than imported so that a wrong limit in the
+SDK cannot also hide in the emulator.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Final, Literal
+
+from ._catalog import resolve_model
+
+__all__ = [
+    "CLIENT_RESOLVED_KINDS",
+    "InvalidRequest",
+    "validate_message_body",
+    "validate_spec",
+    "validate_tool_result",
+]
+
+TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
+SCHEMA_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+METADATA_KEY: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+KINDS: Final = frozenset(
+    {"mantyx", "mantyx_plugin", "local", "a2a", "a2a_local", "mcp", "mcp_local"}
+)
+CLIENT_RESOLVED_KINDS: Final = frozenset({"local", "a2a_local", "mcp_local"})
+REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
+ROLES: Final = frozenset({"user", "assistant", "system"})
+
+
+class InvalidRequest(Exception):
+    """A body that fails validation: answered ``400 invalid_request``."""
+
+
+def _fail(message: str) -> InvalidRequest:
+    return InvalidRequest(message)
+
+
+def _size(value: Any) -> int:
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
+    """Check an agent spec (``POST /agent-runs`` or ``POST /agent-sessions``).
+
+    :raises InvalidRequest: a field breaks a documented rule (the message names it).
+    :raises ModelNotFound: ``modelId`` cannot be resolved.
+    """
+    if not isinstance(body, dict):
+        raise _fail("body must be a JSON object")
+    if mode == "run":
+        _check_input(body)
+    elif "prompt" in body or "messages" in body:
+        raise _fail("prompt/messages are not allowed when creating a session")
+    for key in ("name", "systemPrompt", "agentId"):
+        if key in body and not isinstance(body[key], str):
+            raise _fail(f"{key}: must be a string")
+    if "agentId" in body and not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", body["agentId"]):
+        raise _fail("agentId: malformed agent id")
+    has_system_message = any(
+        isinstance(m, dict) and m.get("role") == "system" for m in body.get("messages") or ()
+    )
+    if not body.get("systemPrompt") and "agentId" not in body and not has_system_message:
+        raise _fail("systemPrompt: required unless agentId is set")
+    if "modelId" in body:
+        if not isinstance(body["modelId"], str) or not body["modelId"]:
+            raise _fail("modelId: must be a non-empty string")
+        resolve_model(body["modelId"])
+    _check_overrides(body)
+    if "budgets" in body and not isinstance(body["budgets"], dict):
+        raise _fail("budgets: must be an object")
+
+
+def validate_message_body(body: Any) -> None:
+    """Check a ``POST /agent-sessions/{id}/messages`` body (input + overrides).
+
+    :raises InvalidRequest: a field breaks a documented rule.
+    :raises ModelNotFound: ``modelId`` cannot be resolved.
+    """
+    if not isinstance(body, dict):
+        raise _fail("body must be a JSON object")
+    _check_input(body)
+    if "modelId" in body:
+        if not isinstance(body["modelId"], str) or not body["modelId"]:
+            raise _fail("modelId: must be a non-empty string")
+        resolve_model(body["modelId"])
+    _check_overrides(body)
+
+
+def validate_tool_result(body: Any) -> None:
+    """Check a tool-result body (wire-protocol §5).
+
+    :raises InvalidRequest: missing ``toolUseId``, both/neither of result/error,
+        or a non-string value.
+    """
+    if not isinstance(body, dict):
+        raise _fail("body must be a JSON object")
+    tool_use_id = body.get("toolUseId")
+    if not isinstance(tool_use_id, str) or not tool_use_id:
+        raise _fail("toolUseId: required non-empty string")
+    has_result, has_error = "result" in body, "error" in body
+    if has_result == has_error:
+        raise _fail("exactly one of result or error is required")
+    key = "result" if has_result else "error"
+    if not isinstance(body[key], str):
+        raise _fail(f"{key}: must be a string (serialize structured output as JSON)")
+    limit = 2_000_000 if has_result else 8_000
+    if len(body[key].encode("utf-8")) > limit:
+        raise _fail(f"{key}: longer than {limit} bytes")
+
+
+def _check_input(body: dict[str, Any]) -> None:
+    has_prompt, has_messages = "prompt" in body, "messages" in body
+    if has_prompt and has_messages:
+        raise _fail("send either prompt or messages, not both")
+    if not has_prompt and not has_messages:
+        raise _fail("prompt or messages is required")
+    if has_prompt:
+        if not isinstance(body["prompt"], str) or not body["prompt"]:
+            raise _fail("prompt: must be a non-empty string")
+        return
+    messages = body["messages"]
+    if not isinstance(messages, list) or not messages:
+        raise _fail("messages: must be a non-empty array")
+    if len(messages) > 200:
+        raise _fail("messages: at most 200 entries")
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise _fail(f"messages[{i}]: must be an object")
+        if message.get("role") not in ROLES:
+            raise _fail(f"messages[{i}].role: must be one of user, assistant, system")
+        if not isinstance(message.get("content"), str):
+            raise _fail(f"messages[{i}].content: must be a string")
+    non_system = [m for m in messages if m["role"] != "system"]
+    if not non_system or non_system[-1]["role"] != "user":
+        raise _fail("messages: the last non-system message must be a user message")
+
+
+def _check_overrides(body: dict[str, Any]) -> None:
+    if "reasoningLevel" in body:
+        _check_reasoning(body["reasoningLevel"])
+    if "tools" in body:
+        _check_tools(body["tools"])
+    if "outputSchema" in body:
+        _check_output_schema(body["outputSchema"])
+    if "metadata" in body:
+        _check_metadata(body["metadata"])
+    if "loopDetection" in body:
+        _check_loop_detection(body["loopDetection"])
+    if "toolBudgets" in body:
+        _check_tool_budgets(body["toolBudgets"])
+
+
+def _check_reasoning(value: Any) -> None:
+    if isinstance(value, str):
+        if value not in REASONING_WORDS:
+            raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
+    elif not _is_int(value) or not 0 <= value <= 100:
+        raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
+
+
+def _check_headers(where: str, headers: Any) -> None:
+    if not isinstance(headers, dict):
+        raise _fail(f"{where}.headers: must be an object of strings")
+    for name, value in headers.items():
+        if not isinstance(value, str):
+            raise _fail(f"{where}.headers.{name}: must be a string")
+        if len(value.encode("utf-8")) > 8 * 1024:
+            raise _fail(f"{where}.headers.{name}: value longer than 8 KB")
+
+
+def _check_name(where: str, ref: dict[str, Any]) -> str:
+    name = ref.get("name")
+    if not isinstance(name, str) or not TOOL_NAME.match(name):
+        raise _fail(f"{where}.name: must match ^[a-zA-Z0-9_]{{1,64}}$")
+    return name
+
+
+def _check_tools(tools: Any) -> None:
+    if not isinstance(tools, list):
+        raise _fail("tools: must be an array")
+    model_names: set[str] = set()
+    server_labels: set[str] = set()
+
+    def claim(where: str, name: str, names: set[str]) -> None:
+        if name in names:
+            raise _fail(f"{where}: duplicate tool name '{name}'")
+        names.add(name)
+
+    for i, ref in enumerate(tools):
+        where = f"tools[{i}]"
+        if not isinstance(ref, dict):
+            raise _fail(f"{where}: must be an object")
+        kind = ref.get("kind")
+        if kind not in KINDS:
+            raise _fail(f"{where}.kind: unknown kind {kind!r}")
+        if kind == "mantyx":
+            if not isinstance(ref.get("id"), str) or not ref["id"]:
+                raise _fail(f"{where}.id: required")
+            continue
+        name = _check_name(where, ref)
+        if "description" in ref and not isinstance(ref["description"], str):
+            raise _fail(f"{where}.description: must be a string")
+        if "headers" in ref:
+            _check_headers(where, ref["headers"])
+        if kind in ("mcp", "mcp_local"):
+            claim(f"{where}.name", name, server_labels)
+        else:
+            claim(f"{where}.name", name, model_names)
+        if kind == "local" and "parameters" in ref and not isinstance(ref["parameters"], dict):
+            raise _fail(f"{where}.parameters: must be a JSON Schema object")
+        elif kind == "a2a" and not isinstance(ref.get("agentCardUrl"), str):
+            raise _fail(f"{where}.agentCardUrl: required")
+        elif kind == "a2a_local" and not isinstance(ref.get("agentCard"), dict):
+            raise _fail(f"{where}.agentCard: required object")
+        elif kind == "mcp":
+            if not isinstance(ref.get("url"), str):
+                raise _fail(f"{where}.url: required")
+            if "toolFilter" in ref and not (
+                isinstance(ref["toolFilter"], list)
+                and all(isinstance(t, str) for t in ref["toolFilter"])
+            ):
+                raise _fail(f"{where}.toolFilter: must be an array of strings")
+        elif kind == "mcp_local":
+            _check_mcp_local(where, ref, lambda w, n: claim(w, n, model_names))
+
+
+def _check_mcp_local(where: str, ref: dict[str, Any], claim: Any) -> None:
+    if "serverInfo" in ref and not isinstance(ref["serverInfo"], dict):
+        raise _fail(f"{where}.serverInfo: must be an object")
+    tools = ref.get("tools")
+    if not isinstance(tools, list) or not 1 <= len(tools) <= 64:
+        raise _fail(f"{where}.tools: must hold 1 to 64 tools")
+    for j, tool in enumerate(tools):
+        tool_where = f"{where}.tools[{j}]"
+        if not isinstance(tool, dict):
+            raise _fail(f"{tool_where}: must be an object")
+        claim(f"{tool_where}.name", _check_name(tool_where, tool))
+        if "inputSchema" in tool and not isinstance(tool["inputSchema"], dict):
+            raise _fail(f"{tool_where}.inputSchema: must be an object")
+
+
+def _check_output_schema(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _fail("outputSchema: must be an object")
+    if _size(value) > 32 * 1024:
+        raise _fail("outputSchema: serialized size over 32 KB")
+    if "name" in value and (
+        not isinstance(value["name"], str) or not SCHEMA_NAME.match(value["name"])
+    ):
+        raise _fail("outputSchema.name: must match ^[a-zA-Z0-9_-]{1,64}$")
+    if not isinstance(value.get("schema"), dict):
+        raise _fail("outputSchema.schema: must be a JSON object")
+
+
+def _check_metadata(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _fail("metadata: must be an object of strings")
+    if len(value) > 16:
+        raise _fail("metadata: at most 16 entries")
+    for key, item in value.items():
+        if not METADATA_KEY.match(key):
+            raise _fail(f"metadata.{key}: key must match ^[A-Za-z0-9._-]{{1,64}}$")
+        if not isinstance(item, str):
+            raise _fail(f"metadata.{key}: value must be a string")
+        if len(item) > 256:
+            raise _fail(f"metadata.{key}: value longer than 256 characters")
+    if _size(value) > 4 * 1024:
+        raise _fail("metadata: serialized size over 4 KB")
+
+
+def _check_loop_detection(value: Any) -> None:
+    if value is False:
+        return
+    if not isinstance(value, dict):
+        raise _fail("loopDetection: must be false or an object")
+    soft = value.get("consecutiveThreshold", 3)
+    hard = value.get("hardCutoffThreshold", 6)
+    if not _is_int(soft) or not 2 <= soft <= 100:
+        raise _fail("loopDetection.consecutiveThreshold: integer 2-100")
+    if not _is_int(hard) or not 3 <= hard <= 100:
+        raise _fail("loopDetection.hardCutoffThreshold: integer 3-100")
+    if hard <= soft:
+        raise _fail("loopDetection.hardCutoffThreshold: must be greater than consecutiveThreshold")
+
+
+def _check_tool_budgets(value: Any) -> None:
+    if not isinstance(value, dict):
+        raise _fail("toolBudgets: must be an object")
+    if len(value) > 32:
+        raise _fail("toolBudgets: at most 32 entries")
+    for key, budget in value.items():
+        if not 1 <= len(key) <= 120:
+            raise _fail("toolBudgets: keys must be 1-120 characters")
+        if not isinstance(budget, dict):
+            raise _fail(f"toolBudgets.{key}: must be an object with maxCalls")
+        calls = budget.get("maxCalls")
+        if not isinstance(calls, int) or isinstance(calls, bool) or not 0 <= calls <= 1000:
+            raise _fail(f"toolBudgets.{key}.maxCalls: integer 0-1000")

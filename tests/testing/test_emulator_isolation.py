@@ -1,0 +1,51 @@
+"""The emulator must not import the SDK, so an SDK bug cannot hide an emulator bug."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import mantyx_sync.testing
+
+ALLOWED = {"mantyx_sync._version"}
+
+
+def _is_sdk(name: str) -> bool:
+    return (
+        name.startswith("mantyx_sync")
+        and not name.startswith("mantyx_sync.testing")
+        and (name not in ALLOWED)
+    )
+
+
+def test_emulator_modules_import_nothing_from_the_sdk() -> None:
+    package = pathlib.Path(mantyx_sync.testing.__file__).parent
+    offenders = []
+    for path in sorted(package.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level == 0 and _is_sdk(node.module or ""):
+                    offenders.append(f"{path.name}: from {node.module}")
+                if node.level > 1:
+                    offenders.append(f"{path.name}: relative import above testing/")
+            elif isinstance(node, ast.Import):
+                offenders += [
+                    f"{path.name}: import {a.name}" for a in node.names if _is_sdk(a.name)
+                ]
+    assert offenders == []
+
+
+def test_public_names() -> None:
+    assert set(mantyx_sync.testing.__all__) >= {
+        "LocalMantyx",
+        "Turn",
+        "ToolCall",
+        "Fail",
+        "FailResult",
+        "Emit",
+        "Faults",
+        "RecordedRequest",
+    }
+    for name in mantyx_sync.testing.__all__:
+        assert getattr(mantyx_sync.testing, name).__doc__
