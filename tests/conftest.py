@@ -9,25 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from mantyx_sync._config import ClientConfig
-from mantyx_sync._transport import HttpTransport
-
-BASE = "https://mantyx.test"
-ROOT = f"{BASE}/api/v1/workspaces/acme"
-KEY = "mantyx_unit_secret_key_123"
-
-
-@pytest.fixture
-def config() -> ClientConfig:
-    return ClientConfig(api_key=KEY, workspace="acme", base_url=BASE, read_timeout=5.0)
-
-
-@pytest.fixture
-def transport(config: ClientConfig) -> HttpTransport:
-    t = HttpTransport(config)
-    yield t
-    t.close()
-
 
 @pytest.fixture(autouse=True)
 def _no_mantyx_env(monkeypatch: pytest.MonkeyPatch) -> None:

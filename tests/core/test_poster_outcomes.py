@@ -8,7 +8,7 @@ import logging
 import pytest
 import requests
 import responses
-from conftest import ROOT
+from core_support import ROOT
 
 from mantyx_sync._poster import Delivery, ResultPoster
 from mantyx_sync._retry import Backoff, RetryPolicy, Safety

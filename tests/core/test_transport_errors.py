@@ -7,7 +7,7 @@ import logging
 import pytest
 import requests
 import responses
-from conftest import KEY, ROOT
+from core_support import KEY, ROOT
 
 from mantyx_sync._retry import RetryPolicy, Safety
 from mantyx_sync._transport import HttpTransport

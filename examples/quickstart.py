@@ -1,0 +1,85 @@
+"""Quickstart: an agent with two local tools, streamed to the terminal.
+
+Runs against MANTYX when MANTYX_API_KEY is set (with MANTYX_WORKSPACE), and
+otherwise against the bundled local emulator (``mantyx_sync.testing``), so it
+works offline with no account:
+
+    python examples/quickstart.py
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import os
+import sys
+
+import mantyx_sync
+
+
+@mantyx_sync.local_tool
+def word_count(text: str) -> int:
+    """Count the words in a piece of text.
+
+    Args:
+        text: The text to count.
+    """
+    return len(text.split())
+
+
+@mantyx_sync.local_tool
+def current_time(timezone_offset_hours: int = 0) -> str:
+    """The current time as an ISO 8601 string.
+
+    Args:
+        timezone_offset_hours: Hours east of UTC.
+    """
+    tz = datetime.timezone(datetime.timedelta(hours=timezone_offset_hours))
+    return datetime.datetime.now(tz).isoformat(timespec="seconds")
+
+
+def show_tool(activity: mantyx_sync.ToolActivity) -> None:
+    if activity.phase == "start":
+        print(f"\n  -> calling {activity.name} ...", flush=True)
+    else:
+        outcome = "ok" if activity.ok else f"error: {activity.error}"
+        print(f"  <- {activity.name} {outcome} ({activity.duration * 1000:.1f} ms)", flush=True)
+
+
+def main() -> int:
+    with contextlib.ExitStack() as stack:
+        if os.environ.get("MANTYX_API_KEY"):
+            client = stack.enter_context(mantyx_sync.Client())
+            print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
+        else:
+            from mantyx_sync.testing import LocalMantyx
+
+            server = stack.enter_context(LocalMantyx())
+            client = stack.enter_context(server.client())
+            print(
+                f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
+            )
+            print("(a scripted stand-in model, not a real LLM)\n")
+
+        agent = mantyx_sync.Agent(
+            client,
+            system_prompt="You are a helpful assistant. Use the tools when they help.",
+            tools=[word_count, current_time],
+            on_tool=show_tool,
+        )
+        prompt = "How many words are in 'the quick brown fox', and what time is it?"
+        print(f"> {prompt}\n")
+        with agent.stream(prompt) as run:
+            for event in run:
+                if event.type == "assistant_delta":
+                    print(event.text, end="", flush=True)
+        result = run.result
+        assert result is not None
+        print(f"\n\nrun {result.run_id} finished: {len(result.events)} events")
+        if result.tokens is not None:
+            print(f"tokens: {result.tokens.input_tokens} in / {result.tokens.output_tokens} out")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
