@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import pytest
 
@@ -351,3 +352,30 @@ def test_debug_logs_never_show_the_key(
     assert caplog.records
     assert mantyx_server.api_key not in caplog.text
     assert mantyx_server.api_key not in repr(agent.client)
+
+
+def test_keepalives_do_not_count_as_events() -> None:
+    # The server sends ": ping" comments every 50 ms while a tool runs; with a
+    # 0.4 s idle deadline the client must still notice that no *event* came,
+    # resume the stream, and finish normally.
+    resumed = threading.Event()
+
+    with LocalMantyx(keepalive=0.05) as srv:
+
+        @mantyx_sync.local_tool
+        def slow() -> str:
+            """Returns once the client has reopened its stream."""
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not resumed.is_set():
+                streams = [r for r in srv.requests if r.path.endswith("/stream")]
+                if len(streams) >= 2:
+                    resumed.set()
+                else:
+                    resumed.wait(0.05)
+            return "done"
+
+        srv.set_model([Turn(tool_calls=[ToolCall("slow", {})]), Turn("finished")])
+        client = srv.client(stream_idle_timeout=0.4)
+        result = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[slow]).run("x")
+    assert resumed.is_set()
+    assert result.text == "finished"
