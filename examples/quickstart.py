@@ -39,11 +39,19 @@ def current_time(timezone_offset_hours: int = 0) -> str:
 
 
 def show_tool(activity: mantyx_sync.ToolActivity) -> None:
+    # Called from the tool pool threads while the main thread prints the stream.
     if activity.phase == "start":
         print(f"\n  -> calling {activity.name} ...", flush=True)
     else:
         outcome = "ok" if activity.ok else f"error: {activity.error}"
         print(f"  <- {activity.name} {outcome} ({activity.duration * 1000:.1f} ms)", flush=True)
+
+
+def answer(results: dict[str, str | None]) -> str:
+    return (
+        f"'the quick brown fox' has {results['word_count']} words, "
+        f"and the time is {results['current_time']}."
+    )
 
 
 def main() -> int:
@@ -52,9 +60,21 @@ def main() -> int:
             client = stack.enter_context(mantyx_sync.Client())
             print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
         else:
-            from mantyx_sync.testing import LocalMantyx
+            from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
-            server = stack.enter_context(LocalMantyx())
+            # A scripted stand-in for the model: one turn calling both tools,
+            # then an answer built from what the tools returned.
+            script = [
+                Turn(
+                    "Let me count the words and check the clock.",
+                    tool_calls=[
+                        ToolCall("word_count", {"text": "the quick brown fox"}),
+                        ToolCall("current_time", {}),
+                    ],
+                ),
+                Turn(lambda ctx: answer({r["name"]: r.get("result") for r in ctx.tool_results})),
+            ]
+            server = stack.enter_context(LocalMantyx(model=script))
             client = stack.enter_context(server.client())
             print(
                 f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
