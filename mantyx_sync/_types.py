@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeVar, Union
+from typing import Any, Final, Literal, TypeVar
 
 __all__ = ["UNSET", "Headers", "JSONDict", "JSONValue", "Unset", "UnsetType"]
 
-JSONValue = Union[None, bool, int, float, str, list[Any], dict[str, Any]]
+JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 JSONDict = dict[str, Any]
 Headers = Mapping[str, str]
 
@@ -28,4 +28,4 @@ class UnsetType(enum.Enum):
 
 
 UNSET: Final = UnsetType.UNSET
-Unset = Union[T, UnsetType]
+Unset = T | UnsetType

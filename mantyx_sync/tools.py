@@ -22,8 +22,8 @@ import attrs
 __all__ = [
     "A2ATool",
     "ClientResolvedTool",
-    "McpTool",
     "MantyxTool",
+    "McpTool",
     "PluginTool",
     "ToolConnection",
 ]
