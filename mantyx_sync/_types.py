@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal
 
-__all__ = ["UNSET", "Headers", "JSONDict", "JSONValue", "Unset", "UnsetType"]
+__all__ = ["UNSET", "Headers", "JSONDict", "JSONValue", "UnsetType"]
 
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 JSONDict = dict[str, Any]
 Headers = Mapping[str, str]
-
-T = TypeVar("T")
 
 
 class UnsetType(enum.Enum):
@@ -28,4 +26,3 @@ class UnsetType(enum.Enum):
 
 
 UNSET: Final = UnsetType.UNSET
-Unset = T | UnsetType
