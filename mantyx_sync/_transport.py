@@ -26,6 +26,7 @@ from typing import Any
 import attrs
 import requests
 import requests.adapters
+import requests.utils
 import urllib3.exceptions
 
 from ._config import ClientConfig
@@ -115,7 +116,7 @@ class HttpTransport:
             if self._session is None or self._pid != pid:
                 # A session inherited across fork shares sockets with the parent:
                 # drop it without closing (closing would close the parent's sockets).
-                self._session = self._given_session or _new_session()
+                self._session = self._given_session or _new_session(self.config.base_url)
                 self._pid = pid
             return self._session
 
@@ -243,7 +244,7 @@ class HttpTransport:
             self._session = None
 
 
-def _new_session() -> requests.Session:
+def _new_session(base_url: str) -> requests.Session:
     session = requests.Session()
     # Exactly one retry layer (ours): the adapter itself never retries.
     adapter = requests.adapters.HTTPAdapter(
@@ -251,7 +252,16 @@ def _new_session() -> requests.Session:
     )
     session.mount("http://", adapter)
     session.mount("https://", adapter)
-    session.trust_env = True
+    # The environment's proxy and CA settings are read once per session (per
+    # process after a fork), not on every request: with trust_env, requests
+    # scans os.environ and stats ~/.netrc for each call, the largest single
+    # cost of posting a tool result (benchmarks/README.md). The session only
+    # ever talks to base_url, so its proxies (NO_PROXY applied) are fixed.
+    session.trust_env = False
+    session.proxies.update(requests.utils.get_environ_proxies(base_url))
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if bundle:
+        session.verify = bundle
     return session
 
 
@@ -323,11 +333,15 @@ def _api_error(response: requests.Response) -> APIError:
     except ValueError:
         body = None
     fields: dict[str, Any] = body if isinstance(body, dict) else {}
-    code = fields.get("error") if isinstance(fields.get("error"), str) else None
-    if isinstance(fields.get("code"), str) and code is None:
-        code = fields["code"]
-    message = fields.get("message")
-    if not isinstance(message, str):
+    error_field = fields.get("error") if isinstance(fields.get("error"), str) else None
+    message = fields.get("message") if isinstance(fields.get("message"), str) else None
+    if isinstance(fields.get("code"), str):
+        # NEWER.md §1/§19: {"error": "<message>", "code": "api_keys_plan" | "rate_limit_exceeded"}
+        code: str | None = fields["code"]
+        message = message or error_field
+    else:
+        code = error_field
+    if message is None:
         message = code or (response.reason or "error")
     kw: dict[str, Any] = {
         "status": status,

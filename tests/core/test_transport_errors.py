@@ -215,3 +215,26 @@ def test_fork_gets_a_new_session(transport: HttpTransport, monkeypatch: pytest.M
     real = os.getpid()
     monkeypatch.setattr(os, "getpid", lambda: real + 1)
     assert transport._get_session() is not first
+
+
+@responses.activate
+def test_newer_error_bodies_with_code_field(transport: HttpTransport) -> None:
+    responses.post(
+        f"{ROOT}/agent-runs",
+        json={"error": "API keys need a paid plan", "code": "api_keys_plan"},
+        status=403,
+    )
+    responses.get(
+        f"{ROOT}/models",
+        json={"error": "Too many requests", "code": "rate_limit_exceeded"},
+        status=429,
+        headers={"Retry-After": "12", "X-RateLimit-Bucket": "reads"},
+    )
+    with pytest.raises(PermissionDenied) as denied:
+        transport.request("POST", "/agent-runs", json_body={})
+    assert denied.value.code == "api_keys_plan"
+    assert denied.value.message == "API keys need a paid plan"
+    with pytest.raises(RateLimitError) as limited:
+        transport.request("GET", "/models")
+    assert limited.value.code == "rate_limit_exceeded"
+    assert limited.value.retry_after == 12.0
