@@ -1,0 +1,135 @@
+"""An MCP server on your side: the model uses a notebook that runs in this process's child.
+
+    python examples/mcp_local.py
+
+``define_local_mcp`` starts ``examples/servers/notes_mcp_server.py`` over stdio
+when the run starts, lists its tools and sends the catalog with the run; each
+tool call the model makes is answered by calling the server, and the server is
+stopped when the run ends. The server needs the official MCP Python SDK
+(``pip install mcp``).
+
+Uses MANTYX when MANTYX_API_KEY is set (with MANTYX_WORKSPACE), and otherwise
+the bundled local emulator with a scripted model (no account, no network).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import mantyx_sync
+
+SERVER = Path(__file__).resolve().parent / "servers" / "notes_mcp_server.py"
+
+
+def scripted_model() -> list[Any]:
+    """What the emulator's stand-in model does: add a note, search, read a missing one."""
+    from mantyx_sync.testing import ToolCall, Turn
+
+    def summary(ctx: Any) -> str:
+        lines = ["Here is what the notes server said:"]
+        for r in ctx.tool_results:
+            text = r["result"] if "result" in r else "error: " + r["error"]
+            lines.append(f"- {r['name']}: {'; '.join(text.splitlines())}")
+        return "\n".join(lines)
+
+    return [
+        Turn(
+            "I'll write that down.",
+            tool_calls=[ToolCall("notes_add_note", {"title": "errands", "text": "buy milk"})],
+        ),
+        Turn(
+            "Now let me look for everything about milk.",
+            tool_calls=[
+                ToolCall("notes_search_notes", {"query": "milk"}),
+                ToolCall("notes_read_note", {"title": "holidays"}),
+            ],
+        ),
+        Turn(summary),
+    ]
+
+
+def show_events(run: mantyx_sync.Run) -> None:
+    """Print the streamed answer, each MCP call the model makes and what came back."""
+    names: dict[str, str] = {}
+    mid_line = False
+    for event in run:
+        data = event.data
+        if event.type == "assistant_delta":
+            text = event.text or ""
+            print(text, end="", flush=True)
+            mid_line = not text.endswith("\n")
+            continue
+        if event.type == "local_tool_call":
+            names[data["toolUseId"]] = data["name"]
+            line = (
+                f"  -> {data['name']}({data.get('args')}) on MCP server {data.get('mcpServer')!r}"
+            )
+        elif event.type == "local_tool_result_in":
+            name = names.get(data.get("toolUseId", ""), "?")
+            answer = data.get("output") or data.get("error") or ""
+            outcome = "error" if data.get("error") else "ok"
+            line = f"  <- {name} {outcome}: {answer.splitlines()[0] if answer else ''}"
+        else:
+            continue
+        if mid_line:
+            print()
+            mid_line = False
+        print(line, flush=True)
+
+
+def main() -> int:
+    if importlib.util.find_spec("mcp") is None:
+        print(
+            "This example starts an MCP server built with the official MCP Python SDK, "
+            "which is not installed.\nInstall it with:  pip install mcp",
+            file=sys.stderr,
+        )
+        return 1
+
+    notes = mantyx_sync.define_local_mcp(
+        "notes",
+        command=sys.executable,
+        args=[str(SERVER)],
+        timeout=30,
+    )
+    with contextlib.ExitStack() as stack:
+        if os.environ.get("MANTYX_API_KEY"):
+            client = stack.enter_context(mantyx_sync.Client())
+            print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
+        else:
+            from mantyx_sync.testing import LocalMantyx
+
+            server = stack.enter_context(LocalMantyx(model=scripted_model()))
+            client = stack.enter_context(server.client())
+            print(
+                f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
+            )
+            print("(a scripted stand-in model, not a real LLM)")
+        print(f"MCP server: {Path(sys.executable).name} {SERVER.name} (stdio), label 'notes'\n")
+
+        agent = mantyx_sync.Agent(
+            client,
+            system_prompt="You keep the user's notes with the notes tools.",
+            tools=[notes],
+        )
+        prompt = "Note that I need to buy milk, then show me every note about milk."
+        print(f"> {prompt}\n")
+        try:
+            run = stack.enter_context(agent.stream(prompt))
+        except mantyx_sync.ToolResolutionError as exc:
+            print(f"Could not start the MCP server: {exc}", file=sys.stderr)
+            return 1
+        show_events(run)
+        result = run.result
+        assert result is not None
+        print(f"\n\nrun {result.run_id} finished; the MCP server was stopped with it.")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

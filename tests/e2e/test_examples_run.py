@@ -1,0 +1,113 @@
+"""The examples run green offline: each is a subprocess against the bundled emulator."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+TIMEOUT_S = 120
+
+needs_mcp = pytest.mark.skipif(
+    importlib.util.find_spec("mcp") is None, reason="the MCP example server needs `pip install mcp`"
+)
+
+
+def _a2a_sdk_1x() -> bool:
+    if importlib.util.find_spec("a2a") is None or importlib.util.find_spec("uvicorn") is None:
+        return False
+    try:
+        return int(importlib.metadata.version("a2a-sdk").split(".")[0]) >= 1
+    except (importlib.metadata.PackageNotFoundError, ValueError):
+        return False
+
+
+needs_a2a = pytest.mark.skipif(
+    not _a2a_sdk_1x(),
+    reason='the A2A example peer needs `pip install "a2a-sdk[http-server]>=1" uvicorn`',
+)
+
+
+def _offline_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANTYX_")}
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def _run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=_offline_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+
+
+def _run_example(name: str, cwd: Path) -> str:
+    proc = _run([str(EXAMPLES / name)], cwd)
+    assert proc.returncode == 0, f"{name} failed:\n{proc.stdout}\n{proc.stderr}"
+    assert "local MANTYX emulator" in proc.stdout
+    return proc.stdout
+
+
+def test_quickstart_runs(tmp_path: Path) -> None:
+    out = _run_example("quickstart.py", tmp_path)
+    assert "-> calling word_count" in out and "-> calling current_time" in out
+    assert "finished:" in out
+
+
+def test_local_tools_runs(tmp_path: Path) -> None:
+    out = _run_example("local_tools.py", tmp_path)
+    assert "convert_temperature -> 70.7" in out
+    assert "shout -> HELLO HELLO" in out
+    assert '"total_usd": 28.5' in out
+
+
+@needs_mcp
+def test_mcp_local_runs(tmp_path: Path) -> None:
+    out = _run_example("mcp_local.py", tmp_path)
+    assert "-> notes_add_note(" in out and "on MCP server 'notes'" in out
+    # The upstream "search-notes" is reached through its model-facing name.
+    assert "- notes_search_notes: errands: buy milk; shopping: milk" in out
+    assert "- notes_read_note: error: " in out and "no note titled 'holidays'" in out
+    assert "the MCP server was stopped with it" in out
+
+
+@needs_a2a
+def test_a2a_local_runs(tmp_path: Path) -> None:
+    out = _run_example("a2a_local.py", tmp_path)
+    assert "A2A peer running at http://127.0.0.1:" in out
+    # The second message continues the first one's A2A conversation.
+    assert (
+        "The echo agent answered: echo #1: Hello from mantyx_sync / echo #2: Do you remember me?"
+        in out
+    )
+    assert out.rstrip().endswith("A2A peer stopped.")
+
+
+@pytest.mark.parametrize(
+    ("example", "module", "advice"),
+    [("mcp_local.py", "mcp", "pip install mcp"), ("a2a_local.py", "a2a", "pip install")],
+)
+def test_examples_explain_a_missing_package(
+    tmp_path: Path, example: str, module: str, advice: str
+) -> None:
+    # A None entry in sys.modules makes the package look uninstalled to the example.
+    script = (
+        "import runpy, sys\n"
+        f"sys.modules[{module!r}] = None\n"
+        f"sys.argv = [{str(EXAMPLES / example)!r}]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    proc = _run(["-c", script], tmp_path)
+    assert proc.returncode == 1
+    assert advice in proc.stderr
