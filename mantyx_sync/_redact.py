@@ -14,7 +14,10 @@ _SECRET_HEADERS = frozenset(
     {"authorization", "x-api-key", "proxy-authorization", "cookie", "set-cookie"}
 )
 # MANTYX keys and tokens look like mantyx_… / mantyx_at_…; bearer tokens in free text too.
-_TOKEN_RE = re.compile(r"(mantyx_(?:at_)?)[A-Za-z0-9._\-]+|(Bearer\s+)[A-Za-z0-9._\-~+/=]+")
+# (not "mantyx_sync", our own logger and package name)
+_TOKEN_RE = re.compile(
+    r"(mantyx_(?:at_)?)(?!sync\b)[A-Za-z0-9._\-]+|(Bearer\s+)[A-Za-z0-9._\-~+/=]+"
+)
 
 _known_secrets: set[str] = set()
 

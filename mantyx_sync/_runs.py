@@ -30,12 +30,17 @@ from .results import RunResult
 from .spec import OutputSchema, validate_tool_refs
 from .tools import ClientResolvedTool, ToolConnection
 
-__all__ = ["ResolvedTools", "Run", "RunOptions", "resolve_tools", "start_run"]
+__all__ = ["ResolvedTools", "Run", "RunOptions", "resolve_tools", "safe_policy", "start_run"]
 
 log = logging.getLogger(__name__)
 
 CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=4, deadline=60.0)
 SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
+
+
+def safe_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
+    return SAFE_POLICY.with_attempts(config.max_retries + 1)
 
 
 @attrs.frozen(kw_only=True)
@@ -289,7 +294,9 @@ class Run:
     def cancel(self) -> None:
         """Ask the server to cancel the run (idempotent). The stream then ends
         with a ``cancelled`` event; iterate or :meth:`wait` to see it."""
-        self._transport.request("POST", f"/agent-runs/{self.id}/cancel", policy=SAFE_POLICY)
+        self._transport.request(
+            "POST", f"/agent-runs/{self.id}/cancel", policy=safe_policy(self._config)
+        )
 
     def close(self) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort)."""
@@ -311,9 +318,12 @@ class Run:
 
     def _handle(self, event: RunEvent) -> None:
         self._events.append(event)
-        payload = event.payload
-        if isinstance(payload, LocalToolCall):
-            self._executor.submit(payload)
+        # Only calls need their typed payload here; structuring every delta
+        # would dominate the cost of a fast stream.
+        if event.type == "local_tool_call":
+            payload = event.payload
+            if isinstance(payload, LocalToolCall):
+                self._executor.submit(payload)
         elif event.type == "local_tool_result_in":
             tool_use_id = event.data.get("toolUseId")
             if isinstance(tool_use_id, str):

@@ -11,9 +11,10 @@ import requests
 from ._config import ClientConfig
 from ._executor import ToolActivity
 from ._redact import mask
-from ._runs import CREATE_POLICY, SAFE_POLICY, Run, RunOptions, resolve_tools, start_run
+from ._runs import CREATE_POLICY, Run, RunOptions, resolve_tools, safe_policy, start_run
 from ._transport import HttpTransport
 from ._types import UNSET
+from .errors import ConfigurationError
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .session import Session
 from .spec import AgentSpec, turn_input
@@ -70,6 +71,10 @@ class Client:
     ) -> None:
         options: dict[str, Any] = {}
         if isinstance(timeout, tuple):
+            if len(timeout) != 2:
+                raise ConfigurationError(
+                    f"timeout must be seconds or a (connect, read) pair, got {timeout!r}"
+                )
             options["connect_timeout"], options["read_timeout"] = timeout
         elif timeout is not None:
             options["read_timeout"] = timeout
@@ -85,7 +90,7 @@ class Client:
             api_key, workspace=workspace, base_url=base_url, **options
         )
         self._transport = HttpTransport(self.config, session=http_session)
-        self._safe = SAFE_POLICY.with_attempts(self.config.max_retries + 1)
+        self._safe = safe_policy(self.config)
 
     def __repr__(self) -> str:
         return (

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import Any
 
 from ._executor import ToolActivity
-from ._runs import SAFE_POLICY, ResolvedTools, Run, RunOptions, resolve_tools, start_run
+from ._runs import ResolvedTools, Run, RunOptions, resolve_tools, safe_policy, start_run
 from ._transport import HttpTransport
 from ._types import UNSET
 from .events import RunEvent
@@ -137,7 +137,9 @@ class Session:
 
     def info(self) -> SessionInfo:
         """The session as the server has it (status, metadata, messages)."""
-        reply = self._transport.request("GET", f"/agent-sessions/{self.id}", policy=SAFE_POLICY)
+        reply = self._transport.request(
+            "GET", f"/agent-sessions/{self.id}", policy=safe_policy(self._transport.config)
+        )
         return SessionInfo.from_wire(reply.body or {})
 
     def history(self) -> list[dict[str, Any]]:
@@ -151,7 +153,9 @@ class Session:
                 return
             self._ended = True
         try:
-            self._transport.request("DELETE", f"/agent-sessions/{self.id}", policy=SAFE_POLICY)
+            self._transport.request(
+                "DELETE", f"/agent-sessions/{self.id}", policy=safe_policy(self._transport.config)
+            )
         finally:
             self._tools.close()
 

@@ -14,7 +14,7 @@ anything implementing :class:`ClientResolvedTool` can stand in for them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
@@ -31,6 +31,10 @@ __all__ = [
 
 def _headers_tuple(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
     return None if value is None else tuple(value.items())
+
+
+def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
 
 
 @attrs.frozen
@@ -105,7 +109,7 @@ class McpTool:
         default=None, kw_only=True, converter=_headers_tuple, repr=False
     )
     tool_filter: tuple[str, ...] | None = attrs.field(
-        default=None, kw_only=True, converter=attrs.converters.optional(tuple)
+        default=None, kw_only=True, converter=_names_tuple
     )
 
     def to_wire(self) -> dict[str, Any]:

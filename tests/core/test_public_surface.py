@@ -1,0 +1,288 @@
+"""The public surface: exactly the promised names, all importable and documented; py.typed ships."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import os
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mantyx_sync
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "mantyx_sync"
+
+EXPECTED = {
+    # facades and the run handle
+    "Client",
+    "Agent",
+    "Session",
+    "Run",
+    # spec values
+    "AgentSpec",
+    "LoopDetection",
+    "OutputSchema",
+    "ToolBudget",
+    # tool references and definitions
+    "MantyxTool",
+    "PluginTool",
+    "A2ATool",
+    "McpTool",
+    "LocalTool",
+    "ClientResolvedTool",
+    "ToolConnection",
+    "ToolActivity",
+    "define_local_tool",
+    "local_tool",
+    "define_local_mcp",
+    "define_local_a2a",
+    "LocalMcp",
+    "LocalA2A",
+    # what comes back
+    "RunEvent",
+    "RunResult",
+    "RunSnapshot",
+    "SessionInfo",
+    "ModelCatalog",
+    # errors
+    "MantyxError",
+    "ConfigurationError",
+    "SpecError",
+    "TransportError",
+    "ConnectError",
+    "TimeoutError_",
+    "StreamError",
+    "APIError",
+    "InvalidRequestError",
+    "AuthError",
+    "PermissionDenied",
+    "NotFoundError",
+    "ConflictError",
+    "RateLimitError",
+    "ServerError",
+    "RunError",
+    "RunCancelled",
+    "OutputParseError",
+    "ToolError",
+    "ToolResolutionError",
+    "__version__",
+}
+
+
+def test_all_is_exactly_the_promised_names() -> None:
+    assert len(mantyx_sync.__all__) == len(set(mantyx_sync.__all__)), "duplicates in __all__"
+    assert set(mantyx_sync.__all__) == EXPECTED
+
+
+def test_all_is_sorted() -> None:
+    assert list(mantyx_sync.__all__) == sorted(mantyx_sync.__all__)
+
+
+def test_every_name_is_importable() -> None:
+    namespace: dict[str, Any] = {}
+    exec("from mantyx_sync import *", namespace)
+    assert set(namespace) >= EXPECTED
+    for name in EXPECTED:
+        assert getattr(mantyx_sync, name) is namespace[name]
+
+
+def test_version() -> None:
+    assert isinstance(mantyx_sync.__version__, str)
+    assert mantyx_sync.__version__.count(".") >= 2
+
+
+def test_errors_form_one_tree() -> None:
+    errors = [
+        getattr(mantyx_sync, n)
+        for n in EXPECTED
+        if isinstance(getattr(mantyx_sync, n), type)
+        and issubclass(getattr(mantyx_sync, n), BaseException)
+    ]
+    assert len(errors) == 20
+    for cls in errors:
+        assert issubclass(cls, mantyx_sync.MantyxError)
+    for name in ("ConfigurationError", "SpecError", "OutputParseError"):
+        assert issubclass(getattr(mantyx_sync, name), ValueError)
+
+
+def _own_public_members(cls: type) -> list[tuple[str, Any]]:
+    members = []
+    for name, value in vars(cls).items():
+        if name.startswith("_"):
+            continue
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if isinstance(value, property) or inspect.isfunction(value):
+            members.append((name, value))
+    return members
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED - {"__version__"}))
+def test_public_names_have_docstrings(name: str) -> None:
+    obj = getattr(mantyx_sync, name)
+    assert inspect.isclass(obj) or callable(obj)
+    doc = obj.__doc__
+    assert doc and doc.strip(), f"mantyx_sync.{name} has no docstring"
+    if inspect.isclass(obj):
+        missing = [m for m, value in _own_public_members(obj) if not (value.__doc__ or "").strip()]
+        assert missing == [], f"{name} members without a docstring: {missing}"
+
+
+# Modules that break STYLE §9.1 today; each is an SDK finding, not an exemption.
+
+
+def _modules() -> list[Any]:
+    names = ["mantyx_sync"]
+    for info in pkgutil.walk_packages([str(PACKAGE)], prefix="mantyx_sync."):
+        names.append(info.name)
+    return [n for n in sorted(names)]
+
+
+@pytest.mark.parametrize("module_name", _modules())
+def test_every_module_declares_all(module_name: str) -> None:
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:  # an optional extra that is not installed
+        pytest.skip(f"{module_name}: {exc}")
+    declared = getattr(module, "__all__", None)
+    assert declared is not None, f"{module_name} has no __all__"
+    for name in declared:
+        assert hasattr(module, name), f"{module_name}.__all__ names missing {name!r}"
+
+
+def test_py_typed_is_in_the_package() -> None:
+    marker = PACKAGE / "py.typed"
+    assert marker.is_file()
+    assert Path(mantyx_sync.__file__).parent / "py.typed" == marker
+
+
+def test_py_typed_ships_in_a_build(tmp_path: Path) -> None:
+    # build_py applies setup.cfg's package_data exactly as a wheel build does;
+    # it runs on a copy so the working tree gets no build/ or egg-info changes.
+    source = tmp_path / "src"
+    source.mkdir()
+    for name in ("setup.cfg", "pyproject.toml", "README.rst"):
+        shutil.copy(REPO / name, source / name)
+    shutil.copytree(PACKAGE, source / "mantyx_sync", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "lib"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import setuptools; setuptools.setup()",
+            "-q",
+            "build_py",
+            "-d",
+            str(out),
+        ],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (out / "mantyx_sync" / "py.typed").is_file()
+    assert (out / "mantyx_sync" / "testing" / "pytest_plugin.py").is_file()
+
+
+TYPED_USAGE = '''
+from __future__ import annotations
+
+import mantyx_sync
+from mantyx_sync import A2ATool, Agent, Client, MantyxTool, McpTool, ModelCatalog, PluginTool
+from mantyx_sync import RunResult
+
+
+@mantyx_sync.local_tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@mantyx_sync.local_tool(name="shout", long_running=True, timeout=5.0)
+def upper(text: str) -> str:
+    """Shout."""
+    return text.upper()
+
+
+echo = mantyx_sync.define_local_tool(
+    name="echo", parameters={"type": "object"}, execute=lambda args: str(args)
+)
+
+
+def main() -> None:
+    client = Client("mantyx_key", workspace="w", timeout=(2.0, 30.0), max_retries=2)
+    catalog: ModelCatalog = client.models()
+    print(catalog.default_model_id, add(1, 2))
+    tools = [
+        add,
+        upper,
+        echo,
+        MantyxTool("t"),
+        PluginTool("web_search"),
+        A2ATool("a", "https://x", headers={"A": "b"}, context_id="c"),
+        McpTool("m", "https://y", headers={"A": "b"}),
+    ]
+    agent = Agent(client, system_prompt="p", tools=tools, loop_detection=False, tool_budgets={})
+    result: RunResult = agent.run("hi")
+    text: str = result.text
+    print(text, result.tokens.total_tokens if result.tokens else 0)
+    with agent.stream("hi") as run:
+        for event in run:
+            print(event.type, event.text)
+    with agent.session() as chat:
+        chat.run("x", reasoning_level="low")
+    try:
+        client.get_run("r")
+    except mantyx_sync.APIError as exc:
+        status: int = exc.status
+        print(status, exc.hint)
+'''
+
+
+def _mypy_strict(tmp_path: Path, code: str) -> subprocess.CompletedProcess[str]:
+    pytest.importorskip("mypy")
+    script = tmp_path / "user_code.py"
+    script.write_text(code, encoding="utf-8")
+    env = {**os.environ, "MYPYPATH": str(REPO)}
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "user_code.py",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_typed_usage_passes_mypy_strict(tmp_path: Path) -> None:
+    # py.typed promises that user code type-checks against our annotations.
+    done = _mypy_strict(tmp_path, TYPED_USAGE)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mcp_tool_filter_type_checks(tmp_path: Path) -> None:
+    code = (
+        "from mantyx_sync import McpTool\n"
+        'McpTool("m", "https://y", tool_filter=["search_repos"])\n'
+        'McpTool("m", "https://y", tool_filter=("search_repos",))\n'
+    )
+    done = _mypy_strict(tmp_path, code)
+    assert done.returncode == 0, done.stdout + done.stderr
