@@ -23,7 +23,6 @@ import threading
 from typing import Any
 
 import attrs
-import tenacity
 
 from ._retry import Backoff, RetryPolicy, Safety
 from ._transport import HttpTransport
@@ -104,26 +103,10 @@ class ResultPoster:
             for attempt in self._policy.retrying(label=label, abort=self._run_ended):
                 with attempt:
                     send()
-        except APIError as exc:
-            return self._classify(tool_use_id, exc, attempts)
         except MantyxError as exc:
-            if self._run_ended is not None and self._run_ended.is_set():
-                log.debug(
-                    "run %s ended before the result for %s could be delivered (%s)",
-                    self.run_id,
-                    tool_use_id,
-                    exc,
-                )
-                return Delivery.RUN_TERMINAL
-            log.warning(
-                "run %s: could not deliver the result for %s after retries: %s",
-                self.run_id,
-                tool_use_id,
-                exc,
-            )
-            return Delivery.FAILED
-        except tenacity.RetryError:  # pragma: no cover - reraise=True makes this unreachable
-            return Delivery.FAILED
+            if isinstance(exc, APIError) and 400 <= exc.status < 500 and exc.status != 429:
+                return self._classify(tool_use_id, exc, attempts)
+            return self._gave_up(tool_use_id, exc)
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
@@ -152,14 +135,23 @@ class ResultPoster:
                 exc.message,
             )
             return Delivery.ANSWERED_ELSEWHERE
-        if 400 <= exc.status < 500 and exc.status != 429:
-            log.error(
-                "run %s: the server rejected the result for %s: %s",
+        log.error(
+            "run %s: the server rejected the result for %s: %s",
+            self.run_id,
+            tool_use_id,
+            exc,
+        )
+        return Delivery.REJECTED
+
+    def _gave_up(self, tool_use_id: str, exc: MantyxError) -> Delivery:
+        if self._run_ended is not None and self._run_ended.is_set():
+            log.debug(
+                "run %s ended before the result for %s could be delivered (%s)",
                 self.run_id,
                 tool_use_id,
                 exc,
             )
-            return Delivery.REJECTED
+            return Delivery.RUN_TERMINAL
         log.warning(
             "run %s: could not deliver the result for %s after retries: %s",
             self.run_id,

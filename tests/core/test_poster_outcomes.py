@@ -113,3 +113,20 @@ def test_connection_errors_retry(poster: ResultPoster) -> None:
     responses.post(URL, body=requests.exceptions.ConnectionError("refused"))
     responses.post(URL, status=200, json={"ok": True})
     assert poster.post("tu_1", result="x") is Delivery.DELIVERED
+
+
+@responses.activate
+def test_retries_stop_when_the_run_ends(
+    transport: HttpTransport, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    ended = threading.Event()
+    # The run ends while the poster waits to retry: no further attempt, no warning.
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, sleep=lambda s: ended.set())
+    poster = ResultPoster(transport, "run_1", policy=policy, run_ended=ended)
+    responses.post(URL, status=503, json={"error": "unavailable"})
+    responses.post(URL, status=200, json={"ok": True})
+    assert poster.post("tu_1", result="x") is Delivery.RUN_TERMINAL
+    assert len(responses.calls) == 1
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
