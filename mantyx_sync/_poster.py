@@ -58,6 +58,11 @@ class Delivery(enum.Enum):
 class _Attempts:
     # Whether any earlier attempt reached the server and may have been accepted.
     may_have_landed: bool = False
+    made: int = 0
+
+
+class _RunEnded(MantyxError):
+    """The run ended while a retry was pending; a retry can no longer land."""
 
 
 class ResultPoster:
@@ -90,6 +95,9 @@ class ResultPoster:
         label = f"tool result {tool_use_id}"
 
         def send() -> None:
+            if attempts.made and self._run_ended is not None and self._run_ended.is_set():
+                raise _RunEnded("the run ended")
+            attempts.made += 1
             try:
                 self._transport.request("POST", self._path, json_body=body)
             except MantyxError as exc:
