@@ -286,3 +286,17 @@ def test_mcp_tool_filter_type_checks(tmp_path: Path) -> None:
     )
     done = _mypy_strict(tmp_path, code)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_package_is_mypy_clean(tmp_path: Path) -> None:
+    # The project's own strict mypy configuration (pyproject.toml) over mantyx_sync/.
+    pytest.importorskip("mypy")
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(tmp_path / "cache")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
