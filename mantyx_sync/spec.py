@@ -17,6 +17,7 @@ All values here are immutable and safe to share between threads.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, Union
@@ -39,6 +40,7 @@ from ._limits import (
     TOOL_BUDGETS_MAX_ENTRIES,
     TOOL_NAME_RE,
 )
+from ._local_tool import as_local_tool
 from ._types import UNSET, JSONDict, UnsetType
 from ._wire import OMIT
 from .errors import SpecError
@@ -309,9 +311,14 @@ def _coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
 def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise SpecError(f"must be a list of tools, got {type(value).__name__}", path=path)
-    tools = tuple(value)
+    tools = list(value)
     for index, tool in enumerate(tools):
         if callable(getattr(tool, "to_wire", None)) or isinstance(tool, ClientResolvedTool):
+            continue
+        if inspect.isfunction(tool) or inspect.ismethod(tool):
+            # A plain typed function is a local tool, as if decorated with @local_tool;
+            # derived once here, not on every run.
+            tools[index] = as_local_tool(tool)
             continue
         hint = (
             " (plain dicts are not accepted: use MantyxTool, PluginTool, A2ATool, McpTool, "
@@ -320,11 +327,11 @@ def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
             else ""
         )
         raise SpecError(
-            f"is a {type(tool).__name__}, not a tool: expected an object with to_wire() "
-            f"or a client-resolved tool with connect(){hint}",
+            f"is a {type(tool).__name__}, not a tool: expected a function, an object with "
+            f"to_wire() or a client-resolved tool with connect(){hint}",
             path=f"{path}[{index}]",
         )
-    return tools
+    return tuple(tools)
 
 
 def _coerce_text(value: Any, path: str) -> str | None:
