@@ -19,45 +19,56 @@ Set ``MANTYX_LOG=debug`` to log every request and event (secrets redacted).
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+from typing import TYPE_CHECKING, Any
 
-from ._executor import ToolActivity
-from ._local_a2a import define_local_a2a
-from ._local_mcp import define_local_mcp
-from ._local_tool import LocalTool, define_local_tool, local_tool
 from ._redact import RedactingFormatter
-from ._runs import Run
 from ._version import __version__
-from .agent import Agent
-from .client import Client
-from .errors import (
-    APIError,
-    AuthError,
-    ConfigurationError,
-    ConflictError,
-    ConnectError,
-    InvalidRequestError,
-    MantyxError,
-    NotFoundError,
-    OutputParseError,
-    PermissionDenied,
-    RateLimitError,
-    RunCancelled,
-    RunError,
-    ServerError,
-    SpecError,
-    StreamError,
-    TimeoutError_,
-    ToolError,
-    ToolResolutionError,
-    TransportError,
-)
-from .events import RunEvent
-from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
-from .session import Session
-from .spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
-from .tools import A2ATool, ClientResolvedTool, MantyxTool, McpTool, PluginTool, ToolConnection
+
+if TYPE_CHECKING:
+    from ._executor import ToolActivity
+    from ._local_a2a import LocalA2A, define_local_a2a
+    from ._local_mcp import LocalMcp, define_local_mcp
+    from ._local_tool import LocalTool, define_local_tool, local_tool
+    from ._runs import Run
+    from .agent import Agent
+    from .client import Client
+    from .errors import (
+        APIError,
+        AuthError,
+        ConfigurationError,
+        ConflictError,
+        ConnectError,
+        InvalidRequestError,
+        MantyxError,
+        NotFoundError,
+        OutputParseError,
+        PermissionDenied,
+        RateLimitError,
+        RunCancelled,
+        RunError,
+        ServerError,
+        SpecError,
+        StreamError,
+        TimeoutError_,
+        ToolError,
+        ToolResolutionError,
+        TransportError,
+    )
+    from .events import RunEvent
+    from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
+    from .session import Session
+    from .spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
+    from .tools import (
+        A2ATool,
+        ClientResolvedTool,
+        MantyxTool,
+        McpTool,
+        PluginTool,
+        ToolConnection,
+    )
 
 __all__ = (
     "A2ATool",
@@ -71,6 +82,8 @@ __all__ = (
     "ConflictError",
     "ConnectError",
     "InvalidRequestError",
+    "LocalA2A",
+    "LocalMcp",
     "LocalTool",
     "LoopDetection",
     "MantyxError",
@@ -107,6 +120,62 @@ __all__ = (
     "define_local_tool",
     "local_tool",
 )
+
+# Public names load on first use (PEP 562), so ``import mantyx_sync`` stays cheap
+# and a run that needs no MCP server or A2A peer never imports those clients.
+_LAZY: dict[str, str] = {
+    "ToolActivity": "._executor",
+    "define_local_a2a": "._local_a2a",
+    "LocalA2A": "._local_a2a",
+    "define_local_mcp": "._local_mcp",
+    "LocalMcp": "._local_mcp",
+    "LocalTool": "._local_tool",
+    "define_local_tool": "._local_tool",
+    "local_tool": "._local_tool",
+    "Run": "._runs",
+    "Agent": ".agent",
+    "Client": ".client",
+    "RunEvent": ".events",
+    "ModelCatalog": ".results",
+    "RunResult": ".results",
+    "RunSnapshot": ".results",
+    "SessionInfo": ".results",
+    "Session": ".session",
+    "AgentSpec": ".spec",
+    "LoopDetection": ".spec",
+    "OutputSchema": ".spec",
+    "ToolBudget": ".spec",
+    "A2ATool": ".tools",
+    "ClientResolvedTool": ".tools",
+    "MantyxTool": ".tools",
+    "McpTool": ".tools",
+    "PluginTool": ".tools",
+    "ToolConnection": ".tools",
+    **{
+        name: ".errors"
+        for name in (
+            "APIError", "AuthError", "ConfigurationError", "ConflictError", "ConnectError",
+            "InvalidRequestError", "MantyxError", "NotFoundError", "OutputParseError",
+            "PermissionDenied", "RateLimitError", "RunCancelled", "RunError", "ServerError",
+            "SpecError", "StreamError", "TimeoutError_", "ToolError", "ToolResolutionError",
+            "TransportError",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 _log = logging.getLogger("mantyx_sync")
 _log.addHandler(logging.NullHandler())

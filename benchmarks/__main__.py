@@ -1,0 +1,47 @@
+"""``python -m benchmarks``: run every benchmark and print the results table."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from ._suite import Config, run_suite
+
+NAMES = ("roundtrip", "fanout", "stream", "import", "memory", "scale")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse arguments, run, print the table (and optionally write raw JSON)."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="mantyx_sync benchmarks against LocalMantyx on 127.0.0.1.")
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes (a smoke run, figures meaningless)")
+    parser.add_argument("--only", default="",
+                        help=f"comma-separated subset of: {', '.join(NAMES)}")
+    parser.add_argument("--no-official", action="store_true",
+                        help="skip the official SDK column even when it is installed")
+    parser.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON")
+    args = parser.parse_args(argv)
+    only = frozenset(filter(None, (n.strip() for n in args.only.split(","))))
+    unknown = only - set(NAMES)
+    if unknown:
+        parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
+    options: dict[str, Any] = {"official": not args.no_official, "only": only}
+    config = Config.quick(**options) if args.quick else Config(**options)
+    report = run_suite(config)
+    print(f"Machine: {report.machine}")
+    print()
+    print(report.table())
+    print()
+    print(f"({report.seconds:.0f} s; medians of the repetitions, [min–max] beside them)")
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"machine": report.machine, "raw": report.raw}, fh, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,248 @@
+"""The client side of each benchmark, run in its own process per variant.
+
+``python -m benchmarks._client '<json job>'`` runs one workload with one
+variant (``ours``, ``raw`` or ``official``) against an already running
+emulator and prints one JSON line: the client-side figures and the
+process's peak RSS. Only the variant's own client is imported, so the peak
+RSS is that client's footprint (plus the interpreter), never the server's.
+
+The first run of every job is a warm-up whose figures are dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["main"]
+
+SYSTEM = "You are a benchmark agent."
+EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
+SLEEPY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"i": {"type": "integer"}},
+    "required": ["i"],
+    "additionalProperties": False,
+}
+
+Runner = Callable[[], dict[str, float]]
+
+
+class _Span:
+    """Counts events and times the first to the last one (what streaming measures)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first = 0.0
+
+    def tick(self) -> None:
+        if self.count == 0:
+            self.first = time.perf_counter()
+        self.count += 1
+
+    def result(self) -> dict[str, float]:
+        return {"events": float(self.count), "span": time.perf_counter() - self.first}
+
+
+def _sleep_seconds(job: dict[str, Any]) -> float:
+    return float(job.get("sleep", 0.3))
+
+
+# --- one runner factory per variant: each returns "do one run, return events seen" ---
+
+
+def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    import mantyx_sync
+
+    client = mantyx_sync.Client(job["api_key"], workspace=job["workspace"],
+                                base_url=job["base_url"])
+    bench = job["bench"]
+    tools: list[Any] = []
+    if bench in ("roundtrip", "scale"):
+        tools = [mantyx_sync.define_local_tool(
+            name="noop", description="Do nothing.", parameters=EMPTY_SCHEMA,
+            execute=lambda args: "ok")]
+    elif bench == "fanout":
+        pause = _sleep_seconds(job)
+
+        def sleepy(args: dict[str, Any]) -> str:
+            time.sleep(pause)  # the workload itself: a slow handler
+            return str(args["i"])
+
+        tools = [mantyx_sync.define_local_tool(
+            name="sleepy", description="Sleep a while.", parameters=SLEEPY_SCHEMA,
+            execute=sleepy)]
+    agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=tools)
+
+    if bench == "stream":
+        def run_stream() -> dict[str, float]:
+            span = _Span()
+            with agent.stream("go") as run:
+                for _ in run:
+                    span.tick()
+            return span.result()
+        return run_stream, client.close
+
+    def run_once() -> dict[str, float]:
+        return {"events": float(len(agent.run("go").events))}
+
+    return run_once, client.close
+
+
+def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    from mantyx import MantyxClient, define_local_tool
+
+    client = MantyxClient(api_key=job["api_key"], workspace_slug=job["workspace"],
+                          base_url=job["base_url"])
+    bench = job["bench"]
+    tools: list[Any] = []
+    if bench in ("roundtrip", "scale"):
+        tools = [define_local_tool(name="noop", description="Do nothing.",
+                                   parameters=EMPTY_SCHEMA, execute=lambda args: "ok")]
+    elif bench == "fanout":
+        pause = _sleep_seconds(job)
+
+        def sleepy(args: dict[str, Any]) -> str:
+            time.sleep(pause)  # the workload itself: a slow handler
+            return str(args["i"])
+
+        tools = [define_local_tool(name="sleepy", description="Sleep a while.",
+                                   parameters=SLEEPY_SCHEMA, execute=sleepy)]
+
+    if bench == "stream":
+        def run_stream() -> dict[str, float]:
+            span = _Span()
+            for _ in client.stream_agent(system_prompt=SYSTEM, prompt="go"):
+                span.tick()
+            return span.result()
+        return run_stream, client.close
+
+    def run_once() -> dict[str, float]:
+        events = client.run_agent(system_prompt=SYSTEM, prompt="go", tools=tools).events
+        return {"events": float(len(events))}
+
+    return run_once, client.close
+
+
+def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    from benchmarks._raw import RawClient
+
+    client = RawClient(job["base_url"], job["api_key"], job["workspace"])
+    spec: dict[str, Any] = {"systemPrompt": SYSTEM, "prompt": "go"}
+    bench = job["bench"]
+    if bench in ("roundtrip", "scale"):
+        spec["tools"] = [{"kind": "local", "name": "noop", "description": "Do nothing.",
+                          "parameters": EMPTY_SCHEMA}]
+    elif bench == "fanout":
+        spec["tools"] = [{"kind": "local", "name": "sleepy", "description": "Sleep a while.",
+                          "parameters": SLEEPY_SCHEMA}]
+    pause = _sleep_seconds(job)
+
+    def handler(name: str, args: dict[str, Any]) -> str:
+        if name == "sleepy":
+            time.sleep(pause)  # the workload itself: a slow handler
+            return str(args["i"])
+        return "ok"
+
+    if bench == "stream":
+        def run_stream() -> dict[str, float]:
+            span = _Span()
+            client.run(spec, handler, on_event=lambda envelope: span.tick())
+            return span.result()
+        return run_stream, client.close
+
+    def run_once() -> dict[str, float]:
+        return {"events": float(client.run(spec, handler))}
+
+    return run_once, client.close
+
+
+_VARIANTS = {"ours": _ours, "official": _official, "raw": _raw}
+
+
+def _timed_runs(run: Runner, reps: int) -> list[dict[str, float]]:
+    out = []
+    for _ in range(reps):
+        started = time.perf_counter()
+        figures = run()
+        figures["wall"] = time.perf_counter() - started
+        out.append(figures)
+    return out
+
+
+def _scale(job: dict[str, Any], run: Runner) -> dict[str, list[float]]:
+    levels = [int(n) for n in job["levels"]]
+    per_run = int(job["turns"])
+    out: dict[str, list[float]] = {}
+    for level in levels:
+        rates = []
+        for _ in range(int(job["reps"])):
+            rates.append(level * per_run / _concurrent(run, level))
+        out[str(level)] = rates
+    return out
+
+
+def _concurrent(run: Runner, level: int) -> float:
+    gate = threading.Barrier(level + 1, timeout=60)
+    errors: list[BaseException] = []
+
+    def worker() -> None:
+        try:
+            gate.wait()
+            run()
+        except BaseException as exc:  # reported to the parent below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, daemon=True) for _ in range(level)]
+    for thread in threads:
+        thread.start()
+    gate.wait()
+    started = time.perf_counter()
+    for thread in threads:
+        thread.join(timeout=300)
+        if thread.is_alive():
+            raise RuntimeError("a scale worker did not finish within 300 s")
+    if errors:
+        raise errors[0]
+    return time.perf_counter() - started
+
+
+def _peak_rss_kib() -> int:
+    # VmHWM belongs to this process's own address space. ru_maxrss would not
+    # do: Linux carries the parent's high-water mark across fork+exec, and
+    # the parent holds the emulator.
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+
+def main(argv: list[str]) -> int:
+    """Run the job given as JSON in ``argv[0]``; print one JSON line."""
+    job = json.loads(argv[0])
+    run, close = _VARIANTS[job["variant"]](job)
+    try:
+        run()  # warm-up: connections, imports done lazily, caches
+        result: dict[str, Any] = {"variant": job["variant"], "bench": job["bench"]}
+        if job["bench"] == "scale":
+            result["scale"] = _scale(job, run)
+        else:
+            result["runs"] = _timed_runs(run, int(job["reps"]))
+    finally:
+        close()
+    result["maxrss_kib"] = _peak_rss_kib()
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,350 @@
+"""Every benchmark, end to end: emulator up, client processes out, one table back.
+
+The emulator (instrumented, see :mod:`benchmarks._server`) runs in this
+process on 127.0.0.1; each client variant runs in its own process
+(:mod:`benchmarks._client`), so the server never competes with a client for
+the GIL and a client's peak RSS is its own. Variants are interleaved process
+by process so slow drift of the machine hits every column alike.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from mantyx_sync.testing import ToolCall, Turn
+
+from ._server import ToolClock, start_timed_server
+from ._stats import Figure, Row, format_table, ratio
+
+__all__ = ["Config", "Report", "machine_description", "official_available", "run_suite"]
+
+ROOT = Path(__file__).resolve().parent.parent
+_RUN_NUMBER = re.compile(r"^tu_(\d+)_\d+$")
+
+
+@attrs.frozen(kw_only=True)
+class Config:
+    """Sizes and repetitions; :meth:`quick` is the smoke-test size."""
+
+    roundtrip_turns: int = 200
+    roundtrip_procs: int = 3
+    roundtrip_reps: int = 2
+    fanout_calls: int = 16
+    fanout_sleep: float = 0.3
+    fanout_reps: int = 5
+    stream_events: int = 50_000
+    stream_reps: int = 5
+    import_reps: int = 15
+    scale_levels: tuple[int, ...] = (1, 8, 32)
+    scale_turns: int = 20
+    scale_reps: int = 3
+    official: bool = True
+    only: frozenset[str] = frozenset()
+
+    @classmethod
+    def quick(cls, **overrides: Any) -> Config:
+        """Tiny sizes: every code path, in seconds."""
+        sizes: dict[str, Any] = dict(
+            roundtrip_turns=5, roundtrip_procs=1, roundtrip_reps=1, fanout_calls=4,
+            fanout_sleep=0.05, fanout_reps=1, stream_events=500, stream_reps=1,
+            import_reps=2, scale_levels=(1, 2), scale_turns=2, scale_reps=1)
+        sizes.update(overrides)
+        return cls(**sizes)
+
+    def wants(self, name: str) -> bool:
+        return not self.only or name in self.only
+
+
+@attrs.define
+class Report:
+    """What :func:`run_suite` measured."""
+
+    rows: list[Row] = attrs.field(factory=list)
+    official_note: str | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict)
+    machine: str = ""
+    seconds: float = 0.0
+
+    def table(self) -> str:
+        """The results table, Markdown-compatible."""
+        return format_table(self.rows, self.official_note)
+
+
+def official_available() -> bool:
+    """Whether the official SDK (``pip install mantyx-sdk``, import ``mantyx``) is installed."""
+    return importlib.util.find_spec("mantyx") is not None
+
+
+def machine_description() -> str:
+    """nproc, CPU model, Python version and OS, on one line."""
+    model = platform.processor() or "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"nproc={os.cpu_count()}, CPU: {model}, Python {platform.python_version()} "
+            f"({platform.python_implementation()}), {platform.system()} {platform.release()}")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    # ROOT last: an explicit PYTHONPATH (e.g. another mantyx_sync to compare) wins.
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT)]))
+    for name in ("MANTYX_LOG", "MANTYX_API_KEY", "MANTYX_WORKSPACE", "MANTYX_BASE_URL"):
+        env.pop(name, None)
+    return env
+
+
+def _client_job(job: dict[str, Any], timeout: float = 600) -> dict[str, Any]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks._client", json.dumps(job)],
+        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout, check=False)
+    lines = proc.stdout.strip().splitlines()
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(
+            f"{job['variant']} {job['bench']} client failed (exit {proc.returncode}):\n"
+            f"{proc.stderr[-3000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    return result
+
+
+def _by_run(clock: ToolClock) -> dict[int, dict[str, tuple[float, float | None]]]:
+    runs: dict[int, dict[str, tuple[float, float | None]]] = defaultdict(dict)
+    for tool_use_id, written in clock.written.items():
+        match = _RUN_NUMBER.match(tool_use_id)
+        if match is not None:
+            runs[int(match.group(1))][tool_use_id] = (written, clock.posted.get(tool_use_id))
+    return dict(runs)
+
+
+def _counted_runs(clock: ToolClock) -> list[dict[str, tuple[float, float | None]]]:
+    """Per-run timestamps of one client job, its first (warm-up) run dropped."""
+    runs = _by_run(clock)
+    return [runs[number] for number in sorted(runs)[1:]]
+
+
+class _Suite:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.variants = ["ours", "raw"]
+        self.official = config.official and official_available()
+        if self.official:
+            self.variants.append("official")
+        self.rows: list[Row] = []
+        self.raw: dict[str, Any] = {}
+
+    def job(self, bench: str, variant: str, **extra: Any) -> dict[str, Any]:
+        return {"bench": bench, "variant": variant, "base_url": self.server.base_url,
+                "api_key": self.server.api_key, "workspace": self.server.workspace, **extra}
+
+    def run(self) -> None:
+        self.server, self.clock = start_timed_server()
+        try:
+            if self.config.wants("roundtrip") or self.config.wants("memory"):
+                self.roundtrip_and_memory()
+            if self.config.wants("fanout"):
+                self.fanout()
+            if self.config.wants("stream"):
+                self.stream()
+            if self.config.wants("scale"):
+                self.scale()
+        finally:
+            self.server.stop()
+        if self.config.wants("import"):
+            self.imports()
+
+    # 1 and 5 -------------------------------------------------------------------
+
+    def roundtrip_and_memory(self) -> None:
+        cfg = self.config
+        self.server.set_model(
+            [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(cfg.roundtrip_turns)]
+            + [Turn("done")])
+        overhead: dict[str, list[float]] = defaultdict(list)
+        rss: dict[str, list[float]] = defaultdict(list)
+        for _ in range(cfg.roundtrip_procs):
+            for variant in self.variants:
+                self.clock.clear()
+                result = _client_job(self.job("roundtrip", variant, reps=cfg.roundtrip_reps))
+                for run in _counted_runs(self.clock):
+                    trips = [p - w for w, p in run.values() if p is not None]
+                    if len(trips) != cfg.roundtrip_turns:
+                        raise RuntimeError(f"{variant}: {len(trips)} of {cfg.roundtrip_turns} "
+                                           "round trips answered")
+                    overhead[variant].append(statistics.median(trips) * 1e6)
+                rss[variant].append(result["maxrss_kib"] / 1024)
+        self.raw["roundtrip_us"] = dict(overhead)
+        self.raw["peak_rss_mib"] = dict(rss)
+        ours, base = Figure(tuple(overhead["ours"]), "µs"), Figure(tuple(overhead["raw"]), "µs")
+        official = Figure(tuple(overhead["official"]), "µs") if self.official else None
+        r_base, r_off = ratio(ours, base), ratio(ours, official)
+        if self.config.wants("roundtrip"):
+            self.rows.append(Row(
+                f"1 tool round-trip ({cfg.roundtrip_turns} turns)",
+                "overhead per round-trip (median)", ours, base, official,
+                _ratios(("raw", r_base), ("official", r_off)),
+                "≤1.5× raw, ≤0.6× official",
+                _verdict((r_base, lambda r: r <= 1.5), (r_off, lambda r: r <= 0.6))))
+        if self.config.wants("memory"):
+            m_ours = Figure(tuple(rss["ours"]), "MiB")
+            m_off = Figure(tuple(rss["official"]), "MiB") if self.official else None
+            r_mem = ratio(m_ours, m_off)
+            self.rows.append(Row(
+                "5 memory", "peak RSS of the bench-1 process", m_ours,
+                Figure(tuple(rss["raw"]), "MiB"), m_off, _ratios(("official", r_mem)),
+                "≤0.8× official", _verdict((r_mem, lambda r: r <= 0.8))))
+
+    # 2 -------------------------------------------------------------------------
+
+    def fanout(self) -> None:
+        cfg = self.config
+        self.server.set_model([
+            Turn(tool_calls=[ToolCall("sleepy", {"i": i}) for i in range(cfg.fanout_calls)]),
+            Turn("done")])
+        spans: dict[str, list[float]] = defaultdict(list)
+        for variant in [v for v in self.variants if v != "raw"]:
+            self.clock.clear()
+            _client_job(self.job("fanout", variant, reps=cfg.fanout_reps, sleep=cfg.fanout_sleep))
+            for run in _counted_runs(self.clock):
+                posted = [p for _, p in run.values() if p is not None]
+                if len(posted) != cfg.fanout_calls:
+                    raise RuntimeError(f"{variant}: {len(posted)} of {cfg.fanout_calls} answered")
+                first = min(w for w, _ in run.values())
+                spans[variant].append((max(posted) - first) / cfg.fanout_sleep)
+        self.raw["fanout_ratio"] = dict(spans)
+        ours = Figure(tuple(spans["ours"]), "×")
+        official = Figure(tuple(spans["official"]), "×") if self.official else None
+        self.rows.append(Row(
+            f"2 fan-out ({cfg.fanout_calls}×{cfg.fanout_sleep:g} s)",
+            f"local-calls wall / {cfg.fanout_sleep:g} s", ours, None, official, "",
+            "≤1.2× slowest handler", _verdict((ours.median, lambda r: r <= 1.2))))
+
+    # 3 -------------------------------------------------------------------------
+
+    def stream(self) -> None:
+        cfg = self.config
+        chunks = tuple(f"w{i} " for i in range(cfg.stream_events))
+        self.server.set_model([Turn("".join(chunks), chunks=chunks)])
+        rates: dict[str, list[float]] = defaultdict(list)
+        for variant in self.variants:
+            result = _client_job(self.job("stream", variant, reps=cfg.stream_reps))
+            for run in result["runs"]:
+                if run["events"] < cfg.stream_events:
+                    raise RuntimeError(f"{variant}: only {run['events']:.0f} events")
+                rates[variant].append(run["events"] / run["span"])
+        self.raw["stream_events_per_s"] = dict(rates)
+        ours, base = Figure(tuple(rates["ours"]), "ev/s"), Figure(tuple(rates["raw"]), "ev/s")
+        official = Figure(tuple(rates["official"]), "ev/s") if self.official else None
+        r_base, r_off = ratio(ours, base), ratio(ours, official)
+        self.rows.append(Row(
+            f"3 streaming ({cfg.stream_events:,} deltas)", "events per second", ours, base,
+            official, _ratios(("raw", r_base), ("official", r_off)),
+            "≥0.6× raw, ≥1.3× official",
+            _verdict((r_base, lambda r: r >= 0.6), (r_off, lambda r: r >= 1.3))))
+
+    # 4 -------------------------------------------------------------------------
+
+    def imports(self) -> None:
+        statements = {
+            "bare": "pass",
+            "ours": "import mantyx_sync",
+            "requests": "import requests",
+            "ours_plain": "from mantyx_sync import Agent, Client, local_tool",
+        }
+        if self.official:
+            statements["official"] = "import mantyx"
+            statements["official_plain"] = "from mantyx import MantyxClient, define_local_tool"
+        times: dict[str, list[float]] = defaultdict(list)
+        env = _env()
+        for _ in range(self.config.import_reps):
+            for name, code in statements.items():
+                started = time.perf_counter()
+                subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)
+                times[name].append((time.perf_counter() - started) * 1000)
+        bare = statistics.median(times["bare"])
+        net = {name: Figure(tuple(t - bare for t in values), "ms")
+               for name, values in times.items() if name != "bare"}
+        self.raw["import_ms"] = {name: list(values) for name, values in times.items()}
+        r_off = ratio(net["ours"], net.get("official"))
+        self.rows.append(Row(
+            "4 cold import", "`import X` minus bare interpreter", net["ours"], net["requests"],
+            net.get("official"), _ratios(("official", r_off)), "≤0.5× official",
+            _verdict((r_off, lambda r: r <= 0.5))))
+        r_plain = ratio(net["ours_plain"], net.get("official_plain"))
+        self.rows.append(Row(
+            "4b import for a plain run", "Agent+Client+local_tool (info)", net["ours_plain"],
+            None, net.get("official_plain"), _ratios(("official", r_plain)), "(no target)", ""))
+
+    # 6 -------------------------------------------------------------------------
+
+    def scale(self) -> None:
+        cfg = self.config
+        self.server.set_model(
+            [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(cfg.scale_turns)]
+            + [Turn("done")])
+        levels = list(cfg.scale_levels)
+        found: dict[str, dict[str, list[float]]] = {}
+        for variant in [v for v in self.variants if v != "raw"]:
+            result = _client_job(self.job("scale", variant, reps=cfg.scale_reps,
+                                          levels=levels, turns=cfg.scale_turns))
+            found[variant] = result["scale"]
+        self.raw["scale_round_trips_per_s"] = found
+        low, high = str(levels[0]), str(levels[-1])
+        for level in levels:
+            key = str(level)
+            ours = Figure(tuple(found["ours"][key]), "rt/s")
+            official = (Figure(tuple(found["official"][key]), "rt/s")
+                        if "official" in found else None)
+            ratios, target, verdict = "", "", ""
+            if key == high and len(levels) > 1:
+                gain = ratio(ours, Figure(tuple(found["ours"][low])))
+                off_gain = (ratio(official, Figure(tuple(found["official"][low])))
+                            if official is not None else None)
+                ratios = _ratios((f"ours@{low}", gain), (f"official {high}/{low}", off_gain))
+                target = f"≥4× throughput at {low}"
+                verdict = _verdict((gain, lambda r: r >= 4))
+            self.rows.append(Row(
+                f"6 scale, {level} concurrent" if level == levels[0] else f"6 … {level} concurrent",
+                f"round-trips/s ({cfg.scale_turns} per run)", ours, None, official,
+                ratios, target, verdict))
+
+
+def _ratios(*pairs: tuple[str, float | None]) -> str:
+    return ", ".join(f"÷{name} {value:.2f}×" for name, value in pairs if value is not None)
+
+
+def _verdict(*checks: tuple[float | None, Any]) -> str:
+    results = [check(value) for value, check in checks if value is not None]
+    if not results:
+        return "?"
+    return "yes" if all(results) else "NO"
+
+
+def run_suite(config: Config) -> Report:
+    """Run the selected benchmarks and return the report."""
+    started = time.perf_counter()
+    suite = _Suite(config)
+    suite.run()
+    note = None
+    if not suite.official:
+        note = ("Official SDK column skipped: `mantyx` is not installed "
+                "(pip install mantyx-sdk to compare)." if config.official
+                else "Official SDK column skipped (--no-official).")
+    return Report(rows=suite.rows, official_note=note, raw=suite.raw,
+                  machine=machine_description(), seconds=time.perf_counter() - started)
