@@ -164,6 +164,8 @@ class RunStream:
 
     def _read(self, source: EventSource) -> Iterator[RunEvent]:
         watch = _IdleWatch(self._idle_timeout)
+        # Checked once per connection: this loop runs for every streamed token.
+        debug = log.isEnabledFor(logging.DEBUG)
         for frame in sseclient.SSEClient(watch.chunks(source)).events():
             try:
                 # sseclient reports a frame without an ``event:`` line as "message".
@@ -174,8 +176,10 @@ class RunStream:
                 continue
             watch.saw_event()
             if event.seq <= self.last_seq:
-                log.debug("run %s: dropping replayed event seq %d", self.run_id, event.seq)
+                if debug:
+                    log.debug("run %s: dropping replayed event seq %d", self.run_id, event.seq)
                 continue
             self.last_seq = event.seq
-            log.debug("run %s: event %d %s", self.run_id, event.seq, event.type)
+            if debug:
+                log.debug("run %s: event %d %s", self.run_id, event.seq, event.type)
             yield event
