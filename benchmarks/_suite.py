@@ -9,6 +9,7 @@ by process so slow drift of the machine hits every column alike.
 
 from __future__ import annotations
 
+import compileall
 import importlib.util
 import json
 import os
@@ -339,6 +340,10 @@ def _verdict(*checks: tuple[float | None, Any]) -> str:
 def run_suite(config: Config) -> Report:
     """Run the selected benchmarks and return the report."""
     started = time.perf_counter()
+    # Compare like with like: a wheel install compiles bytecode, while a checkout
+    # run with PYTHONDONTWRITEBYTECODE (as here) would recompile our modules from
+    # source in every client process, inflating our import time and peak RSS.
+    compileall.compile_dir(str(ROOT / "mantyx_sync"), quiet=1)
     suite = _Suite(config)
     suite.run()
     note = None
