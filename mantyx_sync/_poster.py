@@ -118,6 +118,10 @@ class ResultPoster:
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
+    def deliver(self, tool_use_id: str, result: str | None, error: str | None) -> Delivery:
+        """:meth:`post` in the shape :class:`~mantyx_sync._executor.ToolExecutor` calls."""
+        return self.post(tool_use_id, result=result, error=error)
+
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:
             log.debug(

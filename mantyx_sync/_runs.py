@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -20,7 +21,7 @@ import attrs
 from ._config import ClientConfig
 from ._executor import ToolActivity, ToolExecutor, ToolRegistry
 from ._local_tool import LocalTool, as_local_tool
-from ._poster import Delivery, ResultPoster
+from ._poster import ResultPoster
 from ._retry import RetryPolicy, Safety
 from ._stream import RunStream
 from ._transport import HttpTransport
@@ -158,6 +159,46 @@ def start_run(
         raise
 
 
+class _RunResources:
+    """What a run holds until it ends: released once, whoever gets there first.
+
+    Kept apart from :class:`Run` so the garbage-collection finalizer can reach
+    it without keeping the Run alive.
+    """
+
+    def __init__(
+        self,
+        stream: RunStream,
+        executor: ToolExecutor,
+        owned_tools: ResolvedTools | None,
+        ended: threading.Event,
+    ) -> None:
+        self._stream = stream
+        self._executor = executor
+        self._owned_tools = owned_tools
+        self._ended = ended
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        # Never waits on a running handler: its late answer is dropped.
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        self._ended.set()
+        self._stream.close()
+        self._executor.shutdown()
+        if self._owned_tools is not None:
+            self._owned_tools.close()
+
+
+def _abandon(transport: HttpTransport, run_id: str, resources: _RunResources) -> None:
+    log.warning("run %s was dropped before it ended without close(); cancelling it", run_id)
+    _cancel_quietly(transport, run_id)
+    resources.release()
+
+
 def _cancel_quietly(transport: HttpTransport, run_id: str) -> None:
     try:
         transport.request(
@@ -218,19 +259,24 @@ class Run:
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
-        self._released = False
-        self._release_lock = threading.Lock()
         self._stream = RunStream(transport, stream_path, run_id=run_id)
-        self._ended = threading.Event()
-        poster = ResultPoster(transport, run_id, run_ended=self._ended)
+        ended = threading.Event()
+        poster = ResultPoster(transport, run_id, run_ended=ended)
         self._executor = ToolExecutor(
             tools.registry(),
-            lambda tool_use_id, result, error: self._deliver(poster, tool_use_id, result, error),
+            poster.deliver,
             max_workers=options.max_workers,
             default_timeout=options.tool_timeout,
             on_tool=options.on_tool,
             run_label=f"run {run_id}",
         )
+        self._resources = _RunResources(
+            self._stream, self._executor, tools if owns_tools else None, ended
+        )
+        # A Run dropped mid-stream (``for e in agent.stream(...): break`` without
+        # ``with``) is cancelled and released when it is garbage-collected.
+        self._finalizer = weakref.finalize(self, _abandon, transport, run_id, self._resources)
+        self._finalizer.atexit = False
 
     def __repr__(self) -> str:
         state = "done" if self._done else "running"
@@ -300,9 +346,9 @@ class Run:
 
     def close(self) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort)."""
+        self._finalizer.detach()
         if not self._done:
-            self._best_effort_cancel()
-        self._stream.close()
+            _cancel_quietly(self._transport, self.id)
         self._release()
 
     def __enter__(self) -> Run:
@@ -379,24 +425,10 @@ class Run:
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
 
-    def _deliver(
-        self, poster: ResultPoster, tool_use_id: str, result: str | None, error: str | None
-    ) -> Delivery:
-        return poster.post(tool_use_id, result=result, error=error)
-
     def _release(self) -> None:
-        # Never waits on a running handler: its late answer is dropped.
-        with self._release_lock:
-            if self._released:
-                return
-            self._released = True
-        self._ended.set()
-        self._executor.shutdown()
-        if self._owns_tools:
-            self._tools.close()
-
-    def _best_effort_cancel(self) -> None:
-        _cancel_quietly(self._transport, self.id)
+        if self._done:
+            self._finalizer.detach()
+        self._resources.release()
 
     def _interrupt(self) -> None:
         log.info("run %s: interrupted; cancelling it on the server", self.id)

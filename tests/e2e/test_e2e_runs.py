@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import threading
 import time
@@ -379,3 +380,32 @@ def test_keepalives_do_not_count_as_events() -> None:
         result = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[slow]).run("x")
     assert resumed.is_set()
     assert result.text == "finished"
+
+
+def test_dropping_a_stream_without_close_cancels_the_run(
+    mantyx_server: LocalMantyx, caplog: pytest.LogCaptureFixture
+) -> None:
+    release = threading.Event()
+
+    @mantyx_sync.local_tool
+    def hold() -> str:
+        """Keeps the run open until released."""
+        release.wait(10)
+        return "x"
+
+    mantyx_server.set_model(
+        [Turn("a b", chunks=["a ", "b"], tool_calls=[ToolCall("hold", {})]), Turn("end")]
+    )
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[hold])
+    try:
+        for event in agent.stream("x"):  # no with-block: the Run is dropped on break
+            if event.type == "assistant_delta":
+                run_id = list(mantyx_server.runs)[-1]
+                break
+        gc.collect()
+        assert (
+            mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+        )
+    finally:
+        release.set()
+    assert any("dropped before it ended" in r.getMessage() for r in caplog.records)
