@@ -221,7 +221,8 @@ class Run:
 
     Stopping early: leaving a ``with run:`` block, or calling :meth:`close`,
     before the terminal event cancels the run on the server (best effort) and
-    closes the connection; nothing is left burning tokens. Ctrl-C while
+    closes the connection; nothing is left burning tokens. A Run dropped
+    without either is cancelled the same way when it is garbage-collected. Ctrl-C while
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
