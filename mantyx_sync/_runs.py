@@ -9,6 +9,7 @@ thread and hands each ``local_tool_call`` to a :class:`ToolExecutor`.
 
 from __future__ import annotations
 
+import collections
 import logging
 import threading
 import weakref
@@ -23,7 +24,7 @@ from ._executor import ToolActivity, ToolExecutor, ToolRegistry
 from ._local_tool import LocalTool, as_local_tool
 from ._poster import ResultPoster
 from ._retry import RetryPolicy, Safety
-from ._stream import RunStream
+from ._stream import RunStream, read_backlog
 from ._transport import HttpTransport
 from .errors import MantyxError, RunCancelled, RunError, SpecError
 from .events import CancelledPayload, ErrorPayload, LocalToolCall, ResultPayload, RunEvent
@@ -31,7 +32,15 @@ from .results import RunResult
 from .spec import OutputSchema, validate_tool_refs
 from .tools import ClientResolvedTool, ToolConnection
 
-__all__ = ["ResolvedTools", "Run", "RunOptions", "resolve_tools", "safe_policy", "start_run"]
+__all__ = [
+    "ResolvedTools",
+    "Run",
+    "RunOptions",
+    "attach_run",
+    "resolve_tools",
+    "safe_policy",
+    "start_run",
+]
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +218,30 @@ def _cancel_quietly(transport: HttpTransport, run_id: str) -> None:
         log.warning("run %s: could not cancel: %s", run_id, exc)
 
 
+def attach_run(
+    transport: HttpTransport,
+    run_id: str,
+    tools: ResolvedTools,
+    options: RunOptions,
+    *,
+    settle: float,
+) -> Run:
+    """Follow a run that is already going and answer its still-pending tool calls.
+
+    The run's log is read first (until it goes quiet for ``settle`` seconds), so
+    a call already answered — by this or another process — is never run again.
+    """
+    path = f"/agent-runs/{run_id}/stream"
+    try:
+        backlog = read_backlog(transport, path, run_id=run_id, quiet=settle)
+        return Run(
+            transport, run_id, path, tools=tools, options=options, owns_tools=True, backlog=backlog
+        )
+    except BaseException:
+        tools.close()
+        raise
+
+
 class Run:
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 
@@ -248,6 +281,7 @@ class Run:
         tools: ResolvedTools,
         options: RunOptions,
         owns_tools: bool,
+        backlog: Sequence[RunEvent] = (),
     ) -> None:
         self.id = run_id
         self.session_id = options.session_id
@@ -260,7 +294,8 @@ class Run:
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
-        self._stream = RunStream(transport, stream_path, run_id=run_id)
+        last_seq = backlog[-1].seq if backlog else 0
+        self._stream = RunStream(transport, stream_path, run_id=run_id, last_seq=last_seq)
         ended = threading.Event()
         poster = ResultPoster(transport, run_id, run_ended=ended)
         self._executor = ToolExecutor(
@@ -278,6 +313,19 @@ class Run:
         # ``with``) is cancelled and released when it is garbage-collected.
         self._finalizer = weakref.finalize(self, _abandon, transport, run_id, self._resources)
         self._finalizer.atexit = False
+        self._replay: collections.deque[RunEvent] = collections.deque(backlog)
+        self._absorb(backlog)
+
+    def _absorb(self, backlog: Sequence[RunEvent]) -> None:
+        # Answers first, then calls: a call whose answer is anywhere in the log
+        # must never run again (wire-protocol §10, at-least-once delivery).
+        for event in backlog:
+            if event.type == "local_tool_result_in":
+                tool_use_id = event.data.get("toolUseId")
+                if isinstance(tool_use_id, str):
+                    self._executor.mark_answered(tool_use_id)
+        for event in backlog:
+            self._handle(event)
 
     def __repr__(self) -> str:
         state = "done" if self._done else "running"
@@ -302,6 +350,9 @@ class Run:
         return self
 
     def __next__(self) -> RunEvent:
+        if self._replay:
+            # Events read before this handle existed (attach_run), already handled.
+            return self._replay.popleft()
         if self._done:
             if self._failure is not None:
                 raise self._failure

@@ -23,7 +23,7 @@ from ._transport import EventSource, HttpTransport
 from .errors import MantyxError, StreamError, TimeoutError_, TransportError
 from .events import MalformedEvent, RunEvent
 
-__all__ = ["RunStream"]
+__all__ = ["RunStream", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
@@ -183,3 +183,28 @@ class RunStream:
             if debug:
                 log.debug("run %s: event %d %s", self.run_id, event.seq, event.type)
             yield event
+
+
+def read_backlog(
+    transport: HttpTransport, path: str, *, run_id: str, quiet: float
+) -> list[RunEvent]:
+    """Every event already in a run's log, read until the stream goes quiet.
+
+    The server replays its log at once on a new connection (agent-runs §7), so
+    a pause of ``quiet`` seconds with no event means the replay is over. Used
+    when attaching to a run another process started, to learn which tool calls
+    are already answered before answering any (wire-protocol §10).
+
+    :raises APIError: the run cannot be read (e.g. 404 unknown run).
+    """
+    stream = RunStream(transport, path, run_id=run_id, reconnects=0, idle_timeout=quiet)
+    events: list[RunEvent] = []
+    try:
+        for event in stream:
+            events.append(event)
+    except StreamError:
+        pass  # quiet (or unreachable: the caller's own stream will retry properly)
+    finally:
+        stream.close()
+    return events
+

@@ -11,13 +11,13 @@ import requests
 from ._config import ClientConfig
 from ._executor import ToolActivity
 from ._redact import mask
-from ._runs import CREATE_POLICY, Run, RunOptions, resolve_tools, safe_policy, start_run
+from ._runs import CREATE_POLICY, Run, RunOptions, attach_run, resolve_tools, safe_policy, start_run
 from ._transport import HttpTransport
 from ._types import UNSET
 from .errors import ConfigurationError
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .session import Session
-from .spec import AgentSpec, turn_input
+from .spec import AgentSpec, OutputSchema, turn_input
 
 __all__ = ["Client"]
 
@@ -235,7 +235,7 @@ class Client:
         :raises NotFoundError: the session does not exist.
         """
         self.get_session(session_id)
-        schema = AgentSpec.build(system_prompt="-", output_schema=output_schema).output_schema
+        schema = None if output_schema is None else OutputSchema.coerce(output_schema)
         resolved = resolve_tools(tools)
         return Session(
             self._transport,
@@ -245,6 +245,35 @@ class Client:
             max_workers=max_workers,
             on_tool=on_tool,
         )
+
+    def attach_run(
+        self,
+        run_id: str,
+        *,
+        tools: Sequence[Any] = (),
+        output_schema: Any = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+        settle: float = 0.5,
+    ) -> Run:
+        """Follow a run that is already going, e.g. after the process that started
+        it died, and answer its pending local tool calls with ``tools``.
+
+        The run's event log is read first, until it has been quiet for ``settle``
+        seconds, so that a call already answered (by any process) is never run
+        again; then the returned :class:`Run` replays those events and goes on
+        live. Iterate it or :meth:`Run.wait` as usual.
+
+        :raises NotFoundError: the run does not exist.
+        """
+        schema = None if output_schema is None else OutputSchema.coerce(output_schema)
+        options = RunOptions(
+            max_workers=max_workers or self.config.max_workers,
+            tool_timeout=self.config.tool_timeout,
+            on_tool=on_tool,
+            output_schema=schema,
+        )
+        return attach_run(self._transport, run_id, resolve_tools(tools), options, settle=settle)
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""

@@ -1,0 +1,87 @@
+"""Attaching to a run another process started: answered calls never run again."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+import requests
+
+import mantyx_sync
+from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+
+SYSTEM = "You are a test agent."
+
+
+def _answers(ctx: Any) -> str:
+    return " | ".join(f"{r['name']}={r.get('result')}" for r in ctx.tool_results)
+
+
+def _raw_post(server: LocalMantyx, path: str, body: dict[str, Any]) -> requests.Response:
+    return requests.post(
+        f"{server.base_url}/api/v1/workspaces/{server.workspace}{path}",
+        json=body,
+        headers={"Authorization": f"Bearer {server.api_key}"},
+        timeout=5,
+    )
+
+
+def test_attach_answers_only_the_pending_calls(mantyx_server: LocalMantyx) -> None:
+    runs: list[str] = []
+    lock = threading.Lock()
+
+    @mantyx_sync.local_tool
+    def first() -> str:
+        """Answered already by the process that died."""
+        with lock:
+            runs.append("first")
+        return "from the new process"
+
+    @mantyx_sync.local_tool
+    def second() -> str:
+        """Still pending when the new process attaches."""
+        with lock:
+            runs.append("second")
+        return "2"
+
+    mantyx_server.set_model(
+        [Turn(tool_calls=[ToolCall("first", {}), ToolCall("second", {})]), Turn(_answers)]
+    )
+    # The "old process": starts the run and answers only the first call, then dies.
+    old = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[first, second])
+    body = {"prompt": "x", **old.spec.to_body([first.to_wire(), second.to_wire()])}
+    run_id = _raw_post(mantyx_server, "/agent-runs", body).json()["runId"]
+    call = mantyx_server.wait_for_tool_call(timeout=5)
+    assert call["name"] == "first"
+    answered = _raw_post(
+        mantyx_server,
+        f"/agent-runs/{run_id}/tool-results",
+        {"toolUseId": call["toolUseId"], "result": "1"},
+    )
+    assert answered.status_code in (200, 204)
+
+    # The "new process" re-binds the handlers and follows the run from its start.
+    client = mantyx_server.client()
+    run = client.attach_run(run_id, tools=[first, second], settle=0.3)
+    result = run.wait()
+    assert runs == ["second"]
+    assert result.text == "first=1 | second=2"
+    types = [e.type for e in result.events]
+    assert types.count("local_tool_call") == 2 and types[-1] == "result"
+    seqs = [e.seq for e in result.events]
+    assert seqs == sorted(set(seqs))
+
+
+def test_attach_to_an_ended_run_returns_its_result(mantyx_server: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    done = agent.run("hello")
+    again = agent.client.attach_run(done.run_id, settle=0.3)
+    replayed = list(again)
+    assert [e.seq for e in replayed] == [e.seq for e in done.events]
+    assert again.wait().text == done.text
+
+
+def test_attach_to_an_unknown_run(mantyx_server: LocalMantyx) -> None:
+    with pytest.raises(mantyx_sync.NotFoundError):
+        mantyx_server.client().attach_run("run_does_not_exist", settle=0.2)
