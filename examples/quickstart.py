@@ -38,15 +38,6 @@ def current_time(timezone_offset_hours: int = 0) -> str:
     return datetime.datetime.now(tz).isoformat(timespec="seconds")
 
 
-def show_tool(activity: mantyx_sync.ToolActivity) -> None:
-    # Called from the tool pool threads while the main thread prints the stream.
-    if activity.phase == "start":
-        print(f"\n  -> calling {activity.name} ...", flush=True)
-    else:
-        outcome = "ok" if activity.ok else f"error: {activity.error}"
-        print(f"  <- {activity.name} {outcome} ({activity.duration * 1000:.1f} ms)", flush=True)
-
-
 def answer(results: dict[str, str | None]) -> str:
     return (
         f"'the quick brown fox' has {results['word_count']} words, "
@@ -85,14 +76,25 @@ def main() -> int:
             client,
             system_prompt="You are a helpful assistant. Use the tools when they help.",
             tools=[word_count, current_time],
-            on_tool=show_tool,
         )
         prompt = "How many words are in 'the quick brown fox', and what time is it?"
         print(f"> {prompt}\n")
+        names: dict[str, str] = {}  # toolUseId -> tool name, to label the answers
         with agent.stream(prompt) as run:
             for event in run:
                 if event.type == "assistant_delta":
                     print(event.text, end="", flush=True)
+                elif event.type == "local_tool_call":
+                    call = event.local_tool_call
+                    assert call is not None
+                    names[call.tool_use_id] = call.name
+                    print(f"  -> {call.name}({call.args})", flush=True)
+                elif event.type == "local_tool_result_in":
+                    name = names.get(event.data.get("toolUseId", ""), "?")
+                    answer_text = event.data.get("output", event.data.get("error"))
+                    print(f"  <- {name}: {answer_text}", flush=True)
+                elif event.type == "assistant_message":
+                    print()
         result = run.result
         assert result is not None
         print(f"\n\nrun {result.run_id} finished: {len(result.events)} events")

@@ -61,7 +61,9 @@ def _run_example(name: str, cwd: Path) -> str:
 
 def test_quickstart_runs(tmp_path: Path) -> None:
     out = _run_example("quickstart.py", tmp_path)
-    assert "-> calling word_count" in out and "-> calling current_time" in out
+    assert "-> word_count({'text': 'the quick brown fox'})" in out
+    assert "<- word_count: 4" in out and "-> current_time(" in out
+    assert "'the quick brown fox' has 4 words" in out
     assert "finished:" in out
 
 
