@@ -37,6 +37,7 @@ __all__ = [
     "Run",
     "RunOptions",
     "attach_run",
+    "create_policy",
     "resolve_tools",
     "safe_policy",
     "start_run",
@@ -44,13 +45,18 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=4, deadline=60.0)
+CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=5, deadline=60.0)
 SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
     return SAFE_POLICY.with_attempts(config.max_retries + 1)
+
+
+def create_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
+    return CREATE_POLICY.with_attempts(config.max_retries + 1)
 
 
 @attrs.frozen(kw_only=True)
@@ -136,7 +142,9 @@ def start_run(
     runs); a session keeps its own open instead.
     """
     try:
-        reply = transport.request("POST", path, json_body=dict(body), policy=CREATE_POLICY)
+        reply = transport.request(
+            "POST", path, json_body=dict(body), policy=create_policy(transport.config)
+        )
     except BaseException:
         if owns_tools:
             tools.close()

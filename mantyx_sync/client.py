@@ -11,7 +11,15 @@ import requests
 from ._config import ClientConfig
 from ._executor import ToolActivity
 from ._redact import mask
-from ._runs import CREATE_POLICY, Run, RunOptions, attach_run, resolve_tools, safe_policy, start_run
+from ._runs import (
+    Run,
+    RunOptions,
+    attach_run,
+    create_policy,
+    resolve_tools,
+    safe_policy,
+    start_run,
+)
 from ._transport import HttpTransport
 from ._types import UNSET
 from .errors import ConfigurationError
@@ -203,7 +211,7 @@ class Client:
                 "POST",
                 "/agent-sessions",
                 json_body=spec.to_body(resolved.refs),
-                policy=CREATE_POLICY,
+                policy=create_policy(self.config),
             )
         except BaseException:
             resolved.close()

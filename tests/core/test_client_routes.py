@@ -1397,3 +1397,14 @@ def test_session_calls_honour_client_max_retries(
     with pytest.raises(ServerError):
         session.end()
     assert [m for m, _ in calls(mock)].count("DELETE") == 1
+
+
+def test_create_honours_client_max_retries(
+    mock: responses.RequestsMock, waits: list[float]
+) -> None:
+    mock.post(f"{ROOT}/agent-runs", status=503, json={"error": "unavailable"})
+    no_retry = _no_retry_client()
+    with pytest.raises(ServerError):
+        Agent(no_retry, system_prompt="p").start("hi")
+    assert len(mock.calls) == 1
+    assert waits == []
