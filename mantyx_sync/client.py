@@ -53,6 +53,9 @@ class Client:
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
+    :param stream_reconnects: consecutive failed attempts to reopen a run's
+        stream before :class:`~mantyx_sync.StreamError` (default 8; the count
+        starts again once events flow).
     :param max_workers: threads per run for local tools (default 32).
     :param tool_timeout: default seconds a local tool may run (``None``: no limit).
     :param http_session: a ``requests.Session`` to use instead of our own (for
@@ -73,6 +76,7 @@ class Client:
         timeout: float | tuple[float, float] | None = None,
         max_retries: int | None = None,
         stream_idle_timeout: float | None = None,
+        stream_reconnects: int | None = None,
         max_workers: int | None = None,
         tool_timeout: float | None = None,
         http_session: requests.Session | None = None,
@@ -89,6 +93,7 @@ class Client:
         for key, value in (
             ("max_retries", max_retries),
             ("stream_idle_timeout", stream_idle_timeout),
+            ("stream_reconnects", stream_reconnects),
             ("max_workers", max_workers),
             ("tool_timeout", tool_timeout),
         ):

@@ -409,3 +409,16 @@ def test_dropping_a_stream_without_close_cancels_the_run(
     finally:
         release.set()
     assert any("dropped before it ended" in r.getMessage() for r in caplog.records)
+
+
+def test_stream_that_cannot_be_reopened_raises_stream_error(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.inject(Faults(stream_open_errors=10, stream_open_status=503))
+    client = mantyx_server.client(stream_reconnects=2)
+    with pytest.raises(mantyx_sync.StreamError) as info:
+        mantyx_sync.Agent(client, system_prompt=SYSTEM).run("x")
+    run_id = info.value.run_id
+    assert run_id in mantyx_server.runs
+    streams = [r for r in mantyx_server.requests if r.path.endswith("/stream")]
+    assert len(streams) == 3  # the first attempt and two reconnects
+    # run() gave up following the run, so it cancelled it rather than leave it going.
+    assert any(r.path.endswith(f"/agent-runs/{run_id}/cancel") for r in mantyx_server.requests)
