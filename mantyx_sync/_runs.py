@@ -10,6 +10,7 @@ thread and hands each ``local_tool_call`` to a :class:`ToolExecutor`.
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import threading
 import weakref
@@ -27,7 +28,7 @@ from ._retry import RetryPolicy, Safety
 from ._stream import RunStream, read_backlog
 from ._transport import HttpTransport
 from .errors import MantyxError, RunCancelled, RunError, SpecError
-from .events import CancelledPayload, ErrorPayload, LocalToolCall, ResultPayload, RunEvent
+from .events import LocalToolCall, RunEvent
 from .results import RunResult
 from .spec import OutputSchema, validate_tool_refs
 from .tools import ClientResolvedTool, ToolConnection
@@ -174,6 +175,25 @@ def start_run(
         if owns_tools:
             tools.close()
         raise
+
+
+def _text_field(data: Mapping[str, Any], *keys: str) -> str | None:
+    """The first of ``keys`` holding usable text (non-text values are rendered)."""
+    for key in keys:
+        value = data.get(key)
+        if isinstance(value, str) and value:
+            return value
+        if value is not None and not isinstance(value, (bool, int, float, str)):
+            return json.dumps(value, ensure_ascii=False, default=str)
+    return None
+
+
+def _result_succeeded(data: Mapping[str, Any]) -> bool:
+    """NOTES.md: success is ``subtype == "success"``, or ``ok`` true with no subtype."""
+    subtype = data.get("subtype")
+    if subtype is not None:
+        return bool(subtype == "success")
+    return data.get("ok") is True
 
 
 class _RunResources:
@@ -439,47 +459,49 @@ class Run:
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True
+        # The outcome comes from the event type and the raw fields, never from
+        # whether the typed payload could be built: one odd field (a non-string
+        # reason, a string "retryable") must not turn a failure into a success.
+        data = event.data
         payload = event.payload
-        tokens = getattr(payload, "tokens", None)
-        turns = getattr(payload, "turns", None)
-        model = getattr(payload, "model", None)
-        text = ""
-        if isinstance(payload, ResultPayload) and payload.text is not None:
-            text = payload.text
         result = RunResult(
             run_id=self.id,
-            text=text,
+            text=event.text or "",
             events=tuple(self._events),
-            tokens=tokens,
-            turns=turns,
-            model=model,
+            tokens=getattr(payload, "tokens", None),
+            turns=getattr(payload, "turns", None),
+            model=getattr(payload, "model", None),
             session_id=self.session_id,
             output_schema=self._options.output_schema,
         )
         self._result = result
-        if isinstance(payload, CancelledPayload):
+        if event.type == "cancelled":
+            reason = _text_field(data, "reason")
             self._failure = RunCancelled(
-                f"cancelled ({payload.reason})" if payload.reason else "cancelled",
+                f"cancelled ({reason})" if reason else "cancelled",
                 run_id=self.id,
                 code="cancelled",
                 result=result,
             )
-        elif isinstance(payload, ErrorPayload):
+        elif event.type == "error":
+            retryable = data.get("retryable")
             self._failure = RunError(
-                payload.error or "the run failed",
+                _text_field(data, "error", "message") or "the run failed",
                 run_id=self.id,
-                code=payload.code or payload.error_class,
-                error_class=payload.error_class,
-                finish_reason=payload.finish_reason,
-                partial_text=payload.partial_text,
-                retryable=payload.retryable,
+                code=_text_field(data, "code", "errorClass"),
+                error_class=_text_field(data, "errorClass"),
+                finish_reason=_text_field(data, "finishReason"),
+                partial_text=_text_field(data, "partialText"),
+                retryable=retryable if isinstance(retryable, bool) else None,
                 result=result,
             )
-        elif isinstance(payload, ResultPayload) and not payload.success:
+        elif not _result_succeeded(data):
+            subtype = _text_field(data, "subtype")
             self._failure = RunError(
-                payload.error or f"the run ended with {payload.subtype}",
+                _text_field(data, "error", "message")
+                or f"the run ended with {subtype or 'no success flag'}",
                 run_id=self.id,
-                code=payload.subtype,
+                code=subtype,
                 result=result,
             )
         log.debug("run %s ended with %s", self.id, event.type)

@@ -422,3 +422,36 @@ def test_stream_that_cannot_be_reopened_raises_stream_error(mantyx_server: Local
     assert len(streams) == 3  # the first attempt and two reconnects
     # run() gave up following the run, so it cancelled it rather than leave it going.
     assert any(r.path.endswith(f"/agent-runs/{run_id}/cancel") for r in mantyx_server.requests)
+
+
+@pytest.mark.parametrize(
+    ("terminal", "data", "error"),
+    [
+        ("cancelled", {"reason": {"by": "user"}}, mantyx_sync.RunCancelled),
+        ("error", {"error": "model exploded", "retryable": "yes"}, mantyx_sync.RunError),
+        (
+            "result",
+            {"subtype": "error_local_tool_timeout", "error": {"m": 1}},
+            mantyx_sync.RunError,
+        ),
+        ("result", {"subtype": "error_max_turns", "ok": "no"}, mantyx_sync.RunError),
+        ("result", {"ok": False, "text": "partial"}, mantyx_sync.RunError),
+    ],
+)
+def test_odd_terminal_fields_never_turn_a_failure_into_success(
+    mantyx_server: LocalMantyx, terminal: str, data: dict[str, object], error: type[Exception]
+) -> None:
+    mantyx_server.set_model([Emit(terminal, data)])
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    with pytest.raises(error) as info:
+        agent.run("x")
+    if terminal == "error":
+        assert info.value.message == "model exploded"  # type: ignore[attr-defined]
+        assert info.value.retryable is None  # type: ignore[attr-defined]
+
+
+def test_success_text_survives_odd_usage_fields(mantyx_server: LocalMantyx) -> None:
+    data = {"subtype": "success", "text": "the answer is 42", "tokens": {"inputTokens": "12"}}
+    mantyx_server.set_model([Emit("result", data)])
+    result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM).run("x")
+    assert result.text == "the answer is 42"
