@@ -69,6 +69,7 @@ class RunStream:
         idle_timeout: float | None = None,
         backoff: Backoff | None = None,
         sleep_event: threading.Event | None = None,
+        until_quiet: bool = False,
     ) -> None:
         config = transport.config
         self._transport = transport
@@ -87,6 +88,9 @@ class RunStream:
         self._lock = threading.Lock()
         self.connections = 0
         self.finished = False
+        # until_quiet: stop (instead of resuming) once an open stream goes quiet.
+        self._until_quiet = until_quiet
+        self.caught_up = False
         self._events = self._run()
 
     def __iter__(self) -> RunStream:
@@ -106,9 +110,10 @@ class RunStream:
     def _run(self) -> Iterator[RunEvent]:
         failures = 0
         while not self._closed.is_set():
-            progressed = False
+            progressed = opened = False
             try:
                 source = self._open()
+                opened = True
                 for event in self._read(source):
                     progressed = True
                     yield event
@@ -124,7 +129,14 @@ class RunStream:
                     return
                 if not self._policy.should_retry(exc):
                     raise
-                failures = 1 if progressed else failures + 1
+                quiet = opened and isinstance(exc, TimeoutError_)
+                if quiet and self._until_quiet:
+                    self.caught_up = True
+                    return
+                # A stream that opened and then only went quiet is healthy (the run
+                # may be waiting on our own tool): it never uses up the budget,
+                # which bounds failures in a row to open or keep a connection.
+                failures = 1 if progressed or quiet else failures + 1
                 if failures > self._reconnects:
                     raise StreamError(
                         f"event stream for run {self.run_id} could not be resumed after "
@@ -191,20 +203,17 @@ def read_backlog(
     """Every event already in a run's log, read until the stream goes quiet.
 
     The server replays its log at once on a new connection (agent-runs §7), so
-    a pause of ``quiet`` seconds with no event means the replay is over. Used
-    when attaching to a run another process started, to learn which tool calls
-    are already answered before answering any (wire-protocol §10).
+    a pause of ``quiet`` seconds with no event on an open stream means the
+    replay is over. Used when attaching to a run another process started, to
+    learn which tool calls are already answered before answering any
+    (wire-protocol §10). A stream that cannot be opened raises instead of
+    passing for an empty log.
 
     :raises APIError: the run cannot be read (e.g. 404 unknown run).
+    :raises StreamError: no connection could be opened within the reconnect budget.
     """
-    stream = RunStream(transport, path, run_id=run_id, reconnects=0, idle_timeout=quiet)
-    events: list[RunEvent] = []
+    stream = RunStream(transport, path, run_id=run_id, idle_timeout=quiet, until_quiet=True)
     try:
-        for event in stream:
-            events.append(event)
-    except StreamError:
-        pass  # quiet (or unreachable: the caller's own stream will retry properly)
+        return list(stream)
     finally:
         stream.close()
-    return events
-

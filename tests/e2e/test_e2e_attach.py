@@ -27,7 +27,10 @@ def _raw_post(server: LocalMantyx, path: str, body: dict[str, Any]) -> requests.
     )
 
 
-def test_attach_answers_only_the_pending_calls(mantyx_server: LocalMantyx) -> None:
+@pytest.mark.parametrize("stream_fault", [False, True], ids=["clean", "503-on-first-open"])
+def test_attach_answers_only_the_pending_calls(
+    mantyx_server: LocalMantyx, stream_fault: bool
+) -> None:
     runs: list[str] = []
     lock = threading.Lock()
 
@@ -62,6 +65,8 @@ def test_attach_answers_only_the_pending_calls(mantyx_server: LocalMantyx) -> No
     assert answered.status_code in (200, 204)
 
     # The "new process" re-binds the handlers and follows the run from its start.
+    if stream_fault:  # a failed first open must not pass for an empty log
+        mantyx_server.fail_next("GET", r".*/stream$", 503, json={"error": "unavailable"})
     client = mantyx_server.client()
     run = client.attach_run(run_id, tools=[first, second], settle=0.3)
     result = run.wait()

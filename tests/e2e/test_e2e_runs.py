@@ -455,3 +455,28 @@ def test_success_text_survives_odd_usage_fields(mantyx_server: LocalMantyx) -> N
     mantyx_server.set_model([Emit("result", data)])
     result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM).run("x")
     assert result.text == "the answer is 42"
+
+
+def test_quiet_periods_while_a_tool_runs_do_not_use_up_reconnects() -> None:
+    # Each idle deadline reopens the stream; with a budget of one reconnect, three
+    # quiet periods in a row must still not end the run (they are not failures).
+    reopened = threading.Event()
+
+    with LocalMantyx(keepalive=0.05) as srv:
+
+        @mantyx_sync.local_tool
+        def slow() -> str:
+            """Returns once the client has reopened its stream three times."""
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and not reopened.is_set():
+                if len([r for r in srv.requests if r.path.endswith("/stream")]) >= 4:
+                    reopened.set()
+                else:
+                    reopened.wait(0.05)
+            return "done"
+
+        srv.set_model([Turn(tool_calls=[ToolCall("slow", {})]), Turn("finished")])
+        client = srv.client(stream_idle_timeout=0.3, stream_reconnects=1)
+        result = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[slow]).run("x")
+    assert reopened.is_set()
+    assert result.text == "finished"
