@@ -177,6 +177,10 @@ class _Answer:
             self._taken = True
             return True
 
+    @property
+    def taken(self) -> bool:
+        return self._taken
+
 
 class ToolExecutor:
     """Runs one run's local tool calls on a thread pool.
@@ -213,8 +217,25 @@ class ToolExecutor:
         with self._lock:
             self._seen.add(tool_use_id)
 
-    def submit(self, call: LocalToolCall) -> bool:
-        """Hand ``call`` to the pool; ``False`` when its ``toolUseId`` was seen before."""
+    def submit(self, call: LocalToolCall, *, problem: str | None = None) -> bool:
+        """Hand ``call`` to the pool; ``False`` when its ``toolUseId`` was seen before.
+
+        Returns at once: even the answers that need no handler (unknown tool, a
+        ``problem``) are posted from the pool, never from the caller's thread.
+
+        :param problem: answer the call with this error instead of running it, so
+            a call the SDK could not make sense of still gets its one answer.
+        """
+        target = None if problem is not None else self._registry.find(call)
+        if problem is None and target is None:
+            known = ", ".join(sorted(self._registry.names())) or "none"
+            problem = (
+                f"unknown tool {call.name!r} (kind {call.kind}): this client has no handler "
+                f"for it; available tools: {known}"
+            )
+        timeout = None
+        if target is not None:
+            timeout = target.timeout if target.timeout is not None else self._default_timeout
         with self._lock:
             if self._closed or call.tool_use_id in self._seen:
                 if not self._closed:
@@ -225,30 +246,48 @@ class ToolExecutor:
                 self._pool = ThreadPoolExecutor(
                     max_workers=self._max_workers, thread_name_prefix="mantyx-tool"
                 )
-            pool = self._pool
-        target = self._registry.find(call)
-        answer = _Answer()
-        if target is None:
-            known = ", ".join(sorted(self._registry.names())) or "none"
-            self._finish(
-                call,
-                answer,
-                None,
-                f"unknown tool {call.name!r} (kind {call.kind}): this client has no handler "
-                f"for it; available tools: {known}",
-                started=time.monotonic(),
-                kind=call.kind,
-            )
-            return True
-        timeout = target.timeout if target.timeout is not None else self._default_timeout
-        pool.submit(self._execute, call, target, answer, timeout)
+            answer = _Answer()
+            started = time.monotonic()
+            if timeout is not None:
+                # Time spent queued behind busy workers counts: a call must be
+                # answered in time even when every worker is held by a hung handler.
+                self._start_timer(call, answer, timeout, started, target)
+            # Under the lock, so a concurrent shutdown() cannot slip in between.
+            self._pool.submit(self._execute, call, target, answer, problem, timeout, started)
         return True
 
-    def _execute(
-        self, call: LocalToolCall, target: _Target, answer: _Answer, timeout: float | None
+    def _start_timer(
+        self,
+        call: LocalToolCall,
+        answer: _Answer,
+        timeout: float,
+        started: float,
+        target: _Target | None,
     ) -> None:
-        started = time.monotonic()
-        if self._closed:
+        timer = threading.Timer(
+            timeout,
+            self._finish,
+            args=(call, answer, None, f"tool {call.name!r} timed out after {timeout:g}s"),
+            kwargs={"started": started, "kind": target.kind if target else call.kind},
+        )
+        timer.daemon = True
+        timer.name = f"mantyx-tool-timeout-{call.tool_use_id}"
+        self._timers[call.tool_use_id] = timer
+        timer.start()
+
+    def _execute(
+        self,
+        call: LocalToolCall,
+        target: _Target | None,
+        answer: _Answer,
+        problem: str | None,
+        timeout: float | None,
+        started: float,
+    ) -> None:
+        if self._closed or answer.taken:
+            return  # the run ended, or the call timed out while queued
+        if target is None:
+            self._finish(call, answer, None, problem, started=started, kind=call.kind)
             return
         problem = target.validate(call.args)
         if problem is not None:
@@ -259,18 +298,6 @@ class ToolExecutor:
                 phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=target.kind
             )
         )
-        if timeout is not None:
-            timer = threading.Timer(
-                timeout,
-                self._finish,
-                args=(call, answer, None, f"tool {call.name!r} timed out after {timeout:g}s"),
-                kwargs={"started": started, "kind": target.kind},
-            )
-            timer.daemon = True
-            timer.name = f"mantyx-tool-timeout-{call.tool_use_id}"
-            with self._lock:
-                self._timers[call.tool_use_id] = timer
-            timer.start()
         try:
             value = target.run(call.args, timeout)
             text = encode_result(value)
@@ -313,15 +340,20 @@ class ToolExecutor:
         if closed:
             log.debug("%s: run ended; dropping the answer for %s", self._label, call.tool_use_id)
             outcome: object = "run_terminal"
-        elif error is not None:
-            outcome = self._deliver(
-                call.tool_use_id, None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
-            )
         else:
-            assert result is not None
-            outcome = self._deliver(
-                call.tool_use_id, fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result"), None
-            )
+            if error is not None:
+                result, error = None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
+            else:
+                assert result is not None
+                result = fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result")
+            try:
+                outcome = self._deliver(call.tool_use_id, result, error)
+            except Exception:
+                # deliver() classifies every answer it gets; this is a bug, not an outcome.
+                log.exception(
+                    "%s: delivering the answer for %s failed", self._label, call.tool_use_id
+                )
+                outcome = "failed"
         self._notify(
             ToolActivity(
                 phase="end",

@@ -10,6 +10,7 @@ thread and hands each ``local_tool_call`` to a :class:`ToolExecutor`.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import logging
 import threading
@@ -28,7 +29,7 @@ from ._retry import RetryPolicy, Safety
 from ._stream import RunStream, read_backlog
 from ._transport import HttpTransport
 from .errors import MantyxError, RunCancelled, RunError, SpecError
-from .events import LocalToolCall, RunEvent
+from .events import LocalToolCall, RunEvent, structure_payload
 from .results import RunResult
 from .spec import OutputSchema, validate_tool_refs
 from .tools import ClientResolvedTool, ToolConnection
@@ -447,15 +448,45 @@ class Run:
         # Only calls need their typed payload here; structuring every delta
         # would dominate the cost of a fast stream.
         if event.type == "local_tool_call":
-            payload = event.payload
-            if isinstance(payload, LocalToolCall):
-                self._executor.submit(payload)
+            self._submit_call(event)
         elif event.type == "local_tool_result_in":
             tool_use_id = event.data.get("toolUseId")
             if isinstance(tool_use_id, str):
                 self._executor.mark_answered(tool_use_id)
         if event.is_terminal:
             self._finish(event)
+
+    def _submit_call(self, event: RunEvent) -> None:
+        payload = event.payload
+        if isinstance(payload, LocalToolCall):
+            self._executor.submit(payload)
+            return
+        # The call did not match the documented shape. Arguments sent as a JSON
+        # string (as some model APIs do) are decoded; anything else still gets
+        # its one answer, an error, so the run does not wait for the server's
+        # tool timeout.
+        data = dict(event.data)
+        tool_use_id = data.get("toolUseId")
+        if not isinstance(tool_use_id, str) or not tool_use_id:
+            log.warning("run %s: a local_tool_call without a toolUseId cannot be answered", self.id)
+            return
+        for key in ("args", "input"):
+            if isinstance(data.get(key), str):
+                with contextlib.suppress(ValueError):
+                    data[key] = json.loads(data[key])
+        repaired = structure_payload("local_tool_call", data)
+        if isinstance(repaired, LocalToolCall):
+            self._executor.submit(repaired)
+            return
+        name = data.get("name")
+        call = LocalToolCall(
+            tool_use_id=tool_use_id, name=name if isinstance(name, str) else "?", raw=data
+        )
+        self._executor.submit(
+            call,
+            problem="malformed tool call: the arguments (or other fields) could not be read; "
+            "call the tool again with a JSON object of arguments",
+        )
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True

@@ -5,13 +5,14 @@ from __future__ import annotations
 import logging
 import signal
 import threading
+import time
 from typing import Any
 
 import pytest
 
 import mantyx_sync
 from mantyx_sync._limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
-from mantyx_sync.testing import Faults, LocalMantyx, ToolCall, Turn
+from mantyx_sync.testing import Emit, Faults, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."
 
@@ -381,3 +382,78 @@ def test_ctrl_c_in_on_event_cancels(mantyx_server: LocalMantyx) -> None:
         )
     finally:
         release.set()
+
+
+def test_malformed_calls_still_get_one_answer(mantyx_server: LocalMantyx) -> None:
+    posted = threading.Event()
+
+    def bodies() -> dict[str, dict[str, Any]]:
+        return {
+            r.json["toolUseId"]: r.json
+            for r in mantyx_server.requests
+            if r.path.endswith("/tool-results") and r.json
+        }
+
+    @mantyx_sync.local_tool
+    def echo(text: str) -> str:
+        """Echo."""
+        return text
+
+    @mantyx_sync.local_tool
+    def gate() -> str:
+        """Keeps the run open until both odd calls were answered."""
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not posted.is_set():
+            if {"tu_str", "tu_bad"} <= set(bodies()):
+                posted.set()
+            else:
+                posted.wait(0.02)
+        return "ok"
+
+    mantyx_server.set_model(
+        [
+            # Arguments as a JSON string (some model APIs send them so): decoded and run.
+            Emit(
+                "local_tool_call", {"toolUseId": "tu_str", "name": "echo", "args": '{"text": "hi"}'}
+            ),
+            # Arguments of the wrong type: answered with an error, never left hanging.
+            Emit("local_tool_call", {"toolUseId": "tu_bad", "name": "echo", "args": [1, 2]}),
+            Turn(tool_calls=[ToolCall("gate", {})]),
+            Turn("done"),
+        ]
+    )
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[echo, gate])
+    assert agent.run("x").text == "done"
+    answers = bodies()
+    assert answers["tu_str"] == {"toolUseId": "tu_str", "result": "hi"}
+    assert "malformed tool call" in answers["tu_bad"]["error"]
+
+
+def test_timeout_counts_while_queued_behind_hung_handlers(mantyx_server: LocalMantyx) -> None:
+    release = threading.Event()
+
+    @mantyx_sync.local_tool
+    def hung() -> str:
+        """Holds the only worker."""
+        release.wait(10)
+        return "late"
+
+    @mantyx_sync.local_tool
+    def quick() -> str:
+        """Would be quick, but waits in the queue."""
+        return "quick"
+
+    mantyx_server.set_model(
+        [
+            Turn(tool_calls=[ToolCall("hung", {}), ToolCall("quick", {})]),
+            Turn(_final_with_results),
+        ]
+    )
+    client = mantyx_server.client(tool_timeout=0.3)
+    agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[hung, quick], max_workers=1)
+    try:
+        result = agent.run("x")
+    finally:
+        release.set()
+    assert "hung=ERR:tool 'hung' timed out after 0.3s" in result.text
+    assert "quick=ERR:tool 'quick' timed out after 0.3s" in result.text
