@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from urllib.parse import urlsplit
 
 import attrs
 
@@ -79,6 +80,15 @@ class ClientConfig:
         if not self.base_url.startswith(("http://", "https://")):
             raise ConfigurationError(
                 f"base_url must start with http:// or https://, got {self.base_url!r}"
+            )
+        try:
+            parts = urlsplit(self.base_url)
+            valid = bool(parts.hostname) and parts.port != 0  # .port raises when out of range
+        except ValueError:
+            valid = False
+        if not valid:
+            raise ConfigurationError(
+                f"base_url is not a valid URL (scheme://host[:port]): {self.base_url!r}"
             )
         if self.max_workers < 1:
             raise ConfigurationError("max_workers must be >= 1")

@@ -50,7 +50,7 @@ def redact_headers(
 
 def redact_text(text: str) -> str:
     """Mask registered secrets and anything shaped like a MANTYX key or bearer token."""
-    for secret in _known_secrets:
+    for secret in tuple(_known_secrets):  # another thread may register one meanwhile
         if secret in text:
             text = text.replace(secret, "***")
     return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)

@@ -427,8 +427,10 @@ class Run:
 
     def close(self) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort)."""
-        self._finalizer.detach()
-        if not self._done:
+        # Only the first close cancels: Ctrl-C passes through __next__, wait() and
+        # a with-block, and each must not spend another cancel_timeout.
+        first = self._finalizer.detach() is not None
+        if first and not self._done:
             _cancel_quietly(self._transport, self.id)
         self._release()
 

@@ -228,6 +228,11 @@ class HttpTransport:
         log.debug("GET %s (stream, lastSeq=%s) -> %d", path, last_seq, response.status_code)
         if response.status_code >= 300:
             try:
+                response.content  # noqa: B018 - the error body, read inside the seam
+            except requests.RequestException as exc:
+                response.close()
+                raise _translate(exc) from None
+            try:
                 raise _api_error(response)
             finally:
                 response.close()
@@ -265,7 +270,7 @@ class HttpTransport:
             # re-parse the URL on every call: ~300 µs per tool result for nothing,
             # since our URLs, headers and proxies are fixed (benchmarks/README.md).
             prepared = _prepare(method, url, headers, body, params)
-            return session.get_adapter(url).send(
+            response = session.get_adapter(url).send(
                 prepared,
                 stream=stream,
                 timeout=timeout,
@@ -273,6 +278,11 @@ class HttpTransport:
                 cert=session.cert,
                 proxies=session.proxies,
             )
+            if not stream:
+                # Read the body here, inside the translation seam: a body cut
+                # short or stalled after the headers is a transport failure too.
+                response.content  # noqa: B018
+            return response
         except requests.RequestException as exc:
             log.debug("%s failed: %s", label, _describe(exc))
             raise _translate(exc) from None

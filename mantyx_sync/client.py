@@ -22,7 +22,7 @@ from ._runs import (
 )
 from ._transport import HttpTransport
 from ._types import UNSET
-from .errors import ConfigurationError
+from .errors import ConfigurationError, MantyxError
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .session import Session
 from .spec import AgentSpec, OutputSchema, turn_input
@@ -218,13 +218,18 @@ class Client:
                 json_body=spec.to_body(resolved.refs),
                 policy=create_policy(self.config),
             )
+            body = reply.body if isinstance(reply.body, dict) else {}
+            session_id = body.get("sessionId") or body.get("id")
+            if not isinstance(session_id, str) or not session_id:
+                raise MantyxError(
+                    f"the server accepted the session but sent no sessionId (HTTP {reply.status})"
+                )
         except BaseException:
             resolved.close()
             raise
-        session_id = (reply.body or {}).get("sessionId") or (reply.body or {}).get("id")
         return Session(
             self._transport,
-            str(session_id),
+            session_id,
             tools=resolved,
             output_schema=spec.output_schema,
             max_workers=max_workers,

@@ -271,3 +271,9 @@ def test_mantyx_log_keeps_logger_names() -> None:
         done = _run_script({"MANTYX_LOG": "debug"}, server.base_url, "mantyx_subprocess_key_789")
     assert done.returncode == 0, done.stderr
     assert "mantyx_sync._transport: GET /models -> 200" in done.stderr
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "http://"])
+def test_malformed_base_url_is_a_configuration_error(url: str) -> None:
+    with pytest.raises(ConfigurationError, match="base_url"):
+        Client("mantyx_key_123456", workspace="acme", base_url=url)

@@ -238,3 +238,40 @@ def test_newer_error_bodies_with_code_field(transport: HttpTransport) -> None:
         transport.request("GET", "/models")
     assert limited.value.code == "rate_limit_exceeded"
     assert limited.value.retry_after == 12.0
+
+
+def test_body_cut_short_is_a_transport_error() -> None:
+    import socket
+    import threading
+
+    from mantyx_sync._config import ClientConfig
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    port = listener.getsockname()[1]
+
+    def serve() -> None:
+        for _ in range(2):
+            conn, _ = listener.accept()
+            with conn:
+                conn.recv(65536)
+                # Promise 100 bytes, send 5, hang up.
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n"
+                    b'Content-Type: application/json\r\n\r\n{"a":'
+                )
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    cfg = ClientConfig(api_key=KEY, workspace="w", base_url=f"http://127.0.0.1:{port}")
+    transport = HttpTransport(cfg)
+    try:
+        with pytest.raises(TransportError):
+            transport.request("GET", "/models")
+        with pytest.raises(TransportError):
+            transport.request("POST", "/agent-runs/r/tool-results", json_body={"toolUseId": "t"})
+    finally:
+        server.join(5)
+        listener.close()
+        transport.close()

@@ -351,6 +351,8 @@ def test_ctrl_c_while_tools_run_cancels_the_run() -> None:
                 agent.run("x")
             run_id = list(srv.runs)[-1]
             assert srv.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+            # One cancel, however many layers (next, wait, with-block) saw the Ctrl-C.
+            assert len([r for r in srv.requests if r.path.endswith("/cancel")]) == 1
         finally:
             release.set()
 
