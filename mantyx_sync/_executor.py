@@ -19,7 +19,8 @@ handed to ``deliver``:
 
 When the run ends, :meth:`ToolExecutor.shutdown` returns at once: queued calls
 are cancelled, a handler still running finishes in the background, and its
-answer is dropped.
+answer is dropped. (Its thread, like every ``concurrent.futures`` worker, is
+still joined at interpreter exit: Python cannot stop a running thread.)
 """
 
 from __future__ import annotations
