@@ -7,9 +7,11 @@ Two protocol generations are spoken, chosen from the card:
   ``SendMessage``, header ``A2A-Version: 1.0``, ``role: "ROLE_USER"``, parts
   without ``kind``; the result wraps ``{"message": …}`` or ``{"task": …}`` and
   task states read ``TASK_STATE_COMPLETED``.
-* **0.3** — otherwise, with a top-level ``url``: method ``message/send``,
-  ``kind``-tagged message and parts, ``role: "user"``; the result *is* the
-  Message or Task (``kind``), states read ``completed``.
+* **0.3** — otherwise: method ``message/send``, ``kind``-tagged message and
+  parts, ``role: "user"``; the result *is* the Message or Task (``kind``),
+  states read ``completed``. The endpoint is the top-level ``url`` when
+  ``preferredTransport`` is absent or ``JSONRPC``, else the ``JSONRPC`` entry of
+  ``additionalInterfaces``; a card offering only gRPC or HTTP+JSON is refused.
 
 A peer that serves both (the a2a-sdk 1.x default) is spoken to in 1.0.
 The reply text comes from a Message's parts, or a completed Task's artifacts,
@@ -20,11 +22,14 @@ from __future__ import annotations
 
 import json
 import logging
+import urllib.parse
 import uuid
 from collections.abc import Mapping
 from typing import Any, Final
 
 import requests
+
+from ._redact import display_url
 
 __all__ = [
     "A2AClient",
@@ -68,10 +73,15 @@ class A2ATaskFailed(A2AError):
 def card_urls(url: str) -> list[str]:
     """Where to look for a card: ``url`` itself if it names a JSON file, else the
     well-known ``agent-card.json`` then the older ``agent.json``."""
-    if url.split("?", 1)[0].rstrip("/").endswith(".json"):
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path.rstrip("/")
+    if path.endswith(".json"):
         return [url]
-    base = url.rstrip("/")
-    return [f"{base}/.well-known/agent-card.json", f"{base}/.well-known/agent.json"]
+    # The well-known path goes on the path, before any query (which may carry a key).
+    return [
+        urllib.parse.urlunsplit(parts._replace(path=f"{path}/.well-known/{name}", fragment=""))
+        for name in ("agent-card.json", "agent.json")
+    ]
 
 
 def fetch_card(
@@ -91,20 +101,20 @@ def fetch_card(
                 timeout=(_CONNECT_TIMEOUT_S, timeout),
             )
         except requests.RequestException as exc:
-            tried.append(f"{candidate} ({type(exc).__name__})")
+            tried.append(f"{display_url(candidate)} ({type(exc).__name__})")
             continue
         with resp:
             if resp.status_code != 200:
-                tried.append(f"{candidate} (HTTP {resp.status_code})")
+                tried.append(f"{display_url(candidate)} (HTTP {resp.status_code})")
                 continue
             try:
                 card = resp.json()
             except ValueError:
-                tried.append(f"{candidate} (not JSON)")
+                tried.append(f"{display_url(candidate)} (not JSON)")
                 continue
         if isinstance(card, dict):
             return card
-        tried.append(f"{candidate} (not a JSON object)")
+        tried.append(f"{display_url(candidate)} (not a JSON object)")
     raise A2AError("no Agent Card found; tried " + "; ".join(tried))
 
 
@@ -137,8 +147,22 @@ def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
         target = url if isinstance(url, str) else (interfaces[0]["url"] if interfaces else None)
         if target:
             return "1.0", target
+    preferred = card.get("preferredTransport")
     if isinstance(url, str) and url:
-        return "0.3", url
+        if preferred is None or str(preferred).upper() == "JSONRPC":
+            return "0.3", url
+        for extra in card.get("additionalInterfaces") or ():
+            if (
+                isinstance(extra, dict)
+                and str(extra.get("transport") or "").upper() == "JSONRPC"
+                and isinstance(extra.get("url"), str)
+                and extra["url"]
+            ):
+                return "0.3", extra["url"]
+        raise A2AError(
+            f"the A2A peer offers no JSON-RPC interface (preferredTransport {preferred!r} "
+            "and no JSONRPC entry in additionalInterfaces); this client speaks JSON-RPC only"
+        )
     if interfaces:
         return "0.3", interfaces[0]["url"]
     raise A2AError("the Agent Card names no JSON-RPC endpoint (no 'url' or 'supportedInterfaces')")
@@ -289,7 +313,7 @@ class A2AClient:
                 raise A2ARpcError(code if isinstance(code, int) else 0, message_text)
             if resp.status_code >= 400 or not isinstance(payload, dict):
                 raise A2AError(f"the A2A peer answered HTTP {resp.status_code}")
-        logger.debug("A2A %s -> %s", method, self.endpoint)
+        logger.debug("A2A %s -> %s", method, display_url(self.endpoint))
         return extract_reply(payload.get("result"))
 
     def close(self) -> None:

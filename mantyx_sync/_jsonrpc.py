@@ -56,8 +56,12 @@ class RequestTimeout(Exception):
     """No response arrived within the request's timeout."""
 
 
-class SessionExpired(Exception):
-    """An HTTP peer no longer knows our session (404 on a request carrying a session id)."""
+class SessionExpired(PeerGoneError):
+    """An HTTP peer no longer knows our session (404 on a request carrying a session id).
+
+    A :class:`PeerGoneError`: the client re-initialises once, and when the peer
+    forgets the new session too the call fails like any other lost peer.
+    """
 
 
 class _Pending:
@@ -175,11 +179,16 @@ class Endpoint:
         if "id" not in message:
             logger.debug("%s: ignoring message without id or method", self._label)
             return
+        response_id = message["id"]
+        if isinstance(response_id, bool) or not isinstance(response_id, (int, str)):
+            # Our ids are ints; an object or list id cannot be ours (and is unhashable).
+            logger.debug("%s: ignoring response with a malformed id", self._label)
+            return
         with self._lock:
-            pending = self._pending.pop(message["id"], None)
+            pending = self._pending.pop(response_id, None)
         if pending is None:
             logger.debug(
-                "%s: response for unknown id %r (late or cancelled)", self._label, message["id"]
+                "%s: response for unknown id %r (late or cancelled)", self._label, response_id
             )
             return
         error = message.get("error")

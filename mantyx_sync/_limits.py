@@ -27,10 +27,11 @@ __all__ = [
     "TOOL_RESULT_MAX_BYTES",
 ]
 
-TOOL_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
-OUTPUT_SCHEMA_NAME_RE: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+# \A…\Z, not ^…$: "$" also matches before a trailing newline.
+TOOL_NAME_RE: Final = re.compile(r"\A[a-zA-Z0-9_]{1,64}\Z")
+OUTPUT_SCHEMA_NAME_RE: Final = re.compile(r"\A[a-zA-Z0-9_-]{1,64}\Z")
 OUTPUT_SCHEMA_MAX_BYTES: Final = 32 * 1024
-METADATA_KEY_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
+METADATA_KEY_RE: Final = re.compile(r"\A[A-Za-z0-9._-]{1,64}\Z")
 METADATA_MAX_ENTRIES: Final = 16
 METADATA_VALUE_MAX_CHARS: Final = 256
 METADATA_MAX_BYTES: Final = 4 * 1024

@@ -25,6 +25,7 @@ import requests
 
 from ._a2a_client import A2AClient, A2AError, fetch_card
 from ._limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
+from ._redact import register_secret
 from .errors import SpecError, ToolError, ToolResolutionError
 
 __all__ = ["A2AConnection", "A2ASend", "LocalA2A", "define_local_a2a"]
@@ -94,9 +95,7 @@ class LocalA2A:
         if client is None:
             http.close()
         else:
-            logger.debug(
-                "a2a_local %r: A2A %s at %s", self.name, client.generation, client.endpoint
-            )
+            logger.debug("a2a_local %r: speaking A2A %s", self.name, client.generation)
         return A2AConnection(self, card, client)
 
 
@@ -144,6 +143,7 @@ def define_local_a2a(
             raise SpecError(
                 f"a2a_local {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
             )
+        register_secret(value)
     if timeout <= 0:
         raise SpecError(f"a2a_local {name!r}: timeout must be positive")
     return LocalA2A(

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Final
@@ -28,6 +29,7 @@ from ._limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
 from ._mcp_client import McpClient, McpProtocolError, describe_error, flatten_call_result
 from ._mcp_http import HttpTransport
 from ._mcp_stdio import StdioTransport
+from ._redact import display_url, register_secret
 from .errors import SpecError, ToolError, ToolResolutionError
 
 __all__ = ["LocalMcp", "McpCallable", "McpConnection", "define_local_mcp"]
@@ -40,6 +42,7 @@ text for the model or an MCP ``CallToolResult``-shaped dict."""
 
 _MAX_NAME: Final = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_SECRET_ENV_NAME: Final = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION", re.I)
 
 
 def _valid_name(value: object) -> bool:
@@ -101,6 +104,10 @@ class LocalMcp:
         if self.catalog is not None:
             assert self.call is not None
             return McpConnection(self, list(self.catalog), self.server_info, client=None)
+        if self.cwd is not None and not os.path.isdir(self.cwd):
+            raise ToolResolutionError(
+                f"mcp_local {self.name!r}: working directory {self.cwd!r} does not exist"
+            )
         client = McpClient(self._transport(), label=self.name, timeout=self.timeout)
         try:
             client.open()
@@ -111,8 +118,15 @@ class LocalMcp:
             raise
         except FileNotFoundError as exc:
             client.close()
+            missing = exc.filename
+            if missing is not None and missing == self.cwd:
+                problem = f"working directory {missing!r} not found"
+            elif missing is None or missing == self.command:
+                problem = "command not found"
+            else:
+                problem = f"{missing!r} not found"
             raise ToolResolutionError(
-                f"mcp_local {self.name!r}: cannot start {self.command!r}: command not found"
+                f"mcp_local {self.name!r}: cannot start {self.command!r}: {problem}"
             ) from exc
         except (OSError, PeerGoneError, RequestTimeout, JsonRpcError, McpProtocolError) as exc:
             client.close()
@@ -142,7 +156,9 @@ class LocalMcp:
         )
 
     def _where(self) -> str:
-        return f"command {self.command!r}" if self.command is not None else f"url {self.url}"
+        if self.command is not None:
+            return f"command {self.command!r}"
+        return f"url {display_url(self.url or '')}"
 
 
 def define_local_mcp(
@@ -213,6 +229,12 @@ def define_local_mcp(
             raise SpecError(
                 f"mcp_local {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
             )
+        register_secret(value)
+    for key, value in (env or {}).items():
+        # Only values whose names say they are credentials: masking every env
+        # value (paths, flags) would blank ordinary words out of every log line.
+        if _SECRET_ENV_NAME.search(key):
+            register_secret(value)
     if isinstance(args, str):
         raise SpecError(f"mcp_local {name!r}: args= must be a sequence of strings, not a str")
     if timeout <= 0:

@@ -141,15 +141,20 @@ class McpClient:
         except SessionExpired:
             logger.info("MCP server %r lost our session; re-initialising", self._label)
             self._reinitialize(generation)
+        try:
             return self._endpoint.request(method, params, timeout=timeout)
+        except SessionExpired as exc:
+            raise SessionExpired(
+                f"MCP server {self._label!r} lost the session again right after re-initialising"
+            ) from exc
 
     def _reinitialize(self, generation: int) -> None:
+        # The transport keeps the old session id until the new initialize
+        # answers, so concurrent calls never go out without one; those that hit
+        # the old session's 404 wait here and then retry in the new session.
         with self._reinit_lock:
             if generation != self._generation:
                 return  # another thread already did it
-            reset = getattr(self._transport, "reset_session", None)
-            if callable(reset):
-                reset()
             self._handshake()
             self._generation += 1
 

@@ -12,7 +12,11 @@ stream receives requests the server sends outside any POST (the Python SDK sends
 The ``Mcp-Session-Id`` the server assigns is echoed on every request, with the
 negotiated ``MCP-Protocol-Version``; a ``404`` on a request that carried a session
 id is reported as :class:`~mantyx_sync._jsonrpc.SessionExpired` so the client can
-re-initialise. :meth:`HttpTransport.close` DELETEs the session.
+re-initialise. ``initialize`` is always sent without session headers and its
+reply's session id replaces the old one, so calls in flight during a
+re-initialisation keep the old id until the new one exists (they get a 404 and
+retry) instead of going out with none. :meth:`HttpTransport.close` DELETEs the
+session.
 
 Header values may hold secrets: they are never logged or put in messages.
 """
@@ -24,10 +28,13 @@ import json
 import logging
 import socket
 import threading
-from collections.abc import Iterator, Mapping
+import time
+import weakref
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 import requests
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from ._jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
 from ._redact import redact_text
@@ -75,14 +82,72 @@ def iter_sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
         yield (event or "message", "\n".join(data))
 
 
-def _abort(response: requests.Response) -> None:
-    """Unblock a thread reading ``response`` by shutting its socket down, then close it."""
-    connection = getattr(response.raw, "_connection", None)
-    sock = getattr(connection, "sock", None)
+def _socket_of(response: requests.Response) -> socket.socket | None:
+    """The socket a streamed ``response`` reads from, if it can be found."""
+    raw = response.raw
+    sock = getattr(getattr(raw, "_connection", None), "sock", None)
     if isinstance(sock, socket.socket):
-        with contextlib.suppress(OSError):
-            sock.shutdown(socket.SHUT_RDWR)
-    response.close()
+        return sock
+    # When the server will close the connection, http.client hands the socket
+    # over to the response object and the connection no longer holds it.
+    reader = getattr(getattr(raw, "_fp", None), "fp", None)
+    sock = getattr(getattr(reader, "raw", None), "_sock", None)
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _abort(response: requests.Response) -> None:
+    """Unblock a thread reading ``response`` by shutting its socket down.
+
+    The response is not closed here: closing waits for the reader's buffer
+    lock; the thread that owns the response closes it once unblocked.
+    """
+    sock = _socket_of(response)
+    if sock is None:
+        logger.debug("no socket found to abort a reply stream")
+        return
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+
+
+class _TrackingAdapter(requests.adapters.HTTPAdapter):
+    """An adapter that remembers its connections so :meth:`abort_all` can cut them.
+
+    A worker still waiting for response headers has no response object to abort;
+    shutting its socket down is the only way to end it before its read timeout.
+    """
+
+    def __init__(self, *, pool_maxsize: int) -> None:
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        super().__init__(pool_connections=1, pool_maxsize=pool_maxsize)
+
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
+    ) -> None:
+        """Create the pool manager with connection pools that register each connection."""
+        super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        registry = self._connections
+
+        class _Pool(HTTPConnectionPool):
+            def _new_conn(self) -> Any:
+                conn = super()._new_conn()
+                registry.add(conn)
+                return conn
+
+        class _TlsPool(HTTPSConnectionPool):
+            def _new_conn(self) -> Any:
+                conn = super()._new_conn()
+                registry.add(conn)
+                return conn
+
+        self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TlsPool}
+
+    def abort_all(self) -> None:
+        """Shut down every connection's socket, unblocking any thread using it."""
+        for conn in list(self._connections):
+            sock = getattr(conn, "sock", None)
+            if isinstance(sock, socket.socket):
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
 
 
 class HttpTransport:
@@ -110,7 +175,8 @@ class HttpTransport:
         self._read_timeout = read_timeout
         self._label = label
         self._http = requests.Session()
-        adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=32)
+        adapter = _TrackingAdapter(pool_maxsize=32)
+        self._adapter = adapter
         self._http.mount("http://", adapter)
         self._http.mount("https://", adapter)
         self._lock = threading.Lock()
@@ -128,12 +194,6 @@ class HttpTransport:
         """Attach the endpoint that receives every incoming message."""
         self._endpoint = endpoint
 
-    def reset_session(self) -> None:
-        """Forget the session id and negotiated version before re-initialising."""
-        with self._lock:
-            self.session_id = None
-            self.protocol_version = None
-
     def send(self, message: dict[str, Any]) -> None:
         """Send one message: requests asynchronously, everything else synchronously.
 
@@ -143,21 +203,17 @@ class HttpTransport:
         if self._closed:
             raise PeerGoneError(f"MCP server {self._label!r} connection closed")
         if "method" in message and "id" in message:
-            worker = threading.Thread(
-                target=self._run_request,
-                args=(message,),
-                name=f"mantyx-mcp-{self._label}-post-{message['id']}",
-                daemon=True,
-            )
-            with self._lock:
-                self._workers.add(worker)
-            worker.start()
-            return
-        self._post_simple(message)
+            self._spawn(self._run_request, message, f"post-{message['id']}")
+        elif message.get("method") == "notifications/cancelled":
+            # Sent by a caller whose request just timed out: a slow server must
+            # not hold that caller any longer.
+            self._spawn(self._post_quietly, message, "cancel")
+        else:
+            self._post_simple(message)
 
     def listen(self) -> None:
-        """Open the GET stream for server-initiated messages (best effort, once)."""
-        if self._listener is not None or self._closed:
+        """Open the GET stream for server-initiated messages (best effort, one at a time)."""
+        if (self._listener is not None and self._listener.is_alive()) or self._closed:
             return
         self._listener = threading.Thread(
             target=self._listen, name=f"mantyx-mcp-{self._label}-get", daemon=True
@@ -166,9 +222,10 @@ class HttpTransport:
 
     def close(self) -> None:
         """DELETE the session (405 and errors ignored), stop every thread. Idempotent."""
-        if self._closed:
-            return
-        self._closed = True
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
         if self.session_id is not None:
             try:
                 resp = self._http.delete(
@@ -183,21 +240,42 @@ class HttpTransport:
             workers = list(self._workers)
         for response in responses:
             _abort(response)
+        self._adapter.abort_all()
         current = threading.current_thread()
+        deadline = time.monotonic() + _JOIN_S
         for thread in [*workers, self._listener]:
             if thread is not None and thread is not current:
-                thread.join(_JOIN_S)
+                thread.join(max(0.0, deadline - time.monotonic()))
         self._http.close()
         if self._endpoint is not None:
             self._endpoint.close(f"MCP server {self._label!r} connection closed")
 
-    def _headers(self, accept: str = "application/json, text/event-stream") -> dict[str, str]:
+    def _spawn(
+        self, target: Callable[[dict[str, Any]], None], message: dict[str, Any], role: str
+    ) -> None:
+        worker = threading.Thread(
+            target=target,
+            args=(message,),
+            name=f"mantyx-mcp-{self._label}-{role}",
+            daemon=True,
+        )
+        # Registered and started under the lock: close() either sees a started
+        # worker or makes this send fail.
+        with self._lock:
+            if self._closed:
+                raise PeerGoneError(f"MCP server {self._label!r} connection closed")
+            self._workers.add(worker)
+            worker.start()
+
+    def _headers(
+        self, accept: str = "application/json, text/event-stream", *, session: bool = True
+    ) -> dict[str, str]:
         headers = dict(self._extra_headers)
         headers["Accept"] = accept
         headers["Content-Type"] = "application/json"
-        if self.session_id is not None:
+        if session and self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
-        if self.protocol_version is not None:
+        if session and self.protocol_version is not None:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
@@ -229,6 +307,15 @@ class HttpTransport:
                     resp.status_code,
                 )
 
+    def _post_quietly(self, message: dict[str, Any]) -> None:
+        try:
+            self._post_simple(message)
+        except PeerGoneError as exc:
+            logger.debug("%s: could not send %s: %s", self._label, message.get("method"), exc)
+        finally:
+            with self._lock:
+                self._workers.discard(threading.current_thread())
+
     def _run_request(self, message: dict[str, Any]) -> None:
         endpoint = self._endpoint
         assert endpoint is not None
@@ -255,11 +342,14 @@ class HttpTransport:
 
     def _post_request(self, endpoint: Endpoint, message: dict[str, Any]) -> None:
         request_id = message["id"]
-        had_session = self.session_id is not None
+        # initialize starts a new session: never inside the old one.
+        fresh = message.get("method") == "initialize"
+        headers = self._headers(session=not fresh)
+        had_session = "Mcp-Session-Id" in headers
         resp = self._http.post(
             self._url,
             data=json.dumps(message).encode("utf-8"),
-            headers=self._headers(),
+            headers=headers,
             stream=True,
             timeout=(_CONNECT_TIMEOUT_S, self._read_timeout),
         )
@@ -274,7 +364,10 @@ class HttpTransport:
                 endpoint.fail(request_id, self._http_error(resp))
                 return
             new_session = resp.headers.get("Mcp-Session-Id")
-            if new_session and self.session_id is None:
+            if fresh:
+                with self._lock:
+                    self.session_id = new_session or None
+            elif new_session and self.session_id is None:
                 with self._lock:
                     self.session_id = new_session
             content_type = resp.headers.get("Content-Type", "")
@@ -297,7 +390,11 @@ class HttpTransport:
         except ValueError:
             logger.debug("%s: undecodable message skipped", self._label)
             return False
-        endpoint.deliver(payload)
+        try:
+            endpoint.deliver(payload)
+        except Exception:
+            # One malformed message must not end a reply stream or the GET listener.
+            logger.debug("%s: undeliverable message skipped", self._label, exc_info=True)
         items = payload if isinstance(payload, list) else [payload]
         return any(
             isinstance(item, dict) and "method" not in item and item.get("id") == request_id

@@ -2,9 +2,16 @@
 
 One reader thread decodes the server's stdout and hands each message to the
 :class:`~mantyx_sync._jsonrpc.Endpoint`; another drains stderr into the debug
-log so the pipe can never fill and block the server. Writes to stdin are
-serialised by a lock. When stdout ends (the process died or closed it), the
-endpoint is closed so waiting and later calls fail fast instead of hanging.
+log so the pipe can never fill and block the server. A writer thread owns
+stdin: :meth:`StdioTransport.send` only queues, so a server that stops reading
+can block neither a caller (whose request timeout then covers the send too) nor
+a cancellation nor :meth:`StdioTransport.close`. When stdout ends (the process
+died or closed it) or stdin breaks, the endpoint is closed so waiting and later
+calls fail fast instead of hanging.
+
+The server runs in its own process group (POSIX) and close() signals the whole
+group, so wrapper commands (``sh -c``, ``npx``) cannot leave a grandchild
+running, or holding stdout open, behind.
 """
 
 from __future__ import annotations
@@ -13,9 +20,12 @@ import contextlib
 import json
 import logging
 import os
+import queue
+import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Final
 
 from ._jsonrpc import Endpoint, PeerGoneError
@@ -28,7 +38,11 @@ logger = logging.getLogger(__name__)
 _CLOSE_GRACE_S: Final = 2.0
 _TERM_WAIT_S: Final = 2.0
 _KILL_WAIT_S: Final = 5.0
+_STRAGGLER_WAIT_S: Final = 0.5
 _JOIN_S: Final = 5.0
+_POSIX: Final = os.name == "posix"
+_STOP: Final = b""
+"""The writer's stop marker (a real message is never empty)."""
 
 
 class StdioTransport:
@@ -56,11 +70,13 @@ class StdioTransport:
         self._env = env
         self._cwd = cwd
         self._label = label
-        self._write_lock = threading.Lock()
+        self._outbox: queue.SimpleQueue[bytes] = queue.SimpleQueue()
         self._proc: subprocess.Popen[bytes] | None = None
-        self._threads: list[threading.Thread] = []
+        self._readers: list[threading.Thread] = []
+        self._writer: threading.Thread | None = None
         self._endpoint: Endpoint | None = None
         self._closed = False
+        self._broken: str | None = None
 
     @property
     def pid(self) -> int | None:
@@ -68,7 +84,7 @@ class StdioTransport:
         return self._proc.pid if self._proc is not None else None
 
     def start(self, endpoint: Endpoint) -> None:
-        """Spawn the process and its reader threads.
+        """Spawn the process and its reader and writer threads.
 
         :raises OSError: the command could not be started.
         """
@@ -84,74 +100,115 @@ class StdioTransport:
             env=child_env,
             cwd=self._cwd,
             close_fds=True,
+            start_new_session=_POSIX,
         )
         logger.debug("%s: started %s (pid %s)", self._label, self._argv[0], self._proc.pid)
         assert self._proc.stdout is not None and self._proc.stderr is not None
+        assert self._proc.stdin is not None
         for target, stream, role in (
             (self._read_stdout, self._proc.stdout, "stdout"),
             (self._drain_stderr, self._proc.stderr, "stderr"),
         ):
-            thread = threading.Thread(
-                target=target,
-                args=(stream,),
-                name=f"mantyx-mcp-{self._label}-{role}",
-                daemon=True,
-            )
-            thread.start()
-            self._threads.append(thread)
+            self._readers.append(self._thread(target, stream, role))
+        self._writer = self._thread(self._write_stdin, self._proc.stdin, "stdin")
 
     def send(self, message: dict[str, Any]) -> None:
-        """Write one message as a JSON line.
+        """Queue one message as a JSON line; never blocks on the pipe.
 
-        :raises PeerGoneError: the process is gone or its stdin is closed.
+        :raises PeerGoneError: the process is gone or its stdin is broken.
         """
-        proc = self._proc
-        if proc is None or proc.stdin is None or self._closed:
+        if self._proc is None or self._closed:
             raise PeerGoneError(f"MCP server {self._label!r} is not running")
+        if self._broken is not None:
+            raise PeerGoneError(self._broken)
         line = json.dumps(message, separators=(",", ":"), ensure_ascii=False) + "\n"
-        with self._write_lock:
-            try:
-                proc.stdin.write(line.encode("utf-8"))
-                proc.stdin.flush()
-            except (OSError, ValueError) as exc:
-                raise PeerGoneError(self._exit_reason()) from exc
+        self._outbox.put(line.encode("utf-8"))
 
     def close(self) -> None:
         """Close stdin, wait a grace period, then terminate and kill; join the threads.
 
-        Idempotent; never leaves a zombie.
+        Signals go to the server's whole process group, and stragglers that
+        still hold stdout or stderr open after the server exited are killed too.
+        Idempotent; bounded in time; never leaves a zombie.
         """
         if self._closed:
             return
         self._closed = True
         proc = self._proc
+        self._outbox.put(_STOP)
         if proc is not None:
-            with self._write_lock:
-                try:
-                    if proc.stdin is not None:
-                        proc.stdin.close()
-                except OSError:
-                    pass
-            try:
-                proc.wait(_CLOSE_GRACE_S)
-            except subprocess.TimeoutExpired:
+            signalled = False
+            if not self._wait(proc, _CLOSE_GRACE_S):
                 logger.debug("%s: did not exit after stdin closed; terminating", self._label)
-                proc.terminate()
-                try:
-                    proc.wait(_TERM_WAIT_S)
-                except subprocess.TimeoutExpired:
+                signalled = True
+                self._signal(proc, kill=False)
+                if not self._wait(proc, _TERM_WAIT_S):
                     logger.warning("%s: did not terminate; killing", self._label)
-                    proc.kill()
-                    proc.wait(_KILL_WAIT_S)
-        for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join(_JOIN_S)
-        if proc is not None:
-            for stream in (proc.stdout, proc.stderr):
+                    self._signal(proc, kill=True)
+                    self._wait(proc, _KILL_WAIT_S)
+            if not self._join(self._readers, _STRAGGLER_WAIT_S):
+                # The server is gone but something it started still holds its
+                # stdout/stderr (a wrapper shell's child, say).
+                logger.debug("%s: its child processes outlived it; stopping them", self._label)
+                if not signalled:
+                    self._signal(proc, kill=False)
+                    self._join(self._readers, _TERM_WAIT_S)
+                self._signal(proc, kill=True)
+        current = threading.current_thread()
+        others = [t for t in [*self._readers, self._writer] if t is not None and t is not current]
+        if self._join(others, _JOIN_S) and proc is not None:
+            for stream in (proc.stdin, proc.stdout, proc.stderr):
                 if stream is not None:
-                    stream.close()
+                    with contextlib.suppress(OSError, ValueError):
+                        stream.close()
+        elif proc is not None:
+            # Closing a stream another thread is blocked on would block us too.
+            logger.warning("%s: I/O threads still busy after close; leaving them", self._label)
         if self._endpoint is not None:
             self._endpoint.close(f"MCP server {self._label!r} connection closed")
+
+    def _thread(
+        self, target: Callable[[IO[bytes]], None], stream: IO[bytes], role: str
+    ) -> threading.Thread:
+        thread = threading.Thread(
+            target=target,
+            args=(stream,),
+            name=f"mantyx-mcp-{self._label}-{role}",
+            daemon=True,
+        )
+        thread.start()
+        return thread
+
+    def _signal(self, proc: subprocess.Popen[bytes], *, kill: bool) -> None:
+        """Terminate (or kill) the server's process group (just the server off POSIX)."""
+        if _POSIX:
+            sig = signal.SIGKILL if kill else signal.SIGTERM
+            # The group outlives its leader while any member lives; the pid is
+            # not reused while the group exists.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, sig)
+        elif proc.poll() is None:
+            with contextlib.suppress(OSError):
+                if kill:
+                    proc.kill()
+                else:
+                    proc.terminate()
+
+    @staticmethod
+    def _wait(proc: subprocess.Popen[bytes], timeout: float) -> bool:
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    @staticmethod
+    def _join(threads: Sequence[threading.Thread], timeout: float) -> bool:
+        """Join all ``threads`` within one shared ``timeout``; true when all ended."""
+        deadline = time.monotonic() + timeout
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
 
     def _exit_reason(self) -> str:
         proc = self._proc
@@ -159,6 +216,24 @@ class StdioTransport:
         if code is None:
             return f"MCP server {self._label!r} closed its output"
         return f"MCP server {self._label!r} exited with code {code}"
+
+    def _write_stdin(self, stream: IO[bytes]) -> None:
+        while True:
+            data = self._outbox.get()
+            if data == _STOP:
+                break
+            if self._broken is not None:
+                continue  # drain: nothing more can reach the server
+            try:
+                stream.write(data)
+                stream.flush()
+            except (OSError, ValueError):
+                self._broken = f"MCP server {self._label!r} stopped reading its input"
+                logger.debug("%s: stdin broken", self._label)
+                if self._endpoint is not None:
+                    self._endpoint.close(self._broken)
+        with contextlib.suppress(OSError, ValueError):
+            stream.close()
 
     def _read_stdout(self, stream: IO[bytes]) -> None:
         endpoint = self._endpoint
@@ -174,7 +249,11 @@ class StdioTransport:
                     # Some servers print banners on stdout; skip rather than die.
                     logger.debug("%s: non-JSON line on stdout skipped", self._label)
                     continue
-                endpoint.deliver(message)
+                try:
+                    endpoint.deliver(message)
+                except Exception:
+                    # One malformed message must not end the session.
+                    logger.debug("%s: undeliverable message skipped", self._label, exc_info=True)
         except (OSError, ValueError):
             pass
         finally:

@@ -4,10 +4,18 @@ from __future__ import annotations
 
 import logging
 import re
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["RedactingFormatter", "mask", "redact_headers", "redact_text", "register_secret"]
+__all__ = [
+    "RedactingFormatter",
+    "display_url",
+    "mask",
+    "redact_headers",
+    "redact_text",
+    "register_secret",
+]
 
 # Headers whose values are always secret, whatever their content.
 _SECRET_HEADERS = frozenset(
@@ -54,6 +62,20 @@ def redact_text(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
+
+
+def display_url(url: str) -> str:
+    """``url`` without userinfo, query or fragment: fit for messages and logs."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port
+    except ValueError:
+        return "<invalid url>"
+    netloc = f"[{host}]" if ":" in host else host
+    if port is not None:
+        netloc += f":{port}"
+    return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, "", ""))
 
 
 class RedactingFormatter(logging.Formatter):
