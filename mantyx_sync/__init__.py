@@ -27,6 +27,31 @@ from typing import TYPE_CHECKING, Any
 from ._redact import RedactingFormatter
 from ._version import __version__
 
+# The error classes are tiny and stdlib-only: loaded eagerly, so `except
+# mantyx_sync.MantyxError` never triggers an import.
+from .errors import (
+    APIError,
+    AuthError,
+    ConfigurationError,
+    ConflictError,
+    ConnectError,
+    InvalidRequestError,
+    MantyxError,
+    NotFoundError,
+    OutputParseError,
+    PermissionDenied,
+    RateLimitError,
+    RunCancelled,
+    RunError,
+    ServerError,
+    SpecError,
+    StreamError,
+    TimeoutError_,
+    ToolError,
+    ToolResolutionError,
+    TransportError,
+)
+
 if TYPE_CHECKING:
     from ._executor import ToolActivity
     from ._local_a2a import LocalA2A, define_local_a2a
@@ -35,28 +60,6 @@ if TYPE_CHECKING:
     from ._runs import Run
     from .agent import Agent
     from .client import Client
-    from .errors import (
-        APIError,
-        AuthError,
-        ConfigurationError,
-        ConflictError,
-        ConnectError,
-        InvalidRequestError,
-        MantyxError,
-        NotFoundError,
-        OutputParseError,
-        PermissionDenied,
-        RateLimitError,
-        RunCancelled,
-        RunError,
-        ServerError,
-        SpecError,
-        StreamError,
-        TimeoutError_,
-        ToolError,
-        ToolResolutionError,
-        TransportError,
-    )
     from .events import RunEvent
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
     from .session import Session
@@ -151,31 +154,6 @@ _LAZY: dict[str, str] = {
     "McpTool": ".tools",
     "PluginTool": ".tools",
     "ToolConnection": ".tools",
-    **{
-        name: ".errors"
-        for name in (
-            "APIError",
-            "AuthError",
-            "ConfigurationError",
-            "ConflictError",
-            "ConnectError",
-            "InvalidRequestError",
-            "MantyxError",
-            "NotFoundError",
-            "OutputParseError",
-            "PermissionDenied",
-            "RateLimitError",
-            "RunCancelled",
-            "RunError",
-            "ServerError",
-            "SpecError",
-            "StreamError",
-            "TimeoutError_",
-            "ToolError",
-            "ToolResolutionError",
-            "TransportError",
-        )
-    },
 }
 
 
