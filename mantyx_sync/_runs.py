@@ -349,10 +349,7 @@ class Run:
         # Answers first, then calls: a call whose answer is anywhere in the log
         # must never run again (wire-protocol §10, at-least-once delivery).
         for event in backlog:
-            if event.type == "local_tool_result_in":
-                tool_use_id = event.data.get("toolUseId")
-                if isinstance(tool_use_id, str):
-                    self._executor.mark_answered(tool_use_id)
+            self._note_answer(event)
         for event in backlog:
             self._handle(event)
 
@@ -451,12 +448,17 @@ class Run:
         # would dominate the cost of a fast stream.
         if event.type == "local_tool_call":
             self._submit_call(event)
-        elif event.type == "local_tool_result_in":
+        else:
+            self._note_answer(event)
+        if event.is_terminal:
+            self._finish(event)
+
+    def _note_answer(self, event: RunEvent) -> None:
+        # The server's echo of an answer (by us or another process): never run that call.
+        if event.type == "local_tool_result_in":
             tool_use_id = event.data.get("toolUseId")
             if isinstance(tool_use_id, str):
                 self._executor.mark_answered(tool_use_id)
-        if event.is_terminal:
-            self._finish(event)
 
     def _submit_call(self, event: RunEvent) -> None:
         payload = event.payload

@@ -65,10 +65,7 @@ class RunStream:
         *,
         run_id: str,
         last_seq: int = 0,
-        reconnects: int | None = None,
         idle_timeout: float | None = None,
-        backoff: Backoff | None = None,
-        sleep_event: threading.Event | None = None,
         until_quiet: bool = False,
     ) -> None:
         config = transport.config
@@ -76,21 +73,17 @@ class RunStream:
         self._path = path
         self.run_id = run_id
         self.last_seq = last_seq
-        self._reconnects = config.stream_reconnects if reconnects is None else reconnects
+        self._reconnects = config.stream_reconnects
         self._idle_timeout = idle_timeout or config.stream_idle_timeout
-        self._backoff = backoff or Backoff()
+        self._backoff = Backoff()
         # The policy only classifies failures; the loop below owns the waits
         # because a stream that made progress earns a fresh attempt budget.
         self._policy = RetryPolicy(safety=Safety.SAFE)
         self._closed = threading.Event()
-        self._wake = sleep_event or self._closed
         self._source: EventSource | None = None
         self._lock = threading.Lock()
-        self.connections = 0
-        self.finished = False
         # until_quiet: stop (instead of resuming) once an open stream goes quiet.
         self._until_quiet = until_quiet
-        self.caught_up = False
         self._events = self._run()
 
     def __iter__(self) -> RunStream:
@@ -118,7 +111,6 @@ class RunStream:
                     progressed = True
                     yield event
                     if event.is_terminal:
-                        self.finished = True
                         self.close()
                         return
                 if self._closed.is_set():
@@ -131,7 +123,6 @@ class RunStream:
                     raise
                 quiet = opened and isinstance(exc, TimeoutError_)
                 if quiet and self._until_quiet:
-                    self.caught_up = True
                     return
                 # A stream that opened and then only went quiet is healthy (the run
                 # may be waiting on our own tool): it never uses up the budget,
@@ -151,7 +142,7 @@ class RunStream:
                     exc,
                     delay,
                 )
-                if self._wake.wait(delay) and self._closed.is_set():
+                if self._closed.wait(delay):
                     return
             finally:
                 self._drop_source()
@@ -165,7 +156,6 @@ class RunStream:
                 source.close()
                 raise _Interrupted("stream closed")
             self._source = source
-        self.connections += 1
         return source
 
     def _drop_source(self) -> None:

@@ -195,12 +195,7 @@ class Client:
         body = turn_input(prompt, messages)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
-        options = RunOptions(
-            max_workers=max_workers or self.config.max_workers,
-            tool_timeout=self.config.tool_timeout,
-            on_tool=on_tool,
-            output_schema=spec.output_schema,
-        )
+        options = self._run_options(max_workers, on_tool, spec.output_schema)
         return start_run(self._transport, "/agent-runs", body, resolved, options, owns_tools=True)
 
     def _open_session(
@@ -285,13 +280,21 @@ class Client:
         :raises NotFoundError: the run does not exist.
         """
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
-        options = RunOptions(
+        options = self._run_options(max_workers, on_tool, schema)
+        return attach_run(self._transport, run_id, resolve_tools(tools), options, settle=settle)
+
+    def _run_options(
+        self,
+        max_workers: int | None,
+        on_tool: Callable[[ToolActivity], None] | None,
+        output_schema: OutputSchema | None,
+    ) -> RunOptions:
+        return RunOptions(
             max_workers=max_workers or self.config.max_workers,
             tool_timeout=self.config.tool_timeout,
             on_tool=on_tool,
-            output_schema=schema,
+            output_schema=output_schema,
         )
-        return attach_run(self._transport, run_id, resolve_tools(tools), options, settle=settle)
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
