@@ -16,13 +16,17 @@ def main(argv: list[str] | None = None) -> int:
     """Parse arguments, run, print the table (and optionally write raw JSON)."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="mantyx_sync benchmarks against LocalMantyx on 127.0.0.1.")
-    parser.add_argument("--quick", action="store_true",
-                        help="tiny sizes (a smoke run, figures meaningless)")
-    parser.add_argument("--only", default="",
-                        help=f"comma-separated subset of: {', '.join(NAMES)}")
-    parser.add_argument("--no-official", action="store_true",
-                        help="skip the official SDK column even when it is installed")
+        description="mantyx_sync benchmarks against LocalMantyx on 127.0.0.1.",
+    )
+    parser.add_argument(
+        "--quick", action="store_true", help="tiny sizes (a smoke run, figures meaningless)"
+    )
+    parser.add_argument("--only", default="", help=f"comma-separated subset of: {', '.join(NAMES)}")
+    parser.add_argument(
+        "--no-official",
+        action="store_true",
+        help="skip the official SDK column even when it is installed",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON")
     args = parser.parse_args(argv)
     only = frozenset(filter(None, (n.strip() for n in args.only.split(","))))

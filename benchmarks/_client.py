@@ -59,14 +59,20 @@ def _sleep_seconds(job: dict[str, Any]) -> float:
 def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
     import mantyx_sync
 
-    client = mantyx_sync.Client(job["api_key"], workspace=job["workspace"],
-                                base_url=job["base_url"])
+    client = mantyx_sync.Client(
+        job["api_key"], workspace=job["workspace"], base_url=job["base_url"]
+    )
     bench = job["bench"]
     tools: list[Any] = []
     if bench in ("roundtrip", "scale"):
-        tools = [mantyx_sync.define_local_tool(
-            name="noop", description="Do nothing.", parameters=EMPTY_SCHEMA,
-            execute=lambda args: "ok")]
+        tools = [
+            mantyx_sync.define_local_tool(
+                name="noop",
+                description="Do nothing.",
+                parameters=EMPTY_SCHEMA,
+                execute=lambda args: "ok",
+            )
+        ]
     elif bench == "fanout":
         pause = _sleep_seconds(job)
 
@@ -74,18 +80,25 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
             time.sleep(pause)  # the workload itself: a slow handler
             return str(args["i"])
 
-        tools = [mantyx_sync.define_local_tool(
-            name="sleepy", description="Sleep a while.", parameters=SLEEPY_SCHEMA,
-            execute=sleepy)]
+        tools = [
+            mantyx_sync.define_local_tool(
+                name="sleepy",
+                description="Sleep a while.",
+                parameters=SLEEPY_SCHEMA,
+                execute=sleepy,
+            )
+        ]
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=tools)
 
     if bench == "stream":
+
         def run_stream() -> dict[str, float]:
             span = _Span()
             with agent.stream("go") as run:
                 for _ in run:
                     span.tick()
             return span.result()
+
         return run_stream, client.close
 
     def run_once() -> dict[str, float]:
@@ -97,13 +110,20 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
 def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
     from mantyx import MantyxClient, define_local_tool
 
-    client = MantyxClient(api_key=job["api_key"], workspace_slug=job["workspace"],
-                          base_url=job["base_url"])
+    client = MantyxClient(
+        api_key=job["api_key"], workspace_slug=job["workspace"], base_url=job["base_url"]
+    )
     bench = job["bench"]
     tools: list[Any] = []
     if bench in ("roundtrip", "scale"):
-        tools = [define_local_tool(name="noop", description="Do nothing.",
-                                   parameters=EMPTY_SCHEMA, execute=lambda args: "ok")]
+        tools = [
+            define_local_tool(
+                name="noop",
+                description="Do nothing.",
+                parameters=EMPTY_SCHEMA,
+                execute=lambda args: "ok",
+            )
+        ]
     elif bench == "fanout":
         pause = _sleep_seconds(job)
 
@@ -111,15 +131,23 @@ def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
             time.sleep(pause)  # the workload itself: a slow handler
             return str(args["i"])
 
-        tools = [define_local_tool(name="sleepy", description="Sleep a while.",
-                                   parameters=SLEEPY_SCHEMA, execute=sleepy)]
+        tools = [
+            define_local_tool(
+                name="sleepy",
+                description="Sleep a while.",
+                parameters=SLEEPY_SCHEMA,
+                execute=sleepy,
+            )
+        ]
 
     if bench == "stream":
+
         def run_stream() -> dict[str, float]:
             span = _Span()
             for _ in client.stream_agent(system_prompt=SYSTEM, prompt="go"):
                 span.tick()
             return span.result()
+
         return run_stream, client.close
 
     def run_once() -> dict[str, float]:
@@ -136,11 +164,23 @@ def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
     spec: dict[str, Any] = {"systemPrompt": SYSTEM, "prompt": "go"}
     bench = job["bench"]
     if bench in ("roundtrip", "scale"):
-        spec["tools"] = [{"kind": "local", "name": "noop", "description": "Do nothing.",
-                          "parameters": EMPTY_SCHEMA}]
+        spec["tools"] = [
+            {
+                "kind": "local",
+                "name": "noop",
+                "description": "Do nothing.",
+                "parameters": EMPTY_SCHEMA,
+            }
+        ]
     elif bench == "fanout":
-        spec["tools"] = [{"kind": "local", "name": "sleepy", "description": "Sleep a while.",
-                          "parameters": SLEEPY_SCHEMA}]
+        spec["tools"] = [
+            {
+                "kind": "local",
+                "name": "sleepy",
+                "description": "Sleep a while.",
+                "parameters": SLEEPY_SCHEMA,
+            }
+        ]
     pause = _sleep_seconds(job)
 
     def handler(name: str, args: dict[str, Any]) -> str:
@@ -150,10 +190,12 @@ def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
         return "ok"
 
     if bench == "stream":
+
         def run_stream() -> dict[str, float]:
             span = _Span()
             client.run(spec, handler, on_event=lambda envelope: span.tick())
             return span.result()
+
         return run_stream, client.close
 
     def run_once() -> dict[str, float]:

@@ -56,8 +56,11 @@ class RawClient:
         stream_url = created.get("streamUrl") or f"{self._prefix}/agent-runs/{run_id}/stream"
         conn = http.client.HTTPConnection(self._host, self._port, timeout=60)
         try:
-            conn.request("GET", stream_url, headers={"Authorization": self._auth,
-                                                     "Accept": "text/event-stream"})
+            conn.request(
+                "GET",
+                stream_url,
+                headers={"Authorization": self._auth, "Accept": "text/event-stream"},
+            )
             response = conn.getresponse()
             if response.status != 200:
                 raise RuntimeError(f"stream -> {response.status}")
@@ -81,8 +84,10 @@ class RawClient:
                         if kind == "local_tool_call":
                             data = envelope["data"]
                             result = handler(data["name"], data.get("args") or {})
-                            self.post(f"/agent-runs/{run_id}/tool-results",
-                                      {"toolUseId": data["toolUseId"], "result": result})
+                            self.post(
+                                f"/agent-runs/{run_id}/tool-results",
+                                {"toolUseId": data["toolUseId"], "result": result},
+                            )
                         elif kind in _TERMINAL:
                             return count
         finally:

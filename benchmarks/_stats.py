@@ -67,11 +67,27 @@ class Row:
 
 def format_table(rows: Sequence[Row], official_note: str | None) -> str:
     """A plain-text (Markdown-compatible) table of ``rows``."""
-    header = ("benchmark", "figure", "mantyx_sync", "raw baseline", "official SDK",
-              "ratios (same run)", "target", "met")
+    header = (
+        "benchmark",
+        "figure",
+        "mantyx_sync",
+        "raw baseline",
+        "official SDK",
+        "ratios (same run)",
+        "target",
+        "met",
+    )
     lines = [
-        [r.benchmark, r.figure, _cell(r.ours), _cell(r.baseline), _cell(r.official),
-         r.ratios, r.target, r.verdict]
+        [
+            r.benchmark,
+            r.figure,
+            _cell(r.ours),
+            _cell(r.baseline),
+            _cell(r.official),
+            r.ratios,
+            r.target,
+            r.verdict,
+        ]
         for r in rows
     ]
     widths = [max(len(h), *(len(line[i]) for line in lines)) for i, h in enumerate(header)]

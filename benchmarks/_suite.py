@@ -59,9 +59,19 @@ class Config:
     def quick(cls, **overrides: Any) -> Config:
         """Tiny sizes: every code path, in seconds."""
         sizes: dict[str, Any] = dict(
-            roundtrip_turns=5, roundtrip_procs=1, roundtrip_reps=1, fanout_calls=4,
-            fanout_sleep=0.05, fanout_reps=1, stream_events=500, stream_reps=1,
-            import_reps=2, scale_levels=(1, 2), scale_turns=2, scale_reps=1)
+            roundtrip_turns=5,
+            roundtrip_procs=1,
+            roundtrip_reps=1,
+            fanout_calls=4,
+            fanout_sleep=0.05,
+            fanout_reps=1,
+            stream_events=500,
+            stream_reps=1,
+            import_reps=2,
+            scale_levels=(1, 2),
+            scale_turns=2,
+            scale_reps=1,
+        )
         sizes.update(overrides)
         return cls(**sizes)
 
@@ -99,8 +109,10 @@ def machine_description() -> str:
                 break
     except OSError:
         pass
-    return (f"nproc={os.cpu_count()}, CPU: {model}, Python {platform.python_version()} "
-            f"({platform.python_implementation()}), {platform.system()} {platform.release()}")
+    return (
+        f"nproc={os.cpu_count()}, CPU: {model}, Python {platform.python_version()} "
+        f"({platform.python_implementation()}), {platform.system()} {platform.release()}"
+    )
 
 
 def _env() -> dict[str, str]:
@@ -115,12 +127,19 @@ def _env() -> dict[str, str]:
 def _client_job(job: dict[str, Any], timeout: float = 600) -> dict[str, Any]:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks._client", json.dumps(job)],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=timeout, check=False)
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
     lines = proc.stdout.strip().splitlines()
     if proc.returncode != 0 or not lines:
         raise RuntimeError(
             f"{job['variant']} {job['bench']} client failed (exit {proc.returncode}):\n"
-            f"{proc.stderr[-3000:]}")
+            f"{proc.stderr[-3000:]}"
+        )
     result: dict[str, Any] = json.loads(lines[-1])
     return result
 
@@ -151,8 +170,14 @@ class _Suite:
         self.raw: dict[str, Any] = {}
 
     def job(self, bench: str, variant: str, **extra: Any) -> dict[str, Any]:
-        return {"bench": bench, "variant": variant, "base_url": self.server.base_url,
-                "api_key": self.server.api_key, "workspace": self.server.workspace, **extra}
+        return {
+            "bench": bench,
+            "variant": variant,
+            "base_url": self.server.base_url,
+            "api_key": self.server.api_key,
+            "workspace": self.server.workspace,
+            **extra,
+        }
 
     def run(self) -> None:
         self.server, self.clock = start_timed_server()
@@ -176,7 +201,8 @@ class _Suite:
         cfg = self.config
         self.server.set_model(
             [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(cfg.roundtrip_turns)]
-            + [Turn("done")])
+            + [Turn("done")]
+        )
         overhead: dict[str, list[float]] = defaultdict(list)
         rss: dict[str, list[float]] = defaultdict(list)
         for _ in range(cfg.roundtrip_procs):
@@ -186,8 +212,9 @@ class _Suite:
                 for run in _counted_runs(self.clock):
                     trips = [p - w for w, p in run.values() if p is not None]
                     if len(trips) != cfg.roundtrip_turns:
-                        raise RuntimeError(f"{variant}: {len(trips)} of {cfg.roundtrip_turns} "
-                                           "round trips answered")
+                        raise RuntimeError(
+                            f"{variant}: {len(trips)} of {cfg.roundtrip_turns} round trips answered"
+                        )
                     overhead[variant].append(statistics.median(trips) * 1e6)
                 rss[variant].append(result["maxrss_kib"] / 1024)
         self.raw["roundtrip_us"] = dict(overhead)
@@ -196,28 +223,45 @@ class _Suite:
         official = Figure(tuple(overhead["official"]), "µs") if self.official else None
         r_base, r_off = ratio(ours, base), ratio(ours, official)
         if self.config.wants("roundtrip"):
-            self.rows.append(Row(
-                f"1 tool round-trip ({cfg.roundtrip_turns} turns)",
-                "overhead per round-trip (median)", ours, base, official,
-                _ratios(("raw", r_base), ("official", r_off)),
-                "≤1.5× raw, ≤0.6× official",
-                _verdict((r_base, lambda r: r <= 1.5), (r_off, lambda r: r <= 0.6))))
+            self.rows.append(
+                Row(
+                    f"1 tool round-trip ({cfg.roundtrip_turns} turns)",
+                    "overhead per round-trip (median)",
+                    ours,
+                    base,
+                    official,
+                    _ratios(("raw", r_base), ("official", r_off)),
+                    "≤1.5× raw, ≤0.6× official",
+                    _verdict((r_base, lambda r: r <= 1.5), (r_off, lambda r: r <= 0.6)),
+                )
+            )
         if self.config.wants("memory"):
             m_ours = Figure(tuple(rss["ours"]), "MiB")
             m_off = Figure(tuple(rss["official"]), "MiB") if self.official else None
             r_mem = ratio(m_ours, m_off)
-            self.rows.append(Row(
-                "5 memory", "peak RSS of the bench-1 process", m_ours,
-                Figure(tuple(rss["raw"]), "MiB"), m_off, _ratios(("official", r_mem)),
-                "≤0.8× official", _verdict((r_mem, lambda r: r <= 0.8))))
+            self.rows.append(
+                Row(
+                    "5 memory",
+                    "peak RSS of the bench-1 process",
+                    m_ours,
+                    Figure(tuple(rss["raw"]), "MiB"),
+                    m_off,
+                    _ratios(("official", r_mem)),
+                    "≤0.8× official",
+                    _verdict((r_mem, lambda r: r <= 0.8)),
+                )
+            )
 
     # 2 -------------------------------------------------------------------------
 
     def fanout(self) -> None:
         cfg = self.config
-        self.server.set_model([
-            Turn(tool_calls=[ToolCall("sleepy", {"i": i}) for i in range(cfg.fanout_calls)]),
-            Turn("done")])
+        self.server.set_model(
+            [
+                Turn(tool_calls=[ToolCall("sleepy", {"i": i}) for i in range(cfg.fanout_calls)]),
+                Turn("done"),
+            ]
+        )
         spans: dict[str, list[float]] = defaultdict(list)
         for variant in [v for v in self.variants if v != "raw"]:
             self.clock.clear()
@@ -231,10 +275,18 @@ class _Suite:
         self.raw["fanout_ratio"] = dict(spans)
         ours = Figure(tuple(spans["ours"]), "×")
         official = Figure(tuple(spans["official"]), "×") if self.official else None
-        self.rows.append(Row(
-            f"2 fan-out ({cfg.fanout_calls}×{cfg.fanout_sleep:g} s)",
-            f"local-calls wall / {cfg.fanout_sleep:g} s", ours, None, official, "",
-            "≤1.2× slowest handler", _verdict((ours.median, lambda r: r <= 1.2))))
+        self.rows.append(
+            Row(
+                f"2 fan-out ({cfg.fanout_calls}×{cfg.fanout_sleep:g} s)",
+                f"local-calls wall / {cfg.fanout_sleep:g} s",
+                ours,
+                None,
+                official,
+                "",
+                "≤1.2× slowest handler",
+                _verdict((ours.median, lambda r: r <= 1.2)),
+            )
+        )
 
     # 3 -------------------------------------------------------------------------
 
@@ -253,11 +305,18 @@ class _Suite:
         ours, base = Figure(tuple(rates["ours"]), "ev/s"), Figure(tuple(rates["raw"]), "ev/s")
         official = Figure(tuple(rates["official"]), "ev/s") if self.official else None
         r_base, r_off = ratio(ours, base), ratio(ours, official)
-        self.rows.append(Row(
-            f"3 streaming ({cfg.stream_events:,} deltas)", "events per second", ours, base,
-            official, _ratios(("raw", r_base), ("official", r_off)),
-            "≥0.6× raw, ≥1.3× official",
-            _verdict((r_base, lambda r: r >= 0.6), (r_off, lambda r: r >= 1.3))))
+        self.rows.append(
+            Row(
+                f"3 streaming ({cfg.stream_events:,} deltas)",
+                "events per second",
+                ours,
+                base,
+                official,
+                _ratios(("raw", r_base), ("official", r_off)),
+                "≥0.6× raw, ≥1.3× official",
+                _verdict((r_base, lambda r: r >= 0.6), (r_off, lambda r: r >= 1.3)),
+            )
+        )
 
     # 4 -------------------------------------------------------------------------
 
@@ -279,18 +338,38 @@ class _Suite:
                 subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True)
                 times[name].append((time.perf_counter() - started) * 1000)
         bare = statistics.median(times["bare"])
-        net = {name: Figure(tuple(t - bare for t in values), "ms")
-               for name, values in times.items() if name != "bare"}
+        net = {
+            name: Figure(tuple(t - bare for t in values), "ms")
+            for name, values in times.items()
+            if name != "bare"
+        }
         self.raw["import_ms"] = {name: list(values) for name, values in times.items()}
         r_off = ratio(net["ours"], net.get("official"))
-        self.rows.append(Row(
-            "4 cold import", "`import X` minus bare interpreter", net["ours"], net["requests"],
-            net.get("official"), _ratios(("official", r_off)), "≤0.5× official",
-            _verdict((r_off, lambda r: r <= 0.5))))
+        self.rows.append(
+            Row(
+                "4 cold import",
+                "`import X` minus bare interpreter",
+                net["ours"],
+                net["requests"],
+                net.get("official"),
+                _ratios(("official", r_off)),
+                "≤0.5× official",
+                _verdict((r_off, lambda r: r <= 0.5)),
+            )
+        )
         r_plain = ratio(net["ours_plain"], net.get("official_plain"))
-        self.rows.append(Row(
-            "4b import for a plain run", "Agent+Client+local_tool (info)", net["ours_plain"],
-            None, net.get("official_plain"), _ratios(("official", r_plain)), "(no target)", ""))
+        self.rows.append(
+            Row(
+                "4b import for a plain run",
+                "Agent+Client+local_tool (info)",
+                net["ours_plain"],
+                None,
+                net.get("official_plain"),
+                _ratios(("official", r_plain)),
+                "(no target)",
+                "",
+            )
+        )
 
     # 6 -------------------------------------------------------------------------
 
@@ -298,32 +377,50 @@ class _Suite:
         cfg = self.config
         self.server.set_model(
             [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(cfg.scale_turns)]
-            + [Turn("done")])
+            + [Turn("done")]
+        )
         levels = list(cfg.scale_levels)
         found: dict[str, dict[str, list[float]]] = {}
         for variant in [v for v in self.variants if v != "raw"]:
-            result = _client_job(self.job("scale", variant, reps=cfg.scale_reps,
-                                          levels=levels, turns=cfg.scale_turns))
+            result = _client_job(
+                self.job(
+                    "scale", variant, reps=cfg.scale_reps, levels=levels, turns=cfg.scale_turns
+                )
+            )
             found[variant] = result["scale"]
         self.raw["scale_round_trips_per_s"] = found
         low, high = str(levels[0]), str(levels[-1])
         for level in levels:
             key = str(level)
             ours = Figure(tuple(found["ours"][key]), "rt/s")
-            official = (Figure(tuple(found["official"][key]), "rt/s")
-                        if "official" in found else None)
+            official = (
+                Figure(tuple(found["official"][key]), "rt/s") if "official" in found else None
+            )
             ratios, target, verdict = "", "", ""
             if key == high and len(levels) > 1:
                 gain = ratio(ours, Figure(tuple(found["ours"][low])))
-                off_gain = (ratio(official, Figure(tuple(found["official"][low])))
-                            if official is not None else None)
+                off_gain = (
+                    ratio(official, Figure(tuple(found["official"][low])))
+                    if official is not None
+                    else None
+                )
                 ratios = _ratios((f"ours@{low}", gain), (f"official {high}/{low}", off_gain))
                 target = f"≥4× throughput at {low}"
                 verdict = _verdict((gain, lambda r: r >= 4))
-            self.rows.append(Row(
-                f"6 scale, {level} concurrent" if level == levels[0] else f"6 … {level} concurrent",
-                f"round-trips/s ({cfg.scale_turns} per run)", ours, None, official,
-                ratios, target, verdict))
+            self.rows.append(
+                Row(
+                    f"6 scale, {level} concurrent"
+                    if level == levels[0]
+                    else f"6 … {level} concurrent",
+                    f"round-trips/s ({cfg.scale_turns} per run)",
+                    ours,
+                    None,
+                    official,
+                    ratios,
+                    target,
+                    verdict,
+                )
+            )
 
 
 def _ratios(*pairs: tuple[str, float | None]) -> str:
@@ -348,8 +445,16 @@ def run_suite(config: Config) -> Report:
     suite.run()
     note = None
     if not suite.official:
-        note = ("Official SDK column skipped: `mantyx` is not installed "
-                "(pip install mantyx-sdk to compare)." if config.official
-                else "Official SDK column skipped (--no-official).")
-    return Report(rows=suite.rows, official_note=note, raw=suite.raw,
-                  machine=machine_description(), seconds=time.perf_counter() - started)
+        note = (
+            "Official SDK column skipped: `mantyx` is not installed "
+            "(pip install mantyx-sdk to compare)."
+            if config.official
+            else "Official SDK column skipped (--no-official)."
+        )
+    return Report(
+        rows=suite.rows,
+        official_note=note,
+        raw=suite.raw,
+        machine=machine_description(),
+        seconds=time.perf_counter() - started,
+    )

@@ -24,7 +24,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from ._redact import RedactingFormatter
+from ._base.redact import RedactingFormatter
 from ._version import __version__
 
 # The error classes are tiny and stdlib-only: loaded eagerly, so `except
@@ -53,15 +53,15 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._executor import ToolActivity
-    from ._local_a2a import LocalA2A, define_local_a2a
-    from ._local_mcp import LocalMcp, define_local_mcp
-    from ._local_tool import LocalTool, define_local_tool, local_tool
-    from ._runs import Run
+    from ._engine.executor import ToolActivity
+    from ._peers.a2a.toolset import LocalA2A, define_local_a2a
+    from ._peers.mcp.toolset import LocalMcp, define_local_mcp
+    from ._tools.local_tool import LocalTool, define_local_tool, local_tool
     from .agent import Agent
     from .client import Client
     from .events import RunEvent
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
+    from .run import Run
     from .session import Session
     from .spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
     from .tools import (
@@ -127,15 +127,15 @@ __all__ = (
 # Public names load on first use (PEP 562), so ``import mantyx_sync`` stays cheap
 # and a run that needs no MCP server or A2A peer never imports those clients.
 _LAZY: dict[str, str] = {
-    "ToolActivity": "._executor",
-    "define_local_a2a": "._local_a2a",
-    "LocalA2A": "._local_a2a",
-    "define_local_mcp": "._local_mcp",
-    "LocalMcp": "._local_mcp",
-    "LocalTool": "._local_tool",
-    "define_local_tool": "._local_tool",
-    "local_tool": "._local_tool",
-    "Run": "._runs",
+    "ToolActivity": "._engine.executor",
+    "define_local_a2a": "._peers.a2a.toolset",
+    "LocalA2A": "._peers.a2a.toolset",
+    "define_local_mcp": "._peers.mcp.toolset",
+    "LocalMcp": "._peers.mcp.toolset",
+    "LocalTool": "._tools.local_tool",
+    "define_local_tool": "._tools.local_tool",
+    "local_tool": "._tools.local_tool",
+    "Run": ".run",
     "Agent": ".agent",
     "Client": ".client",
     "RunEvent": ".events",

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ._executor import ToolActivity
-from ._runs import Run
-from ._types import UNSET
+from ._base.types import UNSET
+from ._engine.executor import ToolActivity
 from .client import Client
 from .events import RunEvent
 from .results import RunResult
+from .run import Run
 from .session import Session
 from .spec import AgentSpec
 

@@ -8,22 +8,16 @@ from typing import Any
 
 import requests
 
-from ._config import ClientConfig
-from ._executor import ToolActivity
-from ._redact import mask
-from ._runs import (
-    Run,
-    RunOptions,
-    attach_run,
-    create_policy,
-    resolve_tools,
-    safe_policy,
-    start_run,
-)
-from ._transport import HttpTransport
-from ._types import UNSET
+from ._base.redact import mask
+from ._base.types import UNSET
+from ._engine.executor import ToolActivity
+from ._engine.resolution import resolve_tools
+from ._http.config import ClientConfig
+from ._http.retry import create_policy, safe_policy
+from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError
 from .results import ModelCatalog, RunSnapshot, SessionInfo
+from .run import Run, RunOptions, attach_run, start_run
 from .session import Session
 from .spec import AgentSpec, OutputSchema, turn_input
 

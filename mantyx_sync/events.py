@@ -20,8 +20,8 @@ from typing import Any, Final, Union
 
 import attrs
 
-from . import _wire
-from ._wire import ALIASES, RAW
+from ._models import wire as _wire
+from ._models.wire import ALIASES, RAW
 
 __all__ = [
     "TERMINAL_TYPES",

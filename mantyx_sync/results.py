@@ -19,8 +19,8 @@ from typing import Any
 import attrs
 import fastjsonschema
 
-from . import _wire
-from ._wire import ALIASES, RAW, WIRE
+from ._models import wire as _wire
+from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError
 from .events import ModelInfo, RunEvent, TokenUsage
 from .spec import OutputSchema

@@ -8,12 +8,14 @@ from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
 
-from ._executor import ToolActivity
-from ._runs import ResolvedTools, Run, RunOptions, resolve_tools, safe_policy, start_run
-from ._transport import HttpTransport
-from ._types import UNSET
+from ._base.types import UNSET
+from ._engine.executor import ToolActivity
+from ._engine.resolution import ResolvedTools, resolve_tools
+from ._http.retry import safe_policy
+from ._http.transport import HttpTransport
 from .events import RunEvent
 from .results import RunResult, SessionInfo
+from .run import Run, RunOptions, start_run
 from .spec import MessageOverrides, OutputSchema, turn_input
 
 __all__ = ["Session"]

@@ -8,7 +8,7 @@ path of the field to fix. :func:`validate_tool_refs` checks the resolved
 ``tools[]`` entries just before the body is sent.
 
 "Not given" and "given" are kept apart on the wire (wire-protocol §8):
-``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync._types.UNSET` are
+``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync._base.types.UNSET` are
 omitted so the server defaults apply; ``loop_detection=False`` disables the
 guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
 
@@ -18,31 +18,35 @@ All values here are immutable and safe to share between threads.
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final, Literal, Union
 
 import attrs
 
-from . import _wire
-from ._limits import (
-    HEADER_VALUE_MAX_BYTES,
+from ._base.limits import (
     LOOP_THRESHOLD_MAX,
-    MCP_LOCAL_TOOLS_MAX,
-    METADATA_KEY_RE,
-    METADATA_MAX_BYTES,
-    METADATA_MAX_ENTRIES,
-    METADATA_VALUE_MAX_CHARS,
     OUTPUT_SCHEMA_MAX_BYTES,
     OUTPUT_SCHEMA_NAME_RE,
     TOOL_BUDGET_KEY_MAX,
     TOOL_BUDGET_MAX_CALLS,
     TOOL_BUDGETS_MAX_ENTRIES,
-    TOOL_NAME_RE,
 )
-from ._local_tool import as_local_tool
-from ._types import UNSET, JSONDict, UnsetType
-from ._wire import OMIT
+from ._base.types import UNSET, JSONDict, UnsetType
+from ._models import wire as _wire
+from ._models.checks import (
+    REASONING_LEVELS,
+    _check_int,
+    _coerce_budgets,
+    _coerce_metadata,
+    _coerce_reasoning_level,
+    _coerce_text,
+    _is_int,
+    _json_size,
+    turn_input,
+    validate_tool_refs,
+)
+from ._models.wire import OMIT
+from ._tools.local_tool import as_local_tool
 from .errors import SpecError
 from .tools import ClientResolvedTool
 
@@ -57,34 +61,9 @@ __all__ = [
     "validate_tool_refs",
 ]
 
-REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
-"""The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
-
 # wire-protocol §8.1: the server's thresholds when a field is omitted.
 _DEFAULT_CONSECUTIVE: Final = 3
 _DEFAULT_HARD_CUTOFF: Final = 6
-_ROLES: Final = ("user", "assistant", "system")
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _json_size(value: Any, path: str) -> int:
-    try:
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise SpecError(f"is not JSON-serializable ({exc})", path=path) from exc
-    return len(text.encode("utf-8"))
-
-
-def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
-    if not _is_int(value):
-        raise SpecError(f"must be an integer, got {type(value).__name__}", path=path)
-    if value < low or (high is not None and value > high):
-        bound = f"between {low} and {high}" if high is not None else f"at least {low}"
-        raise SpecError(f"must be {bound}, got {value}", path=path)
-    return int(value)
 
 
 @attrs.frozen(kw_only=True)
@@ -255,59 +234,6 @@ def _coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, Too
     return out
 
 
-def _coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
-    if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping of str to str, got {type(value).__name__}", path=path)
-    if len(value) > METADATA_MAX_ENTRIES:
-        raise SpecError(f"has {len(value)} entries; the limit is {METADATA_MAX_ENTRIES}", path=path)
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
-            raise SpecError(
-                f"key {key!r} must be 1-64 characters from A-Z, a-z, 0-9, '.', '_' and '-'",
-                path=path,
-            )
-        where = f"{path}[{key!r}]"
-        if not isinstance(item, str):
-            raise SpecError(f"must be a string, got {type(item).__name__}", path=where)
-        if len(item) > METADATA_VALUE_MAX_CHARS:
-            raise SpecError(
-                f"is {len(item)} characters; the limit is {METADATA_VALUE_MAX_CHARS}", path=where
-            )
-        out[key] = item
-    size = _json_size(out, path)
-    if size > METADATA_MAX_BYTES:
-        raise SpecError(f"serializes to {size} bytes; the limit is {METADATA_MAX_BYTES}", path=path)
-    return out
-
-
-def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
-    if isinstance(value, str):
-        if value not in REASONING_LEVELS:
-            raise SpecError(
-                f"must be one of 'off', 'low', 'medium', 'high' or an integer 0-100, got {value!r}",
-                path=path,
-            )
-        return value
-    if not _is_int(value):
-        raise SpecError(
-            "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
-            f"got {type(value).__name__}",
-            path=path,
-        )
-    return _check_int(value, path, low=0, high=100)
-
-
-def _coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
-    if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping, got {type(value).__name__}", path=path)
-    out = dict(value)
-    if "maxToolTurns" in out:
-        _check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
-    _json_size(out, path)
-    return out
-
-
 def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
         raise SpecError(f"must be a list of tools, got {type(value).__name__}", path=path)
@@ -332,14 +258,6 @@ def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
             path=f"{path}[{index}]",
         )
     return tuple(tools)
-
-
-def _coerce_text(value: Any, path: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise SpecError("must be a non-empty string", path=path)
-    return value
 
 
 def _coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
@@ -488,7 +406,7 @@ class MessageOverrides:
     """Per-message overrides for a session turn (wire-protocol §2.2, §8.4).
 
     Each given field replaces the session default for that one run; fields left
-    :data:`~mantyx_sync._types.UNSET` (or ``None``) are not sent.
+    :data:`~mantyx_sync._base.types.UNSET` (or ``None``) are not sent.
     """
 
     tools: tuple[Any, ...] | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
@@ -538,142 +456,3 @@ class MessageOverrides:
         if tool_refs is not None:
             body["tools"] = [dict(ref) for ref in tool_refs]
         return body
-
-
-def turn_input(
-    prompt: str | None = None,
-    messages: Sequence[Mapping[str, Any] | tuple[str, str]] | None = None,
-) -> JSONDict:
-    """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
-
-    :param prompt: a non-empty user prompt.
-    :param messages: a non-empty list of ``{"role", "content"}`` dicts (role
-        ``user``, ``assistant`` or ``system``) or ``(role, content)`` tuples; other
-        keys of a dict (e.g. ``attachments``) are passed through.
-    :raises SpecError: neither or both were given, or a message is malformed.
-    """
-    given: Any = messages
-    if prompt is not None and messages is not None:
-        raise SpecError("pass prompt or messages, not both")
-    if prompt is None and messages is None:
-        raise SpecError("pass prompt or messages")
-    if prompt is not None:
-        text: Any = prompt
-        if not isinstance(text, str) or not text.strip():
-            raise SpecError("must be a non-empty string", path="prompt")
-        return {"prompt": prompt}
-    if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
-        raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
-    if not given:
-        raise SpecError("must not be empty", path="messages")
-    out: list[JSONDict] = []
-    for index, message in enumerate(given):
-        where = f"messages[{index}]"
-        if isinstance(message, tuple) and len(message) == 2:
-            entry: JSONDict = {"role": message[0], "content": message[1]}
-        elif isinstance(message, Mapping):
-            entry = dict(message)
-        else:
-            raise SpecError(
-                "must be {'role': ..., 'content': ...} or a (role, content) tuple, "
-                f"got {type(message).__name__}",
-                path=where,
-            )
-        if entry.get("role") not in _ROLES:
-            raise SpecError(
-                f"role must be 'user', 'assistant' or 'system', got {entry.get('role')!r}",
-                path=f"{where}.role",
-            )
-        if not isinstance(entry.get("content"), str):
-            raise SpecError(
-                f"must be a string, got {type(entry.get('content')).__name__}",
-                path=f"{where}.content",
-            )
-        out.append(entry)
-    return {"messages": out}
-
-
-def _check_name(name: Any, path: str) -> str:
-    if not isinstance(name, str) or not TOOL_NAME_RE.match(name):
-        shown = repr(name) if isinstance(name, str) else type(name).__name__
-        raise SpecError(
-            f"tool name {shown} must be 1-64 characters from a-z, A-Z, 0-9 and '_'", path=path
-        )
-    return name
-
-
-def _check_headers(headers: Any, path: str) -> None:
-    if headers is None:
-        return
-    if not isinstance(headers, Mapping):
-        raise SpecError(f"must be a mapping of str to str, got {type(headers).__name__}", path=path)
-    for key, value in headers.items():
-        if not isinstance(key, str):
-            raise SpecError("header names must be strings", path=path)
-        # The value is a secret more often than not: describe it, never show it.
-        if not isinstance(value, str):
-            raise SpecError(
-                f"header {key!r} must have a string value, got {type(value).__name__}", path=path
-            )
-        size = len(value.encode("utf-8"))
-        if size > HEADER_VALUE_MAX_BYTES:
-            raise SpecError(
-                f"header {key!r} value is {size} bytes; the limit is {HEADER_VALUE_MAX_BYTES}",
-                path=path,
-            )
-
-
-def validate_tool_refs(refs: Sequence[Mapping[str, Any]]) -> None:
-    """Check resolved ``tools[]`` entries before they are sent.
-
-    Every model-facing name must match ``^[a-zA-Z0-9_]{1,64}$`` and be unique
-    across the spec (``local``, ``a2a``, ``a2a_local`` names and each
-    ``mcp_local`` ``tools[].name``; remote ``mcp`` tools are prefixed by the
-    server and cannot collide). ``mcp_local`` refs carry 1-64 tools and distinct
-    server labels; ``a2a``/``mcp`` header values are strings of at most 8 KB.
-
-    :raises SpecError: with a path such as ``tools[2].tools[0].name``.
-    """
-    seen: dict[str, str] = {}
-    mcp_labels: dict[str, str] = {}
-
-    def claim(name: str, path: str) -> None:
-        if name in seen:
-            raise SpecError(
-                f"tool name {name!r} is already used by {seen[name]}; "
-                "model-facing names must be unique",
-                path=path,
-            )
-        seen[name] = path
-
-    for index, ref in enumerate(refs):
-        where = f"tools[{index}]"
-        if not isinstance(ref, Mapping):
-            raise SpecError(f"must be an object, got {type(ref).__name__}", path=where)
-        kind = ref.get("kind")
-        if kind in ("local", "a2a", "a2a_local"):
-            claim(_check_name(ref.get("name"), f"{where}.name"), f"{where}.name")
-        elif kind == "mcp":
-            _check_name(ref.get("name"), f"{where}.name")
-        elif kind == "mcp_local":
-            label = _check_name(ref.get("name"), f"{where}.name")
-            if label in mcp_labels:
-                raise SpecError(
-                    f"MCP server label {label!r} is already used by {mcp_labels[label]}",
-                    path=f"{where}.name",
-                )
-            mcp_labels[label] = f"{where}.name"
-            tools = ref.get("tools")
-            if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
-                raise SpecError("must be a list of MCP tools", path=f"{where}.tools")
-            if not 1 <= len(tools) <= MCP_LOCAL_TOOLS_MAX:
-                raise SpecError(
-                    f"has {len(tools)} tools; an mcp_local ref needs 1-{MCP_LOCAL_TOOLS_MAX}",
-                    path=f"{where}.tools",
-                )
-            for position, tool in enumerate(tools):
-                tool_path = f"{where}.tools[{position}].name"
-                name = tool.get("name") if isinstance(tool, Mapping) else None
-                claim(_check_name(name, tool_path), tool_path)
-        if kind in ("a2a", "mcp"):
-            _check_headers(ref.get("headers"), f"{where}.headers")

@@ -9,9 +9,9 @@ import peerkit
 import pytest
 import requests
 
-from mantyx_sync._a2a_client import A2AError, select_interface
-from mantyx_sync._local_a2a import define_local_a2a
-from mantyx_sync._redact import redact_text
+from mantyx_sync._base.redact import redact_text
+from mantyx_sync._peers.a2a.client import A2AError, select_interface
+from mantyx_sync._peers.a2a.toolset import define_local_a2a
 from mantyx_sync.errors import SpecError, ToolResolutionError
 
 

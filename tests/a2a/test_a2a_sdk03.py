@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import peerkit
 import pytest
 
-from mantyx_sync._local_a2a import A2AConnection, define_local_a2a
+from mantyx_sync._peers.a2a.toolset import A2AConnection, define_local_a2a
 from mantyx_sync.errors import ToolError
 
 pytestmark = pytest.mark.skipif(

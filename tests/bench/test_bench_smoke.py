@@ -17,8 +17,7 @@ from benchmarks._server import start_timed_server  # noqa: E402
 from benchmarks._suite import Config, official_available, run_suite  # noqa: E402
 from mantyx_sync.testing import ToolCall, Turn  # noqa: E402
 
-EXPECTED = {"1 tool round-trip", "2 fan-out", "3 streaming", "4 cold import", "5 memory",
-            "6 scale"}
+EXPECTED = {"1 tool round-trip", "2 fan-out", "3 streaming", "4 cold import", "5 memory", "6 scale"}
 
 
 def _check(report_rows: list, with_official: bool) -> None:
@@ -56,14 +55,26 @@ def test_official_column_when_installed() -> None:
 def test_round_trips_are_timed_on_the_server() -> None:
     server, clock = start_timed_server()
     try:
-        server.set_model([Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(3)]
-                         + [Turn("done")])
+        server.set_model(
+            [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(3)] + [Turn("done")]
+        )
         raw = RawClient(server.base_url, server.api_key, server.workspace)
         try:
-            events = raw.run({"systemPrompt": "x", "prompt": "go", "tools": [
-                {"kind": "local", "name": "noop", "description": "No-op.",
-                 "parameters": {"type": "object", "properties": {}}}]},
-                lambda name, args: "ok")
+            events = raw.run(
+                {
+                    "systemPrompt": "x",
+                    "prompt": "go",
+                    "tools": [
+                        {
+                            "kind": "local",
+                            "name": "noop",
+                            "description": "No-op.",
+                            "parameters": {"type": "object", "properties": {}},
+                        }
+                    ],
+                },
+                lambda name, args: "ok",
+            )
         finally:
             raw.close()
         assert events >= 7  # 3 × (assistant_message, call, result_in) + result
@@ -77,7 +88,12 @@ def test_round_trips_are_timed_on_the_server() -> None:
 def test_command_line_quick_run() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "benchmarks", "--quick", "--only", "import", "--no-official"],
-        cwd=ROOT, capture_output=True, text=True, timeout=60, check=False)
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "4 cold import" in proc.stdout and "Machine:" in proc.stdout
 

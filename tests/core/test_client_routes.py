@@ -53,12 +53,12 @@ from mantyx_sync import (
     ToolBudget,
     TransportError,
 )
-from mantyx_sync import _runs as runs_module
-from mantyx_sync import _stream as stream_module
 from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
-from mantyx_sync._retry import Backoff
-from mantyx_sync._types import UNSET
+from mantyx_sync._base.types import UNSET
+from mantyx_sync._http import retry as retry_module
+from mantyx_sync._http import stream as stream_module
+from mantyx_sync._http.retry import Backoff
 from mantyx_sync.events import ModelInfo, TokenUsage
 
 PIPE_TIMEOUT = 5.0
@@ -131,7 +131,7 @@ class _Pipe(io.RawIOBase):
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Every retry wait of the facades' policies, recorded instead of slept."""
     recorded: list[float] = []
-    for module in (client_module, session_module, runs_module):
+    for module in (client_module, session_module, retry_module):
         for name in ("CREATE_POLICY", "SAFE_POLICY"):
             if hasattr(module, name):
                 policy = getattr(module, name)
@@ -1368,8 +1368,8 @@ def test_create_gives_up_after_its_attempt_budget(
     mock.post(f"{ROOT}/agent-runs", status=503, json={"error": "unavailable"})
     with pytest.raises(ServerError):
         Agent(client, system_prompt="p").start("hi")
-    assert len(mock.calls) == runs_module.CREATE_POLICY.attempts
-    assert len(waits) == runs_module.CREATE_POLICY.attempts - 1
+    assert len(mock.calls) == retry_module.CREATE_POLICY.attempts
+    assert len(waits) == retry_module.CREATE_POLICY.attempts - 1
 
 
 def test_run_cancel_and_session_calls_are_retried(

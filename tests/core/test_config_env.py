@@ -16,7 +16,7 @@ import responses
 from core_support import BASE, KEY, ROOT
 
 from mantyx_sync import Agent, AuthError, Client, ConfigurationError
-from mantyx_sync._config import DEFAULT_BASE_URL, ClientConfig
+from mantyx_sync._http.config import DEFAULT_BASE_URL, ClientConfig
 
 OAUTH_TOKEN = "mantyx_at_oauth_secret_token_456"
 REPO = Path(__file__).resolve().parents[2]
@@ -270,7 +270,7 @@ def test_mantyx_log_keeps_logger_names() -> None:
     with testing.LocalMantyx(api_key="mantyx_subprocess_key_789") as server:
         done = _run_script({"MANTYX_LOG": "debug"}, server.base_url, "mantyx_subprocess_key_789")
     assert done.returncode == 0, done.stderr
-    assert "mantyx_sync._transport: GET /models -> 200" in done.stderr
+    assert "mantyx_sync._http.transport: GET /models -> 200" in done.stderr
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "http://"])

@@ -1,8 +1,13 @@
-"""Module imports point one way (STYLE.md §8 "Dependency direction"), checked with ``ast``.
+"""The package's layers, stated by folder and enforced with ``ast`` (STYLE.md §8).
 
-Every ``import``/``from ... import`` in ``mantyx_sync/`` counts, wherever it sits
-(module level, inside a function, under ``TYPE_CHECKING``): a type-only import is
-still a dependency. Relative imports are resolved to absolute module names.
+A *unit* is a top-level module or folder of ``mantyx_sync``: ``errors``, ``spec``,
+``_http`` (every module in it), ``_peers`` ... Units sit on ordered layers and
+may import only their own layer or layers below. Every ``import`` statement
+counts, wherever it sits (module level, inside a function, under
+``TYPE_CHECKING``): a type-only import is still a dependency. Relative imports
+are resolved to absolute names. A failure names both modules and the line.
+
+CONTRIBUTING.rst draws the same picture for readers.
 """
 
 from __future__ import annotations
@@ -12,19 +17,24 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
-import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mantyx_sync"
 PKG = "mantyx_sync"
 
-FOUNDATION = {"errors", "_types", "_redact", "_limits", "_version"}
-MODELS = {"spec", "events", "results", "_wire", "tools", "_schema", "_docstring", "_local_tool"}
-ENGINE = {"_transport", "_stream", "_runs", "_poster", "_executor"}
-FACADES = {"client", "agent", "session"}
-# Client-resolved toolsets (mcp_local / a2a_local): reached by the engine only
-# through the ClientResolvedTool / ToolConnection protocols.
-PEER_TOOLS = {"_local_mcp", "_local_a2a", "_mcp_client", "_mcp_http", "_mcp_stdio", "_a2a_client"}
-CONFIG_AND_RETRY = {"_config", "_retry"}
+# Lowest first. A unit may import units on its own layer or any layer below.
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundation", frozenset({"_version", "errors", "_base"})),
+    ("tool making", frozenset({"_tools"})),
+    ("wire values", frozenset({"tools", "spec", "events", "results", "_models"})),
+    ("http and peer protocols", frozenset({"_http", "_peers"})),
+    ("engine", frozenset({"_engine"})),
+    ("facades", frozenset({"run", "session", "client", "agent", "__init__"})),
+    ("applications", frozenset({"serve", "cli", "notebook", "oauth", "evals", "credentials"})),
+)
+# The emulator is outside the layers: it shares no code with the client at all.
+OUTSIDE = frozenset({"testing"})
+LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
+FACADE_ORDER = ("run", "session", "client", "agent", "__init__")
 
 
 @attrs.frozen
@@ -35,6 +45,9 @@ class Import:
     target: str
     line: int
     nested: bool
+
+    def __str__(self) -> str:
+        return f"{self.source} (line {self.line}) imports {self.target}"
 
 
 def _module_name(path: Path) -> str:
@@ -67,7 +80,7 @@ def _imports_of(path: Path) -> list[Import]:
                 if node.module:
                     found.append(Import(source, f"{prefix}.{node.module}", node.lineno, nested))
                 else:
-                    # `from . import _wire` imports the submodule _wire.
+                    # `from . import wire` imports the submodule wire.
                     for alias in node.names:
                         found.append(Import(source, f"{prefix}.{alias.name}", node.lineno, nested))
             elif node.module:
@@ -75,113 +88,158 @@ def _imports_of(path: Path) -> list[Import]:
     return found
 
 
-def _all_imports() -> list[Import]:
-    out: list[Import] = []
-    for path in sorted(PACKAGE.rglob("*.py")):
-        out.extend(_imports_of(path))
-    return out
+IMPORTS = [i for path in sorted(PACKAGE.rglob("*.py")) for i in _imports_of(path)]
+MODULES = sorted({_module_name(p) for p in PACKAGE.rglob("*.py")})
 
 
-IMPORTS = _all_imports()
-SDK_MODULES = {
-    _module_name(p).removeprefix(f"{PKG}.") for p in PACKAGE.glob("*.py") if p.name != "__init__.py"
-}
-
-
-def _short(target: str) -> str | None:
-    """``mantyx_sync.spec`` -> ``spec``; ``None`` for anything outside the SDK proper."""
-    if not target.startswith(f"{PKG}."):
+def unit_of(name: str) -> str | None:
+    """``mantyx_sync._http.stream`` -> ``_http``; ``mantyx_sync`` -> ``__init__``; else None."""
+    if name == PKG:
+        return "__init__"
+    if not name.startswith(f"{PKG}."):
         return None
-    rest = target.removeprefix(f"{PKG}.")
-    head = rest.split(".")[0]
-    return None if head == "testing" else head
+    return name.removeprefix(f"{PKG}.").split(".")[0]
 
 
-def _sdk_deps(module: str) -> set[str]:
-    """The SDK modules ``mantyx_sync.<module>`` imports."""
-    deps = {_short(i.target) for i in IMPORTS if i.source == f"{PKG}.{module}"}
-    return {d for d in deps if d is not None and d != module}
-
-
-def _importers_of(module: str) -> set[str]:
-    return {
-        i.source.removeprefix(f"{PKG}.") if i.source != PKG else "__init__"
+def _sdk_imports() -> list[Import]:
+    """Imports from one SDK module to another, the emulator left out."""
+    return [
+        i
         for i in IMPORTS
-        if _short(i.target) == module and i.source != f"{PKG}.{module}"
+        if unit_of(i.target) is not None
+        and unit_of(i.source) not in OUTSIDE
+        and unit_of(i.target) not in OUTSIDE
+        and i.target != i.source
+    ]
+
+
+SDK_IMPORTS = _sdk_imports()
+
+
+def _deps(module: str) -> set[str]:
+    """The SDK modules (absolute names) ``module`` imports."""
+    return {i.target for i in SDK_IMPORTS if i.source == module}
+
+
+def _units_imported_by(unit: str) -> set[str]:
+    return {
+        u
+        for i in SDK_IMPORTS
+        if unit_of(i.source) == unit and (u := unit_of(i.target)) is not None and u != unit
     }
 
 
-def _describe(pairs: Iterable[tuple[str, object]]) -> str:
-    return "; ".join(f"{a} imports {b}" for a, b in sorted(pairs, key=str))
+def _describe(found: Iterable[object]) -> str:
+    return "\n  " + "\n  ".join(sorted(str(f) for f in found))
 
 
 def test_the_checker_sees_the_package() -> None:
     # Guard against a silently empty scan making every rule pass.
-    assert {"client", "_runs", "_transport", "spec", "errors"} <= SDK_MODULES
-    assert _sdk_deps("client") >= {"_runs", "_transport", "_config"}
-    assert _sdk_deps("spec") >= {"_wire", "tools", "errors"}
-    assert "events" in _sdk_deps("_stream")
+    assert {"mantyx_sync.client", "mantyx_sync._http.transport", "mantyx_sync.spec"} <= set(MODULES)
+    assert {"run", "_http", "_engine"} <= _units_imported_by("client")
+    assert "events" in _units_imported_by("_http")
+    assert len(SDK_IMPORTS) > 50
 
 
-def test_every_sdk_module_is_classified() -> None:
-    known = FOUNDATION | MODELS | ENGINE | FACADES | PEER_TOOLS | CONFIG_AND_RETRY | {"_jsonrpc"}
-    assert SDK_MODULES - known == set(), "classify the new module in this test's layers"
+def test_every_unit_is_on_a_layer() -> None:
+    units = {unit_of(m) for m in MODULES} - {None} - OUTSIDE
+    unplaced = units - set(LAYER_OF)
+    assert unplaced == set(), f"put these top-level modules/folders on a layer: {sorted(unplaced)}"
 
 
-@pytest.mark.parametrize("module", sorted(FOUNDATION))
-def test_foundation_imports_nothing_from_the_package(module: str) -> None:
-    assert _sdk_deps(module) == set()
+def _wrong_way(imports: Iterable[Import]) -> list[str]:
+    wrong = []
+    for i in imports:
+        source, target = unit_of(i.source), unit_of(i.target)
+        assert source is not None and target is not None
+        if LAYER_OF[target] > LAYER_OF[source]:
+            below, above = LAYERS[LAYER_OF[source]][0], LAYERS[LAYER_OF[target]][0]
+            wrong.append(f"{i} — {below} may not import {above}")
+    return wrong
 
 
-def test_config_and_retry_sit_on_the_foundation() -> None:
-    for module in CONFIG_AND_RETRY:
-        assert _sdk_deps(module) <= FOUNDATION, module
+def test_no_unit_imports_a_layer_above_its_own() -> None:
+    wrong = _wrong_way(SDK_IMPORTS)
+    assert wrong == [], "wrong-way imports:" + _describe(wrong)
 
 
-@pytest.mark.parametrize("module", sorted(MODELS))
-def test_models_never_import_the_engine_or_facades(module: str) -> None:
-    bad = _sdk_deps(module) & (ENGINE | FACADES | PEER_TOOLS)
-    assert bad == set(), _describe((module, b) for b in bad)
+def test_a_wrong_way_import_names_both_modules() -> None:
+    fake = Import(f"{PKG}._http.poster", f"{PKG}.client", 7, False)
+    assert _wrong_way([fake]) == [
+        "mantyx_sync._http.poster (line 7) imports mantyx_sync.client"
+        " — http and peer protocols may not import facades"
+    ]
 
 
-@pytest.mark.parametrize("module", sorted(PEER_TOOLS | {"_jsonrpc"}))
-def test_peer_tools_never_import_the_engine_or_facades(module: str) -> None:
-    bad = _sdk_deps(module) & (ENGINE | FACADES | MODELS - {"tools"})
-    assert bad == set(), _describe((module, b) for b in bad)
+def test_foundation_imports_nothing_else_of_the_package() -> None:
+    bad = [i for i in SDK_IMPORTS if unit_of(i.source) in {"errors", "_version"}]
+    bad += [i for i in SDK_IMPORTS if unit_of(i.source) == "_base" and unit_of(i.target) != "_base"]
+    assert bad == [], _describe(bad)
 
 
-def test_transport_imports_no_models() -> None:
-    deps = _sdk_deps("_transport")
-    assert deps & MODELS == set()
-    assert deps <= FOUNDATION | CONFIG_AND_RETRY
+def test_http_and_peers_do_not_know_each_other() -> None:
+    assert "_peers" not in _units_imported_by("_http")
+    assert "_http" not in _units_imported_by("_peers")
 
 
-def test_stream_imports_only_events_among_models() -> None:
-    deps = _sdk_deps("_stream")
-    assert deps & MODELS == {"events"}
-    assert deps <= FOUNDATION | CONFIG_AND_RETRY | {"_transport", "events"}
+def test_peers_use_only_the_tool_protocols_among_values() -> None:
+    bad = [
+        i
+        for i in SDK_IMPORTS
+        if unit_of(i.source) == "_peers"
+        and LAYER_OF[unit_of(i.target) or ""] == LAYER_OF["tools"]
+        and unit_of(i.target) != "tools"
+    ]
+    assert bad == [], _describe(bad)
 
 
-def test_poster_and_executor_stay_below_the_engine() -> None:
-    assert _sdk_deps("_poster") <= FOUNDATION | CONFIG_AND_RETRY | {"_transport"}
-    # The executor receives a deliver callable, so it never imports the poster.
-    assert (
-        _sdk_deps("_executor") & ({"_transport", "_stream", "_poster", "_runs"} | FACADES) == set()
+def test_transport_retry_and_config_know_no_values() -> None:
+    for name in ("transport", "retry", "config"):
+        module = f"{PKG}._http.{name}"
+        units = {unit_of(t) for t in _deps(module)}
+        assert units <= {"_base", "errors", "_version", "_http"}, module
+
+
+def test_stream_reads_only_events_among_values() -> None:
+    units = {unit_of(t) for t in _deps(f"{PKG}._http.stream")}
+    assert units & LAYERS[2][1] == {"events"}
+
+
+def test_poster_sits_on_transport_and_retry() -> None:
+    deps = _deps(f"{PKG}._http.poster")
+    assert {unit_of(t) for t in deps} <= {"_base", "errors", "_http"}
+    assert f"{PKG}._http.stream" not in deps
+
+
+def test_executor_never_reaches_http() -> None:
+    # The executor is handed a deliver callable, so it never imports the poster.
+    units = {unit_of(t) for t in _deps(f"{PKG}._engine.executor")}
+    assert "_http" not in units
+
+
+def test_facades_import_one_way() -> None:
+    wrong = []
+    for i in SDK_IMPORTS:
+        source, target = unit_of(i.source), unit_of(i.target)
+        if (
+            source in FACADE_ORDER
+            and target in FACADE_ORDER
+            and FACADE_ORDER.index(target) > FACADE_ORDER.index(source)
+        ):
+            wrong.append(i)
+    assert wrong == [], "facades import downwards only (run < session < client < agent):" + (
+        _describe(wrong)
     )
 
 
-def test_only_facades_import_runs() -> None:
-    # The package __init__ re-exports Run; that is its only other importer.
-    assert _importers_of("_runs") == {"client", "agent", "session", "__init__"}
-
-
-def test_only_facades_import_facades() -> None:
-    for facade in FACADES:
-        assert _importers_of(facade) <= FACADES | {"__init__"}, facade
-
-
-def test_the_sdk_import_graph_has_no_cycles() -> None:
-    graph = {m: _sdk_deps(m) for m in SDK_MODULES}
+def test_the_module_import_graph_has_no_cycles() -> None:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for i in SDK_IMPORTS:
+        # `from mantyx_sync._http.retry import X` and `from ._http import retry` both
+        # name modules; a name that is no module (a class) counts as its module.
+        target = i.target if i.target in graph else i.target.rpartition(".")[0]
+        if target in graph and target != i.source:
+            graph[i.source].add(target)
     visiting: set[str] = set()
     done: set[str] = set()
 
@@ -190,33 +248,32 @@ def test_the_sdk_import_graph_has_no_cycles() -> None:
             return
         assert node not in visiting, f"import cycle: {' -> '.join((*trail, node))}"
         visiting.add(node)
-        for dep in graph.get(node, ()):
-            visit(dep, (*trail, node))
+        for dep in sorted(graph.get(node, ())):
+            # A package's own __init__ is imported by each of its modules implicitly.
+            if not node.startswith(dep + "."):
+                visit(dep, (*trail, node))
         visiting.discard(node)
         done.add(node)
 
     for module in sorted(graph):
-        visit(module, ())
+        if unit_of(module) not in OUTSIDE:
+            visit(module, ())
 
 
 def test_no_function_local_imports_inside_the_sdk() -> None:
     # STYLE §9.9: fix the layering instead of hiding a cycle in a function.
-    nested = [
-        (i.source, i.target)
-        for i in IMPORTS
-        if i.nested and not i.source.startswith(f"{PKG}.testing") and _short(i.target)
-    ]
+    nested = [i for i in SDK_IMPORTS if i.nested]
     assert nested == [], _describe(nested)
 
 
 def test_testing_never_imports_the_sdk() -> None:
     # Anywhere in testing/ (module level, functions, TYPE_CHECKING): only testing itself.
     bad = [
-        (f"{i.source}:{i.line}", i.target)
+        i
         for i in IMPORTS
-        if i.source.startswith(f"{PKG}.testing")
-        and (i.target == PKG or i.target.startswith(f"{PKG}."))
-        and not (i.target == f"{PKG}.testing" or i.target.startswith(f"{PKG}.testing."))
+        if unit_of(i.source) == "testing"
+        and unit_of(i.target) is not None
+        and unit_of(i.target) != "testing"
     ]
     assert bad == [], _describe(bad)
 
@@ -254,14 +311,15 @@ def test_only_local_mantyx_client_loads_the_sdk_lazily() -> None:
 
 
 def test_requests_stays_at_the_http_edges() -> None:
-    # The MANTYX API goes through _transport only; client.py names requests.Session
-    # for its http_session option; the peer clients speak HTTP to MCP/A2A servers.
+    # The MANTYX API goes through _http.transport only; client.py names
+    # requests.Session for its http_session option; the peer clients speak HTTP
+    # to MCP/A2A servers.
     users = {
-        i.source.removeprefix(f"{PKG}.")
+        i.source
         for i in IMPORTS
-        if i.target.split(".")[0] in ("requests", "urllib3")
-        and not i.source.startswith(f"{PKG}.testing")
+        if i.target.split(".")[0] in ("requests", "urllib3") and unit_of(i.source) != "testing"
     }
-    assert users <= {"_transport", "client", "_mcp_http", "_a2a_client", "_local_a2a"}
-    assert "_transport" in users
-    assert users & (MODELS | FOUNDATION | {"_stream", "_runs", "_poster", "_executor"}) == set()
+    allowed_units = {"_peers", "client"} | set(LAYERS[-1][1])
+    assert f"{PKG}._http.transport" in users
+    stray = {u for u in users if u != f"{PKG}._http.transport" and unit_of(u) not in allowed_units}
+    assert stray == set(), f"requests used outside the HTTP edges: {sorted(stray)}"

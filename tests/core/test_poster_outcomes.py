@@ -10,9 +10,9 @@ import requests
 import responses
 from core_support import ROOT
 
-from mantyx_sync._poster import Delivery, ResultPoster
-from mantyx_sync._retry import Backoff, RetryPolicy, Safety
-from mantyx_sync._transport import HttpTransport
+from mantyx_sync._http.poster import Delivery, ResultPoster
+from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
+from mantyx_sync._http.transport import HttpTransport
 
 URL = f"{ROOT}/agent-runs/run_1/tool-results"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mantyx_sync._retry import Backoff, RetryPolicy, Safety
+from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
 from mantyx_sync.errors import (
     APIError,
     ConnectError,

@@ -9,8 +9,8 @@ import requests
 import responses
 from core_support import KEY, ROOT
 
-from mantyx_sync._retry import RetryPolicy, Safety
-from mantyx_sync._transport import HttpTransport
+from mantyx_sync._http.retry import RetryPolicy, Safety
+from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import (
     APIError,
     AuthError,
@@ -159,7 +159,7 @@ def test_timeouts_map(transport: HttpTransport) -> None:
 def test_real_refused_connection_is_connect_error() -> None:
     import socket
 
-    from mantyx_sync._config import ClientConfig
+    from mantyx_sync._http.config import ClientConfig
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -244,7 +244,7 @@ def test_body_cut_short_is_a_transport_error() -> None:
     import socket
     import threading
 
-    from mantyx_sync._config import ClientConfig
+    from mantyx_sync._http.config import ClientConfig
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

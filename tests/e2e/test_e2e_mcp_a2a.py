@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 import peerkit
 
 import mantyx_sync
-from mantyx_sync._local_mcp import LocalMcp, McpConnection
-from mantyx_sync._mcp_client import McpClient
+from mantyx_sync._peers.mcp.client import McpClient
+from mantyx_sync._peers.mcp.toolset import LocalMcp, McpConnection
 from mantyx_sync.testing import Fail, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."

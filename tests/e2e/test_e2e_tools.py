@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync._limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
+from mantyx_sync._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
 from mantyx_sync.testing import Emit, Faults, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."

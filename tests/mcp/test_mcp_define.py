@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync._local_mcp import LocalMcp, define_local_mcp, model_names
-from mantyx_sync._mcp_client import flatten_call_result
+from mantyx_sync._peers.mcp.client import flatten_call_result
+from mantyx_sync._peers.mcp.toolset import LocalMcp, define_local_mcp, model_names
 from mantyx_sync.errors import SpecError, ToolError, ToolResolutionError
 from mantyx_sync.tools import ClientResolvedTool, ToolConnection
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import peerkit
 import pytest
 
-from mantyx_sync._limits import TOOL_NAME_RE
-from mantyx_sync._local_mcp import define_local_mcp
-from mantyx_sync._redact import redact_text
+from mantyx_sync._base.limits import TOOL_NAME_RE
+from mantyx_sync._base.redact import redact_text
+from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import SpecError, ToolResolutionError
 
 RAW_PEER = str(peerkit.PEERS / "raw_mcp_peer.py")

@@ -10,8 +10,8 @@ import peerkit
 import pytest
 from fake_http_mcp import FakeHttpMcp
 
-from mantyx_sync._local_mcp import define_local_mcp
-from mantyx_sync._mcp_http import iter_sse_data
+from mantyx_sync._peers.mcp.http import iter_sse_data
+from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
 

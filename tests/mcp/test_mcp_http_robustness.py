@@ -14,7 +14,7 @@ import pytest
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from mantyx_sync._local_mcp import define_local_mcp
+from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
 Handler = Callable[[Request, Any], Response | None]

@@ -11,7 +11,7 @@ from pathlib import Path
 import peerkit
 import pytest
 
-from mantyx_sync._local_mcp import define_local_mcp
+from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError
 
 EVERYTHING = peerkit.npm_bin("mcp-server-everything")
@@ -50,7 +50,7 @@ def test_server_everything() -> None:
 @pytest.mark.skipif(FILESYSTEM is None, reason=_REASON)
 def test_server_filesystem_without_roots(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     assert FILESYSTEM is not None
-    caplog.set_level(logging.DEBUG, logger="mantyx_sync._mcp_stdio")
+    caplog.set_level(logging.DEBUG, logger="mantyx_sync._peers.mcp.stdio")
     (tmp_path / "hello.txt").write_text("hello from fs\n")
     conn = define_local_mcp(
         "fs",

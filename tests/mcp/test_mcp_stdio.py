@@ -11,7 +11,7 @@ from pathlib import Path
 import peerkit
 import pytest
 
-from mantyx_sync._local_mcp import McpConnection, define_local_mcp
+from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
 PY_SERVER = str(peerkit.PEERS / "mcp_py_server.py")

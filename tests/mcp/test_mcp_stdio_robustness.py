@@ -13,7 +13,7 @@ from pathlib import Path
 import peerkit
 import pytest
 
-from mantyx_sync._local_mcp import McpConnection, define_local_mcp
+from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError
 
 QUIRKS = str(peerkit.PEERS / "stdio_quirks_peer.py")

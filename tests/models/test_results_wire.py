@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync._wire import WireFormatError
+from mantyx_sync._models.wire import WireFormatError
 from mantyx_sync.events import ModelInfo, TokenUsage
 from mantyx_sync.results import Model, ModelCatalog, Pricing, RunSnapshot, SessionInfo
 

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
-from mantyx_sync._types import UNSET
+from mantyx_sync._base.types import UNSET
 from mantyx_sync.errors import SpecError
 from mantyx_sync.spec import (
     AgentSpec,

@@ -8,12 +8,12 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync._limits import (
+from mantyx_sync._base.limits import (
     HEADER_VALUE_MAX_BYTES,
     METADATA_MAX_BYTES,
     OUTPUT_SCHEMA_MAX_BYTES,
 )
-from mantyx_sync._types import UNSET
+from mantyx_sync._base.types import UNSET
 from mantyx_sync.errors import SpecError
 from mantyx_sync.spec import (
     AgentSpec,

@@ -9,9 +9,9 @@ import attrs
 import cattrs
 import pytest
 
-from mantyx_sync import _wire
-from mantyx_sync._types import UNSET
-from mantyx_sync._wire import WireFormatError, camel, structure, structure_input, unstructure
+from mantyx_sync._base.types import UNSET
+from mantyx_sync._models import wire as _wire
+from mantyx_sync._models.wire import WireFormatError, camel, structure, structure_input, unstructure
 from mantyx_sync.errors import SpecError
 from mantyx_sync.events import (
     AssistantDelta,

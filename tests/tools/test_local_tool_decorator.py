@@ -11,7 +11,7 @@ from typing import Annotated
 import attrs
 import pytest
 
-from mantyx_sync._local_tool import LocalTool, local_tool
+from mantyx_sync._tools.local_tool import LocalTool, local_tool
 from mantyx_sync.errors import SpecError
 
 

@@ -9,7 +9,7 @@ from typing import Any, TypedDict
 import attrs
 import pytest
 
-from mantyx_sync._local_tool import LocalTool, as_local_tool, define_local_tool, local_tool
+from mantyx_sync._tools.local_tool import LocalTool, as_local_tool, define_local_tool, local_tool
 from mantyx_sync.errors import SpecError, ToolError
 
 READ_SCHEMA = {

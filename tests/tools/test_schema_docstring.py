@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mantyx_sync._docstring import Docstring, parse_docstring
+from mantyx_sync._tools.docstring import Docstring, parse_docstring
 
 GOOGLE = """Copy a file.
 

@@ -6,9 +6,9 @@ from unittest import mock
 
 import pytest
 
-from mantyx_sync import _schema
-from mantyx_sync._local_tool import define_local_tool, local_tool
-from mantyx_sync._schema import SchemaWarning
+from mantyx_sync._tools import schema as _schema
+from mantyx_sync._tools.local_tool import define_local_tool, local_tool
+from mantyx_sync._tools.schema import SchemaWarning
 
 
 @dataclasses.dataclass

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import attrs
 import pytest
 
-from mantyx_sync._schema import SchemaWarning, function_schema
+from mantyx_sync._tools.schema import SchemaWarning
+from mantyx_sync._tools.signature import function_schema
 from mantyx_sync.errors import SpecError, ToolError
 
 if TYPE_CHECKING:

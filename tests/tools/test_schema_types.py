@@ -18,7 +18,7 @@ import attrs
 import pytest
 from typing_extensions import NotRequired, Required
 
-from mantyx_sync._schema import SchemaWarning, object_schema, type_to_schema
+from mantyx_sync._tools.schema import SchemaWarning, object_schema, type_to_schema
 from mantyx_sync.errors import SpecError
 
 
@@ -270,7 +270,7 @@ def test_unsupported_constructs_degrade_with_a_warning_and_a_log(
     tp: Any, construct: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     with (
-        caplog.at_level(logging.WARNING, logger="mantyx_sync._schema"),
+        caplog.at_level(logging.WARNING, logger="mantyx_sync._tools.schema"),
         pytest.warns(SchemaWarning, match=construct) as record,
     ):
         schema = type_to_schema(tp)

@@ -11,8 +11,8 @@ from unittest import mock
 import fastjsonschema
 import pytest
 
-from mantyx_sync import _schema
-from mantyx_sync._schema import compile_validator
+from mantyx_sync._tools import validator as _validator
+from mantyx_sync._tools.validator import compile_validator
 
 
 def fresh_schema(**properties: Any) -> dict[str, Any]:
@@ -60,7 +60,7 @@ def test_compiles_once_per_distinct_schema() -> None:
     schema = fresh_schema(a={"type": "integer"})
     reordered = dict(reversed(list(schema.items())))
     with mock.patch.object(
-        _schema.fastjsonschema, "compile", wraps=fastjsonschema.compile
+        _validator.fastjsonschema, "compile", wraps=fastjsonschema.compile
     ) as compile_spy:
         first = compile_validator(schema)
         second = compile_validator(reordered)
@@ -84,7 +84,7 @@ def test_concurrent_first_use_compiles_once() -> None:
             results.append(v)
 
     with mock.patch.object(
-        _schema.fastjsonschema, "compile", wraps=fastjsonschema.compile
+        _validator.fastjsonschema, "compile", wraps=fastjsonschema.compile
     ) as compile_spy:
         threads = [threading.Thread(target=worker) for _ in range(threads_n)]
         for t in threads:
@@ -100,7 +100,7 @@ def test_uncompilable_schema_accepts_everything_and_warns_once(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     schema = fresh_schema(a={"type": "no-such-type"})
-    with caplog.at_level(logging.WARNING, logger="mantyx_sync._schema"):
+    with caplog.at_level(logging.WARNING, logger="mantyx_sync._tools.validator"):
         validate = compile_validator(schema)
         compile_validator(schema)
     assert validate({"a": 1}) is None
@@ -110,7 +110,7 @@ def test_uncompilable_schema_accepts_everything_and_warns_once(
 
 
 def test_cache_is_bounded() -> None:
-    cache = _schema._ValidatorCache(2)
+    cache = _validator._ValidatorCache(2)
     schemas = [fresh_schema(a={"type": "integer"}) for _ in range(3)]
     validators = [cache.get(s) for s in schemas]
     assert cache.get(schemas[2]) is validators[2]

@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import attrs
 import tenacity
 
-from .errors import (
+from ..errors import (
     APIError,
     ConnectError,
     MantyxError,
@@ -34,8 +34,17 @@ from .errors import (
     ServerError,
     TransportError,
 )
+from .config import ClientConfig
 
-__all__ = ["Backoff", "RetryPolicy", "Safety"]
+__all__ = [
+    "CREATE_POLICY",
+    "SAFE_POLICY",
+    "Backoff",
+    "RetryPolicy",
+    "Safety",
+    "create_policy",
+    "safe_policy",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -179,3 +188,17 @@ class RetryPolicy:
     def with_attempts(self, attempts: int) -> RetryPolicy:
         """A copy with a different attempt budget."""
         return attrs.evolve(self, attempts=attempts)
+
+
+CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=5, deadline=60.0)
+SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
+
+
+def safe_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
+    return SAFE_POLICY.with_attempts(config.max_retries + 1)
+
+
+def create_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
+    return CREATE_POLICY.with_attempts(config.max_retries + 1)

@@ -31,10 +31,8 @@ import requests.utils
 import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
-from ._config import ClientConfig
-from ._redact import redact_text
-from ._retry import RetryPolicy
-from .errors import (
+from .._base.redact import redact_text
+from ..errors import (
     APIError,
     AuthError,
     ConflictError,
@@ -47,6 +45,8 @@ from .errors import (
     TimeoutError_,
     TransportError,
 )
+from .config import ClientConfig
+from .retry import RetryPolicy
 
 __all__ = ["EventSource", "HttpTransport", "Reply"]
 

@@ -1,8 +1,8 @@
 """A compact synchronous MCP client: handshake, tool listing, tool calls, result flattening.
 
-It speaks over either transport (:class:`~mantyx_sync._mcp_stdio.StdioTransport`
-or :class:`~mantyx_sync._mcp_http.HttpTransport`) through one
-:class:`~mantyx_sync._jsonrpc.Endpoint`. No asyncio: callers block on their own
+It speaks over either transport (:class:`~mantyx_sync._peers.mcp.stdio.StdioTransport`
+or :class:`~mantyx_sync._peers.mcp.http.HttpTransport`) through one
+:class:`~mantyx_sync._peers.jsonrpc.Endpoint`. No asyncio: callers block on their own
 thread; several calls may be in flight at once.
 
 We declare no client capabilities (no roots, sampling or elicitation): the SDK
@@ -18,8 +18,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Final, Protocol
 
-from ._jsonrpc import Endpoint, JsonRpcError, RequestTimeout, SessionExpired
-from ._version import __version__
+from ..._version import __version__
+from ..jsonrpc import Endpoint, JsonRpcError, RequestTimeout, SessionExpired
 
 __all__ = [
     "SUPPORTED_PROTOCOL_VERSIONS",

@@ -35,12 +35,13 @@ from typing import Any, Literal
 
 import attrs
 
-from ._limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
-from ._local_tool import LocalTool
-from ._schema import compile_validator, to_jsonable
-from .errors import ToolError
-from .events import LocalToolCall
-from .tools import ToolConnection
+from .._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
+from .._tools.convert import to_jsonable
+from .._tools.local_tool import LocalTool
+from .._tools.validator import compile_validator
+from ..errors import ToolError
+from ..events import LocalToolCall
+from ..tools import ToolConnection
 
 __all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry", "encode_result", "fit_bytes"]
 

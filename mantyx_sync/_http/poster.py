@@ -24,9 +24,9 @@ from typing import Any
 
 import attrs
 
-from ._retry import Backoff, RetryPolicy, Safety
-from ._transport import HttpTransport
-from .errors import APIError, ConnectError, MantyxError
+from ..errors import APIError, ConnectError, MantyxError
+from .retry import Backoff, RetryPolicy, Safety
+from .transport import HttpTransport
 
 __all__ = ["DEFAULT_POST_POLICY", "Delivery", "ResultPoster"]
 
@@ -119,7 +119,7 @@ class ResultPoster:
         return Delivery.DELIVERED
 
     def deliver(self, tool_use_id: str, result: str | None, error: str | None) -> Delivery:
-        """:meth:`post` in the shape :class:`~mantyx_sync._executor.ToolExecutor` calls."""
+        """:meth:`post` in the shape :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
         return self.post(tool_use_id, result=result, error=error)
 
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:

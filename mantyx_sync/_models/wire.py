@@ -11,7 +11,7 @@ Every attrs class is handled by the same pair of hook factories:
   is not ``None`` means "use the default". A field marked ``RAW`` receives the
   whole input object. Scalars are checked, not coerced: JSON already has types,
   and coercing would turn ``"3"`` into ``3`` or a dict into its repr.
-* On output, ``None`` and :data:`~mantyx_sync._types.UNSET` values are
+* On output, ``None`` and :data:`~mantyx_sync._base.types.UNSET` values are
   omitted, tuples become lists, and fields marked ``RAW`` or ``OMIT`` are left
   out. ``False`` and ``{}`` are values and are kept.
 
@@ -30,8 +30,8 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, override
 
-from ._types import UNSET, UnsetType
-from .errors import SpecError
+from .._base.types import UNSET, UnsetType
+from ..errors import SpecError
 
 __all__ = [
     "ALIASES",

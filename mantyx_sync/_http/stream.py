@@ -18,10 +18,10 @@ from collections.abc import Iterator
 
 import sseclient
 
-from ._retry import Backoff, RetryPolicy, Safety
-from ._transport import EventSource, HttpTransport
-from .errors import MantyxError, StreamError, TimeoutError_, TransportError
-from .events import MalformedEvent, RunEvent
+from ..errors import MantyxError, StreamError, TimeoutError_, TransportError
+from ..events import MalformedEvent, RunEvent
+from .retry import Backoff, RetryPolicy, Safety
+from .transport import EventSource, HttpTransport
 
 __all__ = ["RunStream", "read_backlog"]
 

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from ._redact import register_secret
-from ._version import __version__
-from .errors import ConfigurationError
+from .._base.redact import register_secret
+from .._version import __version__
+from ..errors import ConfigurationError
 
 __all__ = ["DEFAULT_BASE_URL", "ClientConfig"]
 

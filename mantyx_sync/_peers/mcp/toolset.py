@@ -24,13 +24,13 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
-from ._jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
-from ._limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
-from ._mcp_client import McpClient, McpProtocolError, describe_error, flatten_call_result
-from ._mcp_http import HttpTransport
-from ._mcp_stdio import StdioTransport
-from ._redact import display_url, register_secret
-from .errors import SpecError, ToolError, ToolResolutionError
+from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
+from ..._base.redact import display_url, register_secret
+from ...errors import SpecError, ToolError, ToolResolutionError
+from ..jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
+from .client import McpClient, McpProtocolError, describe_error, flatten_call_result
+from .http import HttpTransport
+from .stdio import StdioTransport
 
 __all__ = ["LocalMcp", "McpCallable", "McpConnection", "define_local_mcp"]
 

@@ -23,10 +23,10 @@ from typing import Any, ClassVar, Final
 import attrs
 import requests
 
-from ._a2a_client import A2AClient, A2AError, fetch_card
-from ._limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
-from ._redact import register_secret
-from .errors import SpecError, ToolError, ToolResolutionError
+from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
+from ..._base.redact import register_secret
+from ...errors import SpecError, ToolError, ToolResolutionError
+from .client import A2AClient, A2AError, fetch_card
 
 __all__ = ["A2AConnection", "A2ASend", "LocalA2A", "define_local_a2a"]
 

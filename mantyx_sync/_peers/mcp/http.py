@@ -3,7 +3,7 @@
 Every JSON-RPC request is POSTed from its own short-lived worker thread, which
 reads the reply (a JSON body or an SSE stream that may carry server requests and
 notifications before our response) and hands each message to the
-:class:`~mantyx_sync._jsonrpc.Endpoint`; the caller waits on the endpoint with
+:class:`~mantyx_sync._peers.jsonrpc.Endpoint`; the caller waits on the endpoint with
 its own timeout. Notifications and our answers to server requests are POSTed
 synchronously (the server answers ``202``). After the handshake an optional GET
 stream receives requests the server sends outside any POST (the Python SDK sends
@@ -11,7 +11,7 @@ stream receives requests the server sends outside any POST (the Python SDK sends
 
 The ``Mcp-Session-Id`` the server assigns is echoed on every request, with the
 negotiated ``MCP-Protocol-Version``; a ``404`` on a request that carried a session
-id is reported as :class:`~mantyx_sync._jsonrpc.SessionExpired` so the client can
+id is reported as :class:`~mantyx_sync._peers.jsonrpc.SessionExpired` so the client can
 re-initialise. ``initialize`` is always sent without session headers and its
 reply's session id replaces the old one, so calls in flight during a
 re-initialisation keep the old id until the new one exists (they get a 404 and
@@ -36,8 +36,8 @@ from typing import Any, Final
 import requests
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from ._jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
-from ._redact import redact_text
+from ..._base.redact import redact_text
+from ..jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
 
 __all__ = ["HttpTransport", "iter_sse_data"]
 

@@ -1,10 +1,9 @@
-"""The run engine: resolve tools, start a run, drive its stream, answer its tools.
+"""The run handle: start a run, drive its stream, answer its tools.
 
-:func:`resolve_tools` turns the tools of a spec into wire refs, opening
-client-resolved connections (MCP servers, A2A peers) first, so any failure is
-raised before MANTYX is asked for anything. :func:`start_run` posts the run
-and returns a :class:`Run`, whose iteration reads the stream on the caller's
-thread and hands each ``local_tool_call`` to a :class:`ToolExecutor`.
+:func:`start_run` posts the run (its tools already resolved by
+:func:`~mantyx_sync._engine.resolution.resolve_tools`) and returns a
+:class:`Run`, whose iteration reads the stream on the caller's thread and hands
+each ``local_tool_call`` to a :class:`~mantyx_sync._engine.executor.ToolExecutor`.
 """
 
 from __future__ import annotations
@@ -21,101 +20,21 @@ from typing import Any
 
 import attrs
 
-from ._config import ClientConfig
-from ._executor import ToolActivity, ToolExecutor, ToolRegistry
-from ._local_tool import LocalTool, as_local_tool
-from ._poster import ResultPoster
-from ._retry import RetryPolicy, Safety
-from ._stream import RunStream, read_backlog
-from ._transport import HttpTransport
-from .errors import MantyxError, RunCancelled, RunError, SpecError
+from ._engine.executor import ToolActivity, ToolExecutor
+from ._engine.resolution import ResolvedTools
+from ._http.config import ClientConfig
+from ._http.poster import ResultPoster
+from ._http.retry import create_policy, safe_policy
+from ._http.stream import RunStream, read_backlog
+from ._http.transport import HttpTransport
+from .errors import MantyxError, RunCancelled, RunError
 from .events import LocalToolCall, RunEvent, structure_payload
 from .results import RunResult
-from .spec import OutputSchema, validate_tool_refs
-from .tools import ClientResolvedTool, ToolConnection
+from .spec import OutputSchema
 
-__all__ = [
-    "ResolvedTools",
-    "Run",
-    "RunOptions",
-    "attach_run",
-    "create_policy",
-    "resolve_tools",
-    "safe_policy",
-    "start_run",
-]
+__all__ = ["Run", "RunOptions", "attach_run", "start_run"]
 
 log = logging.getLogger(__name__)
-
-CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=5, deadline=60.0)
-SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
-
-
-def safe_policy(config: ClientConfig) -> RetryPolicy:
-    """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
-    return SAFE_POLICY.with_attempts(config.max_retries + 1)
-
-
-def create_policy(config: ClientConfig) -> RetryPolicy:
-    """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
-    return CREATE_POLICY.with_attempts(config.max_retries + 1)
-
-
-@attrs.frozen(kw_only=True)
-class ResolvedTools:
-    """A spec's tools, ready to send: wire refs plus the handlers behind them."""
-
-    refs: tuple[dict[str, Any], ...] = ()
-    local: tuple[LocalTool, ...] = ()
-    connections: tuple[ToolConnection, ...] = ()
-
-    def registry(self) -> ToolRegistry:
-        """A handler lookup for these tools."""
-        return ToolRegistry(self.local, self.connections)
-
-    def close(self) -> None:
-        """Close every connection; errors are logged, never raised."""
-        for conn in self.connections:
-            try:
-                conn.close()
-            except Exception:
-                log.warning("closing %s tool %r failed", conn.kind, conn.name, exc_info=True)
-
-
-def resolve_tools(tools: Sequence[Any]) -> ResolvedTools:
-    """Connect client-resolved tools and build the ``tools[]`` refs.
-
-    :raises SpecError: a tool is of an unknown type, or names clash / break limits.
-    :raises ToolResolutionError: an MCP server or A2A peer could not be reached;
-        every connection opened so far is closed again.
-    """
-    refs: list[dict[str, Any]] = []
-    local: list[LocalTool] = []
-    connections: list[ToolConnection] = []
-    try:
-        for index, tool in enumerate(tools):
-            if isinstance(tool, ClientResolvedTool):
-                conn = tool.connect()
-                connections.append(conn)
-                refs.append(conn.wire_ref())
-            elif isinstance(tool, LocalTool) or (callable(tool) and not hasattr(tool, "to_wire")):
-                local_tool = as_local_tool(tool)
-                local.append(local_tool)
-                refs.append(local_tool.to_wire())
-            elif hasattr(tool, "to_wire"):
-                refs.append(tool.to_wire())
-            else:
-                raise SpecError(
-                    f"unsupported tool object {type(tool).__name__}: pass a LocalTool, a "
-                    "decorated function, a define_local_mcp/define_local_a2a definition, or "
-                    "MantyxTool/PluginTool/A2ATool/McpTool",
-                    path=f"tools[{index}]",
-                )
-        validate_tool_refs(refs)
-    except BaseException:
-        ResolvedTools(connections=tuple(connections)).close()
-        raise
-    return ResolvedTools(refs=tuple(refs), local=tuple(local), connections=tuple(connections))
 
 
 @attrs.frozen(kw_only=True)

@@ -29,7 +29,7 @@ from typing import Any, Final
 
 import requests
 
-from ._redact import display_url
+from ..._base.redact import display_url
 
 __all__ = [
     "A2AClient",

@@ -15,9 +15,11 @@ from typing import Any, ClassVar, overload
 
 import attrs
 
-from ._limits import TOOL_NAME_RE
-from ._schema import compile_validator, function_schema, object_schema, parameters_schema
-from .errors import SpecError
+from .._base.limits import TOOL_NAME_RE
+from ..errors import SpecError
+from .schema import object_schema, parameters_schema
+from .signature import function_schema
+from .validator import compile_validator
 
 __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
 

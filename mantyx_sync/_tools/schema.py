@@ -1,18 +1,14 @@
-"""JSON Schema for local tools: derived from Python types and docstrings, and validated.
+"""JSON Schema for local tools, derived from Python types.
 
-Everything here is pure: no I/O, no global state except the compiled-validator
-cache, which is guarded by a lock. Derivation never fails a tool definition
-because of an unusual type: an unsupported construct becomes a permissive
-schema (``{}`` for a property) and a :class:`SchemaWarning` that names it, as
-local-tools "Parameter schemas" asks. The server validates arguments too.
+Derivation never fails a tool definition because of an unusual type: an
+unsupported construct becomes a permissive schema (``{}`` for a property) and a
+:class:`SchemaWarning` that names it, as local-tools "Parameter schemas" asks.
+The server validates arguments too.
 
 Schemas are inlined (no ``$ref``) because LLM providers differ in how much of
 JSON Schema they accept; a recursive type is cut off with ``{}`` at the point
-where it refers back to itself.
-
-Converting validated argument dicts into Python values (attrs classes,
-dataclasses, enums, tuples, sets, datetimes, pydantic models) goes through a
-private cattrs :class:`~cattrs.Converter` owned by this module.
+where it refers back to itself. The function front end (signatures and
+docstrings) is :mod:`.signature`; argument validation is :mod:`.validator`.
 """
 
 from __future__ import annotations
@@ -21,185 +17,46 @@ import collections.abc as cabc
 import dataclasses
 import datetime as dt
 import enum
-import functools
 import inspect
 import json
 import logging
 import re
 import sys
-import threading
 import types
 import typing
 import uuid
 import warnings
-from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 import attrs
-import cattrs
-import fastjsonschema
-from cattrs.strategies import configure_union_passthrough
 
-from ._docstring import parse_docstring
-from .errors import SpecError, ToolError
+from ..errors import SpecError
+from .convert import (
+    _ANNOTATED,
+    _LITERAL,
+    _REQUIREDNESS_WRAPPERS,
+    Structurer,
+    _describe,
+    _identity,
+    _is_dataclass_type,
+    _is_model_class,
+    _is_pydantic_model,
+    _is_typeddict,
+    _special_forms,
+    _structurer_for,
+)
+from .docstring import parse_docstring
 
-_te: types.ModuleType | None
-try:  # typing_extensions is optional; its TypedDict/Required must be recognised when present
-    import typing_extensions as _te
-except ImportError:  # pragma: no cover - depends on the environment
-    _te = None
-
-__all__ = [
-    "FunctionSpec",
-    "SchemaWarning",
-    "compile_validator",
-    "function_schema",
-    "object_schema",
-    "parameters_schema",
-    "to_jsonable",
-    "type_to_schema",
-]
+__all__ = ["JSONSchema", "SchemaWarning", "object_schema", "parameters_schema", "type_to_schema"]
 
 logger = logging.getLogger(__name__)
 
 JSONSchema = dict[str, Any]
-Structurer = Callable[[Mapping[str, Any]], Any]
-
-_VALIDATOR_CACHE_SIZE: Final = 256
-_MESSAGE_MAX_CHARS: Final = 500
 
 
 class SchemaWarning(UserWarning):
     """A Python type could not be expressed in JSON Schema; a permissive schema was used."""
-
-
-def _identity(args: Mapping[str, Any]) -> Any:
-    return dict(args)
-
-
-def _is_pydantic_model(tp: Any) -> bool:
-    # Duck-typed so pydantic is never imported here (it is an optional extra).
-    return (
-        isinstance(tp, type)
-        and callable(getattr(tp, "model_json_schema", None))
-        and callable(getattr(tp, "model_validate", None))
-    )
-
-
-def _is_typeddict(tp: Any) -> bool:
-    if _te is not None and _te.is_typeddict(tp):
-        return True
-    return typing.is_typeddict(tp)
-
-
-def _is_dataclass_type(tp: Any) -> bool:
-    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
-
-
-def _is_model_class(tp: Any) -> bool:
-    return isinstance(tp, type) and (
-        attrs.has(tp) or _is_dataclass_type(tp) or _is_typeddict(tp) or _is_pydantic_model(tp)
-    )
-
-
-def _special_forms(name: str) -> tuple[Any, ...]:
-    found = [getattr(typing, name, None)]
-    if _te is not None:
-        found.append(getattr(_te, name, None))
-    return tuple(f for f in found if f is not None)
-
-
-_REQUIREDNESS_WRAPPERS: Final = (
-    _special_forms("Required") + _special_forms("NotRequired") + _special_forms("ReadOnly")
-)
-_ANNOTATED: Final = _special_forms("Annotated")
-_LITERAL: Final = _special_forms("Literal")
-
-
-def _make_converter() -> cattrs.Converter:
-    conv = cattrs.Converter()
-    configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
-    conv.register_structure_hook(dt.datetime, lambda v, _: dt.datetime.fromisoformat(v))
-    conv.register_structure_hook(dt.date, lambda v, _: dt.date.fromisoformat(v))
-    conv.register_structure_hook(dt.time, lambda v, _: dt.time.fromisoformat(v))
-    conv.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
-    conv.register_unstructure_hook(dt.datetime, lambda v: v.isoformat())
-    conv.register_unstructure_hook(dt.date, lambda v: v.isoformat())
-    conv.register_unstructure_hook(dt.time, lambda v: v.isoformat())
-    conv.register_unstructure_hook(uuid.UUID, str)
-    conv.register_structure_hook_func(_is_pydantic_model, lambda v, t: t.model_validate(v))
-
-    def structure_typeddict(value: Any, tp: Any) -> Any:
-        # cattrs' own TypedDict hook misreads NotRequired under postponed
-        # annotations; required keys are already checked by the JSON Schema.
-        hints = typing.get_type_hints(tp, include_extras=True)
-        out = {}
-        for key, item in value.items():
-            hint = hints.get(key, Any)
-            while typing.get_origin(hint) in _REQUIREDNESS_WRAPPERS:
-                hint = typing.get_args(hint)[0]
-            out[key] = item if hint is Any else conv.structure(item, hint)
-        return out
-
-    conv.register_structure_hook_func(_is_typeddict, structure_typeddict)
-    conv.register_unstructure_hook_func(
-        lambda t: _is_pydantic_model(t), lambda v: v.model_dump(mode="json")
-    )
-    return conv
-
-
-_converter: Final = _make_converter()
-
-
-def to_jsonable(value: Any) -> Any:
-    """Turn a tool's return value into plain JSON data (attrs, dataclass, enum, pydantic...).
-
-    :param value: whatever a tool handler returned.
-    :returns: dicts, lists and scalars ready for :func:`json.dumps`.
-    """
-    return _converter.unstructure(value)
-
-
-def _structure_error_message(exc: BaseException) -> str:
-    if isinstance(exc, cattrs.BaseValidationError):
-        text = "; ".join(cattrs.transform_error(exc, path="data"))
-    else:
-        text = f"{type(exc).__name__}: {exc}"
-    return _shorten(f"invalid arguments: {text}")
-
-
-def _shorten(text: str) -> str:
-    text = " ".join(text.split())
-    if len(text) > _MESSAGE_MAX_CHARS:
-        return text[: _MESSAGE_MAX_CHARS - 3] + "..."
-    return text
-
-
-def _structurer_for(tp: Any) -> Structurer:
-    if _is_pydantic_model(tp):
-
-        def structure_model(args: Mapping[str, Any]) -> Any:
-            try:
-                return tp.model_validate(dict(args))
-            except Exception as exc:  # pydantic.ValidationError, custom validators
-                raise ToolError(_shorten(f"invalid arguments: {exc}")) from exc
-
-        return structure_model
-
-    def structure(args: Mapping[str, Any]) -> Any:
-        try:
-            return _converter.structure(dict(args), tp)
-        except Exception as exc:
-            raise ToolError(_structure_error_message(exc)) from exc
-
-    return structure
-
-
-def _describe(tp: Any) -> str:
-    if isinstance(tp, type):
-        return f"{tp.__module__}.{tp.__qualname__}" if tp.__module__ != "builtins" else tp.__name__
-    return repr(tp)
 
 
 def _warning_stacklevel() -> int:
@@ -679,261 +536,3 @@ def parameters_schema(parameters: Any) -> tuple[JSONSchema, Structurer]:
         return _checked_object_schema(parameters, "parameters"), _identity
     schema = object_schema(parameters, what="parameters")
     return schema, _structurer_for(parameters)
-
-
-@attrs.frozen(kw_only=True)
-class _Param:
-    name: str
-    positional_only: bool
-    structure: Callable[[Any], Any] | None
-    has_default: bool
-    default: Any
-
-
-@attrs.frozen(kw_only=True)
-class FunctionSpec:
-    """The tool view of a Python function: name, description, argument schema, binder.
-
-    Immutable and thread-safe: :meth:`bind` may run on several pool threads at once.
-
-    :ivar name: the model-facing name (the function's ``__name__`` unless given).
-    :ivar description: the explicit description, else the docstring summary, else None.
-    :ivar parameters: the derived object JSON Schema.
-    """
-
-    name: str
-    description: str | None
-    parameters: JSONSchema = attrs.field(hash=False)
-    _fn: Callable[..., Any] = attrs.field(repr=False, eq=False, alias="fn")
-    _params: tuple[_Param, ...] = attrs.field(repr=False, eq=False, alias="params")
-    _accepts_extra: bool = attrs.field(default=False, repr=False, eq=False, alias="accepts_extra")
-
-    def bind(self, args: Mapping[str, Any]) -> Any:
-        """Call the function with ``args`` (already validated) structured into its parameter types.
-
-        :param args: the tool-call arguments.
-        :returns: whatever the function returns.
-        :raises ToolError: an argument cannot be converted or a required one is missing.
-        """
-        positional: list[Any] = []
-        keywords: dict[str, Any] = {}
-        known = set()
-        for param in self._params:
-            known.add(param.name)
-            if param.name in args:
-                value = args[param.name]
-                if param.structure is not None:
-                    try:
-                        value = param.structure(value)
-                    except Exception as exc:
-                        message = _structure_error_message(exc)
-                        raise ToolError(f"{message} (argument {param.name!r})") from exc
-            elif param.has_default:
-                if not param.positional_only:
-                    continue
-                value = param.default
-            else:
-                raise ToolError(f"invalid arguments: missing required argument {param.name!r}")
-            if param.positional_only:
-                positional.append(value)
-            else:
-                keywords[param.name] = value
-        if self._accepts_extra:
-            keywords.update((k, v) for k, v in args.items() if k not in known)
-        return self._fn(*positional, **keywords)
-
-
-def _param_structurer(hint: Any, name: str, where: str) -> Callable[[Any], Any] | None:
-    if hint is Any or hint is inspect.Parameter.empty or hint is object:
-        return None
-    if isinstance(hint, (str, typing.ForwardRef)):
-        return None
-    try:
-        hook = _converter.get_structure_hook(hint)
-    except Exception as exc:
-        logger.warning(
-            "no converter for parameter %r of %s (%s); it receives the raw JSON value",
-            name,
-            where,
-            exc,
-        )
-        return None
-    return lambda value: hook(value, hint)
-
-
-def function_schema(
-    fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
-) -> FunctionSpec:
-    """Describe ``fn`` as a tool: JSON Schema from its annotations and docstring.
-
-    Parameters with defaults are optional; ``**kwargs`` leaves extra arguments
-    allowed and passes them through; ``self``/``cls`` of bound methods are not
-    parameters. Per-parameter descriptions come from ``Annotated[T, "text"]`` or
-    the docstring (Google, NumPy or reST). Annotations are resolved with
-    :func:`typing.get_type_hints`, so ``from __future__ import annotations`` works.
-
-    :param fn: the function (or bound method).
-    :param name: the tool name; defaults to ``fn.__name__``.
-    :param description: the tool description; defaults to the docstring summary.
-    :returns: the :class:`FunctionSpec`.
-    :raises SpecError: ``fn`` takes ``*args``, has no signature, or has no name.
-    """
-    where = f"function {getattr(fn, '__qualname__', repr(fn))}"
-    try:
-        signature = inspect.signature(fn)
-    except (TypeError, ValueError) as exc:
-        raise SpecError(f"cannot read the signature of {where}: {exc}") from exc
-    tool_name = name if name is not None else getattr(fn, "__name__", None)
-    if not tool_name:
-        raise SpecError(f"{where} has no __name__; pass name=...")
-    hints = _resolve_hints(fn)
-    doc = parse_docstring(inspect.getdoc(fn))
-    properties: dict[str, JSONSchema] = {}
-    required: list[str] = []
-    params: list[_Param] = []
-    accepts_extra = False
-    for param in signature.parameters.values():
-        if param.kind is inspect.Parameter.VAR_POSITIONAL:
-            raise SpecError(
-                f"{where} takes *{param.name}; tool arguments are named, so use keyword "
-                "parameters (or **kwargs) instead"
-            )
-        if param.kind is inspect.Parameter.VAR_KEYWORD:
-            accepts_extra = True
-            continue
-        hint = hints.get(param.name, param.annotation)
-        if hint is inspect.Parameter.empty and param.default is not inspect.Parameter.empty:
-            default_type = type(param.default)
-            hint = default_type if default_type in (str, int, float, bool) else Any
-        deriver = _Deriver(f"parameter {param.name!r} of {where}")
-        schema = deriver.schema(hint)
-        has_default = param.default is not inspect.Parameter.empty
-        if has_default:
-            default = _json_default(param.default)
-            if default is not _JSON_DEFAULT_MISSING:
-                schema = {**schema, "default": default}
-        text = doc.params.get(param.name)
-        if text and "description" not in schema:
-            schema["description"] = text
-        properties[param.name] = schema
-        if not has_default:
-            required.append(param.name)
-        params.append(
-            _Param(
-                name=param.name,
-                positional_only=param.kind is inspect.Parameter.POSITIONAL_ONLY,
-                structure=_param_structurer(hint, param.name, where),
-                has_default=has_default,
-                default=param.default,
-            )
-        )
-    parameters: JSONSchema = {"type": "object", "properties": properties}
-    if required:
-        parameters["required"] = required
-    if not accepts_extra:
-        parameters["additionalProperties"] = False
-    final_description = description if description is not None else (doc.summary or None)
-    return FunctionSpec(
-        name=tool_name,
-        description=final_description,
-        parameters=parameters,
-        fn=fn,
-        params=tuple(params),
-        accepts_extra=accepts_extra,
-    )
-
-
-def _resolve_hints(fn: Callable[..., Any]) -> dict[str, Any]:
-    candidates: list[Any] = [fn]
-    if isinstance(fn, functools.partial):
-        candidates.append(fn.func)
-    elif not inspect.isroutine(fn) and callable(fn):
-        candidates.append(type(fn).__call__)
-    for candidate in candidates:
-        try:
-            return typing.get_type_hints(candidate, include_extras=True)
-        except Exception:
-            continue
-    # Some annotation does not resolve (e.g. a TYPE_CHECKING-only import): resolve
-    # the others one by one so only the broken parameter loses its schema.
-    target = candidates[-1]
-    raw = getattr(inspect.unwrap(target), "__annotations__", None) or {}
-    namespace = getattr(inspect.unwrap(target), "__globals__", None)
-    hints: dict[str, Any] = {}
-    for key, annotation in raw.items():
-        holder = types.SimpleNamespace(__annotations__={key: annotation})
-        try:
-            hints.update(typing.get_type_hints(holder, namespace, include_extras=True))
-        except Exception:
-            continue
-    return hints
-
-
-class _ValidatorCache:
-    """Compiled fastjsonschema validators keyed by canonical schema JSON (LRU, thread-safe)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, Callable[[Any], str | None]] = OrderedDict()
-
-    def get(self, schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
-        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                return found
-            # Compiling under the lock makes "once per schema" hold across threads;
-            # compiles are rare (one per distinct tool schema) and fast.
-            validator = _compile(json.loads(key))
-            self._entries[key] = validator
-            if len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            return validator
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
-def _accept_all(_: Any) -> str | None:
-    return None
-
-
-def _compile(schema: JSONSchema) -> Callable[[Any], str | None]:
-    try:
-        check = fastjsonschema.compile(schema, use_default=False)
-    except Exception as exc:
-        logger.warning(
-            "cannot compile a tool schema for client-side validation (%s: %s); "
-            "arguments are passed through unchecked (the server validates them too)",
-            type(exc).__name__,
-            exc,
-        )
-        return _accept_all
-
-    def validate(value: Any) -> str | None:
-        try:
-            check(value)
-        except fastjsonschema.JsonSchemaValueException as exc:
-            return _shorten(f"invalid arguments: {exc.message}")
-        except Exception as exc:  # a bug in generated code must not block the tool
-            logger.warning("schema validation crashed (%s); accepting the arguments", exc)
-        return None
-
-    return validate
-
-
-_validators: Final = _ValidatorCache(_VALIDATOR_CACHE_SIZE)
-
-
-def compile_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
-    """A validator for ``schema``, compiled once per distinct schema and cached.
-
-    :param schema: a JSON Schema dict.
-    :returns: ``validate(value)``: None when valid, else a short model-readable
-        message such as ``"invalid arguments: data.path must be string"``. When the
-        schema cannot be compiled, a warning is logged once and every value is accepted.
-    """
-    return _validators.get(schema)

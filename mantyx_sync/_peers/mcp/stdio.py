@@ -1,7 +1,7 @@
 """MCP over stdio: newline-delimited JSON-RPC with a subprocess, using plain threads.
 
 One reader thread decodes the server's stdout and hands each message to the
-:class:`~mantyx_sync._jsonrpc.Endpoint`; another drains stderr into the debug
+:class:`~mantyx_sync._peers.jsonrpc.Endpoint`; another drains stderr into the debug
 log so the pipe can never fill and block the server. A writer thread owns
 stdin: :meth:`StdioTransport.send` only queues, so a server that stops reading
 can block neither a caller (whose request timeout then covers the send too) nor
@@ -28,8 +28,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Final
 
-from ._jsonrpc import Endpoint, PeerGoneError
-from ._redact import redact_text
+from ..._base.redact import redact_text
+from ..jsonrpc import Endpoint, PeerGoneError
 
 __all__ = ["StdioTransport"]
 

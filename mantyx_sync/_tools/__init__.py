@@ -1,0 +1,9 @@
+"""Tool making: Python functions and types turned into local tool definitions.
+
+Schema derivation (:mod:`.schema`), the function front end (:mod:`.signature`,
+:mod:`.docstring`), argument conversion (:mod:`.convert`), validation
+(:mod:`.validator`) and the :class:`~mantyx_sync.LocalTool` value
+(:mod:`.local_tool`). Sits on the foundation only.
+"""
+
+__all__: list[str] = []

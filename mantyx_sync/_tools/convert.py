@@ -1,0 +1,162 @@
+"""Python values to and from JSON for local tools: one private cattrs converter.
+
+Validated argument dicts become the handler's parameter types (attrs classes,
+dataclasses, enums, tuples, sets, datetimes, pydantic models) and return values
+become plain JSON, all through the converter owned by this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import types
+import typing
+import uuid
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+import cattrs
+from cattrs.strategies import configure_union_passthrough
+
+from ..errors import ToolError
+
+_te: types.ModuleType | None
+try:  # typing_extensions is optional; its TypedDict/Required must be recognised when present
+    import typing_extensions as _te
+except ImportError:  # pragma: no cover - depends on the environment
+    _te = None
+
+__all__ = ["Structurer", "to_jsonable"]
+
+Structurer = Callable[[Mapping[str, Any]], Any]
+
+_MESSAGE_MAX_CHARS: Final = 500
+
+
+def _identity(args: Mapping[str, Any]) -> Any:
+    return dict(args)
+
+
+def _is_pydantic_model(tp: Any) -> bool:
+    # Duck-typed so pydantic is never imported here (it is an optional extra).
+    return (
+        isinstance(tp, type)
+        and callable(getattr(tp, "model_json_schema", None))
+        and callable(getattr(tp, "model_validate", None))
+    )
+
+
+def _is_typeddict(tp: Any) -> bool:
+    if _te is not None and _te.is_typeddict(tp):
+        return True
+    return typing.is_typeddict(tp)
+
+
+def _is_dataclass_type(tp: Any) -> bool:
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
+def _is_model_class(tp: Any) -> bool:
+    return isinstance(tp, type) and (
+        attrs.has(tp) or _is_dataclass_type(tp) or _is_typeddict(tp) or _is_pydantic_model(tp)
+    )
+
+
+def _special_forms(name: str) -> tuple[Any, ...]:
+    found = [getattr(typing, name, None)]
+    if _te is not None:
+        found.append(getattr(_te, name, None))
+    return tuple(f for f in found if f is not None)
+
+
+_REQUIREDNESS_WRAPPERS: Final = (
+    _special_forms("Required") + _special_forms("NotRequired") + _special_forms("ReadOnly")
+)
+_ANNOTATED: Final = _special_forms("Annotated")
+_LITERAL: Final = _special_forms("Literal")
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter()
+    configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
+    conv.register_structure_hook(dt.datetime, lambda v, _: dt.datetime.fromisoformat(v))
+    conv.register_structure_hook(dt.date, lambda v, _: dt.date.fromisoformat(v))
+    conv.register_structure_hook(dt.time, lambda v, _: dt.time.fromisoformat(v))
+    conv.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
+    conv.register_unstructure_hook(dt.datetime, lambda v: v.isoformat())
+    conv.register_unstructure_hook(dt.date, lambda v: v.isoformat())
+    conv.register_unstructure_hook(dt.time, lambda v: v.isoformat())
+    conv.register_unstructure_hook(uuid.UUID, str)
+    conv.register_structure_hook_func(_is_pydantic_model, lambda v, t: t.model_validate(v))
+
+    def structure_typeddict(value: Any, tp: Any) -> Any:
+        # cattrs' own TypedDict hook misreads NotRequired under postponed
+        # annotations; required keys are already checked by the JSON Schema.
+        hints = typing.get_type_hints(tp, include_extras=True)
+        out = {}
+        for key, item in value.items():
+            hint = hints.get(key, Any)
+            while typing.get_origin(hint) in _REQUIREDNESS_WRAPPERS:
+                hint = typing.get_args(hint)[0]
+            out[key] = item if hint is Any else conv.structure(item, hint)
+        return out
+
+    conv.register_structure_hook_func(_is_typeddict, structure_typeddict)
+    conv.register_unstructure_hook_func(
+        lambda t: _is_pydantic_model(t), lambda v: v.model_dump(mode="json")
+    )
+    return conv
+
+
+_converter: Final = _make_converter()
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn a tool's return value into plain JSON data (attrs, dataclass, enum, pydantic...).
+
+    :param value: whatever a tool handler returned.
+    :returns: dicts, lists and scalars ready for :func:`json.dumps`.
+    """
+    return _converter.unstructure(value)
+
+
+def _structure_error_message(exc: BaseException) -> str:
+    if isinstance(exc, cattrs.BaseValidationError):
+        text = "; ".join(cattrs.transform_error(exc, path="data"))
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return _shorten(f"invalid arguments: {text}")
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    if len(text) > _MESSAGE_MAX_CHARS:
+        return text[: _MESSAGE_MAX_CHARS - 3] + "..."
+    return text
+
+
+def _structurer_for(tp: Any) -> Structurer:
+    if _is_pydantic_model(tp):
+
+        def structure_model(args: Mapping[str, Any]) -> Any:
+            try:
+                return tp.model_validate(dict(args))
+            except Exception as exc:  # pydantic.ValidationError, custom validators
+                raise ToolError(_shorten(f"invalid arguments: {exc}")) from exc
+
+        return structure_model
+
+    def structure(args: Mapping[str, Any]) -> Any:
+        try:
+            return _converter.structure(dict(args), tp)
+        except Exception as exc:
+            raise ToolError(_structure_error_message(exc)) from exc
+
+    return structure
+
+
+def _describe(tp: Any) -> str:
+    if isinstance(tp, type):
+        return f"{tp.__module__}.{tp.__qualname__}" if tp.__module__ != "builtins" else tp.__name__
+    return repr(tp)
