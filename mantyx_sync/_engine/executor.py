@@ -11,8 +11,10 @@ handed to ``deliver``:
   arguments are answered with an error the model can act on, without calling
   the handler;
 * a handler's return value is sent as is when it is a ``str``, JSON-encoded
-  otherwise; an exception becomes ``"<Type>: <message>"`` (the traceback goes
-  to the log) and :class:`~mantyx_sync.ToolError` sends its message verbatim;
+  otherwise; an exception — any ``BaseException``, ``SystemExit`` and
+  ``KeyboardInterrupt`` included — becomes ``"<Type>: <message>"`` (the
+  traceback goes to the log; the worker thread lives on) and
+  :class:`~mantyx_sync.ToolError` sends its message verbatim;
 * a handler that outlives its timeout is answered with an error, and its late
   return value is dropped;
 * results over 2,000,000 bytes and errors over 8,000 bytes are cut, saying so.
@@ -79,6 +81,13 @@ def fit_bytes(text: str, limit: int, what: str) -> str:
     note = f"\n[mantyx_sync: {what} cut from {len(data)} to {limit} bytes]"
     keep = max(0, limit - len(note.encode("utf-8")))
     return data[:keep].decode("utf-8", errors="ignore") + note
+
+
+def _describe_exception(exc: BaseException) -> str:
+    """``"<Type>: <message>"``, or the type alone when the message is empty."""
+    text = str(exc)
+    name = type(exc).__name__
+    return f"{name}: {text}" if text else name
 
 
 def encode_result(value: Any) -> str:
@@ -305,7 +314,11 @@ class ToolExecutor:
             text = encode_result(value)
         except ToolError as exc:
             self._finish(call, answer, None, str(exc), started=started, kind=target.kind)
-        except Exception as exc:
+        except BaseException as exc:
+            # Whatever the handler raises (SystemExit, KeyboardInterrupt,
+            # GeneratorExit, a custom BaseException) the call gets its one answer.
+            # It is not re-raised: on a pool worker it would only end up in a
+            # future nobody reads, and the worker must stay alive for later calls.
             log.warning(
                 "%s: tool %r (%s) raised", self._label, call.name, call.tool_use_id, exc_info=True
             )
@@ -313,7 +326,7 @@ class ToolExecutor:
                 call,
                 answer,
                 None,
-                f"{type(exc).__name__}: {exc}",
+                _describe_exception(exc),
                 started=started,
                 kind=target.kind,
             )
