@@ -54,6 +54,8 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._engine.executor import ToolActivity
+    from ._http.auth import TokenSource
+    from ._http.ratelimit import RateLimit
     from ._peers.a2a.toolset import LocalA2A, define_local_a2a
     from ._peers.mcp.toolset import LocalMcp, define_local_mcp
     from ._tools.local_tool import LocalTool, define_local_tool, local_tool
@@ -98,6 +100,7 @@ __all__ = (
     "OutputSchema",
     "PermissionDenied",
     "PluginTool",
+    "RateLimit",
     "RateLimitError",
     "Run",
     "RunCancelled",
@@ -111,6 +114,7 @@ __all__ = (
     "SpecError",
     "StreamError",
     "TimeoutError_",
+    "TokenSource",
     "ToolActivity",
     "ToolBudget",
     "ToolConnection",
@@ -128,6 +132,8 @@ __all__ = (
 # and a run that needs no MCP server or A2A peer never imports those clients.
 _LAZY: dict[str, str] = {
     "ToolActivity": "._engine.executor",
+    "RateLimit": "._http.ratelimit",
+    "TokenSource": "._http.auth",
     "define_local_a2a": "._peers.a2a.toolset",
     "LocalA2A": "._peers.a2a.toolset",
     "define_local_mcp": "._peers.mcp.toolset",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import Any
@@ -12,7 +13,9 @@ from ._base.redact import mask
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
+from ._http.auth import IdentityAware, TokenSource
 from ._http.config import ClientConfig
+from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError
@@ -40,6 +43,13 @@ class Client:
     Celery forks builds a fresh pool in each child.
 
     :param api_key: API key or OAuth access token; never shown in reprs or logs.
+    :param token_source: instead of ``api_key``, a source of OAuth access
+        tokens (e.g. :meth:`mantyx_sync.OAuth.refresh_token_source`), asked
+        before every request and refreshed once after a ``401``. Then
+        ``MANTYX_API_KEY`` is not read, ``base_url`` defaults to the source's
+        server, and when neither ``workspace`` nor ``MANTYX_WORKSPACE`` is
+        given the workspace is the one the token reaches (an error names the
+        choices when there are several).
     :param workspace: workspace slug.
     :param base_url: API origin, default ``https://app.mantyx.io``.
     :param timeout: read timeout in seconds for JSON requests, or a
@@ -65,6 +75,7 @@ class Client:
         self,
         api_key: str | None = None,
         *,
+        token_source: TokenSource | None = None,
         workspace: str | None = None,
         base_url: str | None = None,
         timeout: float | tuple[float, float] | None = None,
@@ -93,17 +104,50 @@ class Client:
         ):
             if value is not None:
                 options[key] = value
+        if token_source is not None:
+            if api_key is not None:
+                raise ConfigurationError("pass either api_key= or token_source=, not both")
+            if not isinstance(token_source, TokenSource):
+                raise ConfigurationError(
+                    "token_source must have token() and refresh(rejected) methods, e.g. "
+                    f"OAuth.refresh_token_source(...); got {type(token_source).__name__}"
+                )
+            if isinstance(token_source, IdentityAware):
+                base_url = base_url or token_source.base_url
+                if not workspace and not os.environ.get("MANTYX_WORKSPACE"):
+                    workspace = _only_workspace(token_source)
         self.config = ClientConfig.from_env(
-            api_key, workspace=workspace, base_url=base_url, **options
+            api_key,
+            workspace=workspace,
+            base_url=base_url,
+            key_required=token_source is None,
+            **options,
         )
-        self._transport = HttpTransport(self.config, session=http_session)
+        self._transport = HttpTransport(
+            self.config, session=http_session, token_source=token_source
+        )
         self._safe = safe_policy(self.config)
 
     def __repr__(self) -> str:
+        credential = (
+            f"api_key={mask(self.config.api_key)}"
+            if self.config.api_key is not None
+            else "token_source=***"
+        )
         return (
             f"<Client workspace={self.config.workspace!r} base_url={self.config.base_url!r} "
-            f"api_key={mask(self.config.api_key)}>"
+            f"{credential}>"
         )
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        """The latest rate-limit state per bucket, from every response's headers.
+
+        A read-only mapping: ``client.rate_limits["runs"].remaining``. Before a
+        run starts, a ``runs`` bucket known to be empty is waited out (up to
+        the retry deadline) instead of spending a request on a certain 429.
+        """
+        return self._transport.rate_limits
 
     def models(self) -> ModelCatalog:
         """The models this workspace can run (``GET /models``).
@@ -313,3 +357,22 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+def _only_workspace(source: IdentityAware) -> str:
+    """The one workspace ``source``'s token reaches, or a ConfigurationError saying what to pass."""
+    try:
+        slugs = list(dict.fromkeys(source.workspaces()))
+    except MantyxError as exc:
+        raise ConfigurationError(
+            f"no workspace given and the token's workspaces could not be listed ({exc}): "
+            "pass workspace= or set MANTYX_WORKSPACE"
+        ) from exc
+    if len(slugs) == 1:
+        return slugs[0]
+    if not slugs:
+        raise ConfigurationError("the token reaches no workspace: pass workspace=")
+    raise ConfigurationError(
+        f"the token reaches {len(slugs)} workspaces ({', '.join(slugs)}): "
+        "pass workspace= to choose one"
+    )

@@ -13,10 +13,11 @@
     ├── APIError                               the server answered with a non-2xx status
     │   ├── InvalidRequestError   400
     │   ├── AuthError             401
-    │   ├── PermissionDenied      403  (``required_scopes`` for OAuth scope errors)
+    │   ├── PermissionDenied      403  (``required_scopes`` for OAuth scope errors, from the
+    │   │                              body or the ``WWW-Authenticate`` header)
     │   ├── NotFoundError         404  (``hint`` names the right workspace slug)
     │   ├── ConflictError         409
-    │   ├── RateLimitError        429  (``retry_after`` in seconds)
+    │   ├── RateLimitError        429  (``retry_after`` in seconds, ``rate_limit``)
     │   └── ServerError           5xx
     ├── RunError                               the run ended without success
     │   └── RunCancelled                       the run was cancelled
@@ -174,7 +175,17 @@ class ConflictError(APIError):
 
 
 class RateLimitError(APIError):
-    """429: too many requests. ``retry_after`` is the server's wait in seconds, if given."""
+    """429: too many requests.
+
+    :ivar retry_after: seconds to wait: the server's ``Retry-After``, else the
+        time until the bucket's reset, if known.
+    :ivar rate_limit: the :class:`~mantyx_sync.RateLimit` the 429 carried
+        (bucket, limit, remaining, reset), or ``None``.
+    """
+
+    def __init__(self, message: str, *, rate_limit: Any = None, **kw: Any) -> None:
+        self.rate_limit = rate_limit
+        super().__init__(message, **kw)
 
 
 class ServerError(APIError):

@@ -24,6 +24,7 @@ from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
 from ._http.poster import ResultPoster
+from ._http.ratelimit import RUNS_BUCKET
 from ._http.retry import create_policy, safe_policy
 from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
@@ -62,10 +63,12 @@ def start_run(
     ``owns_tools``: close ``tools``' connections when the run ends (one-shot
     runs); a session keeps its own open instead.
     """
+    policy = create_policy(transport.config)
     try:
-        reply = transport.request(
-            "POST", path, json_body=dict(body), policy=create_policy(transport.config)
-        )
+        # NEWER.md §19: a known-empty "runs" bucket is waited out (within the retry
+        # deadline) rather than spending a request on a certain 429.
+        with transport.rate_limits.slot(RUNS_BUCKET, max_wait=policy.deadline):
+            reply = transport.request("POST", path, json_body=dict(body), policy=policy)
     except BaseException:
         if owns_tools:
             tools.close()

@@ -40,7 +40,8 @@ class ClientConfig:
     """Everything a :class:`~mantyx_sync.Client` needs, fixed at construction.
 
     :param api_key: workspace API key (``mantyx_…``) or OAuth access token
-        (``mantyx_at_…``); never shown in reprs or logs.
+        (``mantyx_at_…``); never shown in reprs or logs. ``None`` when the
+        client's requests take their token from a token source instead.
     :param workspace: the workspace slug in every route.
     :param base_url: scheme and host of the MANTYX API.
     :param connect_timeout: seconds to establish a connection.
@@ -57,7 +58,7 @@ class ClientConfig:
     :param cancel_timeout: seconds the best-effort cancel on Ctrl-C may take.
     """
 
-    api_key: str = attrs.field(repr=False)
+    api_key: str | None = attrs.field(repr=False)
     workspace: str
     base_url: str = DEFAULT_BASE_URL
     connect_timeout: float = attrs.field(default=10.0, validator=_positive)
@@ -71,7 +72,7 @@ class ClientConfig:
     user_agent: str = f"mantyx-sync/{__version__}"
 
     def __attrs_post_init__(self) -> None:
-        if not self.api_key:
+        if self.api_key is not None and not self.api_key:
             raise ConfigurationError("api_key is empty: pass api_key= or set MANTYX_API_KEY")
         if not self.workspace or "/" in self.workspace:
             raise ConfigurationError(
@@ -102,19 +103,24 @@ class ClientConfig:
         workspace: str | None = None,
         base_url: str | None = None,
         environ: Mapping[str, str] | None = None,
+        key_required: bool = True,
         **options: object,
     ) -> ClientConfig:
         """Build a config, falling back to ``MANTYX_API_KEY``, ``MANTYX_WORKSPACE``
         and ``MANTYX_BASE_URL`` for the arguments left as ``None``.
 
+        :param key_required: ``False`` when the credential comes from a token
+            source: then ``MANTYX_API_KEY`` is not read and ``api_key`` stays ``None``.
+
         :raises ConfigurationError: naming the variable to set when the key or
             the workspace is missing, or an option is out of range.
         """
         env = os.environ if environ is None else environ
-        key = api_key or env.get("MANTYX_API_KEY")
-        if not key:
+        key = (api_key or env.get("MANTYX_API_KEY")) if key_required else None
+        if key_required and not key:
             raise ConfigurationError(
-                "no API key: pass api_key= or set the MANTYX_API_KEY environment variable"
+                "no API key: pass api_key= (or token_source=) or set the MANTYX_API_KEY"
+                " environment variable"
             )
         slug = workspace or env.get("MANTYX_WORKSPACE")
         if not slug:

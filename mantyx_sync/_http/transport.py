@@ -5,6 +5,11 @@ event streams, and translates every ``requests``/``urllib3`` exception and
 every non-2xx status into the :mod:`mantyx_sync.errors` tree, so nothing above
 it handles a foreign exception.
 
+The credential is asked for per request: a fixed API key, or a
+:class:`~mantyx_sync._http.auth.TokenSource` whose access token is refreshed
+(and the request repeated once) after a ``401``. Every response's rate-limit
+headers are recorded in :attr:`HttpTransport.rate_limits`.
+
 One ``requests.Session`` serves all threads of a process: it is configured once
 and never mutated per call (headers go per request), and its pool is sized for
 many concurrent runs. After ``fork()`` (gunicorn, Celery prefork) the child
@@ -18,6 +23,7 @@ import email.utils
 import json
 import logging
 import os
+import re
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -35,6 +41,7 @@ from .._base.redact import redact_text
 from ..errors import (
     APIError,
     AuthError,
+    ConfigurationError,
     ConflictError,
     ConnectError,
     InvalidRequestError,
@@ -45,7 +52,9 @@ from ..errors import (
     TimeoutError_,
     TransportError,
 )
+from .auth import TokenSource
 from .config import ClientConfig
+from .ratelimit import RateLimits, parse_rate_limit
 from .retry import RetryPolicy
 
 __all__ = ["EventSource", "HttpTransport", "Reply"]
@@ -99,11 +108,26 @@ class EventSource:
 class HttpTransport:
     """JSON requests and event streams against one workspace's API root.
 
+    :param token_source: where each request's OAuth access token comes from;
+        when ``None``, ``config.api_key`` is sent.
+
+    :ivar rate_limits: the latest rate-limit headers per bucket.
+
     Thread-safe: call it from any number of threads.
     """
 
-    def __init__(self, config: ClientConfig, *, session: requests.Session | None = None) -> None:
+    def __init__(
+        self,
+        config: ClientConfig,
+        *,
+        session: requests.Session | None = None,
+        token_source: TokenSource | None = None,
+    ) -> None:
+        if token_source is None and not config.api_key:
+            raise ConfigurationError("no credential: pass an API key or a token source")
         self.config = config
+        self.rate_limits = RateLimits()
+        self._tokens = token_source
         self._given_session = session
         self._lock = threading.Lock()
         self._pid = -1
@@ -123,8 +147,8 @@ class HttpTransport:
             return self._session
 
     def _headers(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        # Authorization is added per exchange by _authorized_exchange.
         headers = {
-            "Authorization": f"Bearer {self.config.api_key}",
             "User-Agent": self.config.user_agent,
             "Accept": "application/json",
         }
@@ -177,7 +201,7 @@ class HttpTransport:
             headers["Content-Type"] = "application/json"
         read = timeout if timeout is not None else self.config.read_timeout
         started = time.monotonic()
-        response = self._exchange(
+        response = self._authorized_exchange(
             method,
             self.url(path),
             headers=headers,
@@ -215,7 +239,7 @@ class HttpTransport:
         if last_seq:
             headers["Last-Event-ID"] = str(last_seq)
             params["lastSeq"] = str(last_seq)
-        response = self._exchange(
+        response = self._authorized_exchange(
             "GET",
             self.url(path),
             headers=headers,
@@ -237,6 +261,40 @@ class HttpTransport:
             finally:
                 response.close()
         return EventSource(response)
+
+    def _authorized_exchange(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        body: bytes | None,
+        params: Mapping[str, Any] | None,
+        timeout: tuple[float, float],
+        stream: bool,
+        label: str,
+    ) -> requests.Response:
+        """:meth:`_exchange` with the credential; after a 401 on an OAuth token,
+        once more with a refreshed token (the server did not act on a 401)."""
+        tokens = self._tokens
+        token = tokens.token() if tokens is not None else str(self.config.api_key)
+        headers["Authorization"] = f"Bearer {token}"
+        response = self._exchange(
+            method, url, headers=headers, body=body, params=params,
+            timeout=timeout, stream=stream, label=label,
+        )  # fmt: skip
+        self.rate_limits.record(response.headers)
+        if response.status_code != 401 or tokens is None:
+            return response
+        response.close()
+        log.debug("%s: 401 on the access token; refreshing it and trying once more", label)
+        headers["Authorization"] = f"Bearer {tokens.refresh(token)}"
+        response = self._exchange(
+            method, url, headers=headers, body=body, params=params,
+            timeout=timeout, stream=stream, label=label,
+        )  # fmt: skip
+        self.rate_limits.record(response.headers)
+        return response
 
     def _exchange(
         self,
@@ -394,6 +452,38 @@ _STATUS_ERRORS: dict[int, type[APIError]] = {
 }
 
 
+# One auth-param of a WWW-Authenticate challenge: name=token or name="quoted string".
+_AUTH_PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+
+
+def _bearer_params(header: str | None) -> dict[str, str]:
+    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3), names lower-cased."""
+    if not header:
+        return {}
+    start = header.lower().find("bearer")
+    if start < 0:
+        return {}
+    params: dict[str, str] = {}
+    for match in _AUTH_PARAM.finditer(header, start + len("bearer")):
+        quoted, plain = match.group(2), match.group(3)
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else plain
+        params.setdefault(match.group(1).lower(), value)
+    return params
+
+
+def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) -> list[str]:
+    """NEWER.md §1: the body's ``required`` (a string or a list), else the
+    challenge's space-separated ``scope``."""
+    required = fields.get("required")
+    if isinstance(required, str) and required.strip():
+        return [required.strip()]
+    if isinstance(required, list):
+        scopes = [s for s in required if isinstance(s, str) and s]
+        if scopes:
+            return scopes
+    return challenge.get("scope", "").split()
+
+
 def _api_error(response: requests.Response) -> APIError:
     """Build the most specific :class:`APIError` for a non-2xx response."""
     status = response.status_code
@@ -428,9 +518,17 @@ def _api_error(response: requests.Response) -> APIError:
     if cls is None:
         cls = ServerError if status >= 500 else APIError
     if cls is PermissionDenied:
-        required = fields.get("required")
-        scopes = [required] if isinstance(required, str) else list(required or [])
+        challenge = _bearer_params(response.headers.get("WWW-Authenticate"))
+        if kw["code"] is None and challenge.get("error"):
+            kw["code"] = code = challenge["error"]
+            message = fields.get("message") if isinstance(fields.get("message"), str) else code
+        scopes = _required_scopes(fields, challenge)
         if scopes and message == code:
             message = f"the credential lacks the scope(s) {', '.join(scopes)}"
-        return PermissionDenied(message, required_scopes=scopes, **kw)
+        return PermissionDenied(redact_text(str(message)), required_scopes=scopes, **kw)
+    if cls is RateLimitError:
+        limit = parse_rate_limit(response.headers)
+        if kw["retry_after"] is None and limit is not None:
+            kw["retry_after"] = limit.reset_in()
+        return RateLimitError(message, rate_limit=limit, **kw)
     return cls(message, **kw)

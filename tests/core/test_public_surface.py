@@ -51,6 +51,9 @@ EXPECTED = {
     "RunSnapshot",
     "SessionInfo",
     "ModelCatalog",
+    "RateLimit",
+    # OAuth
+    "TokenSource",
     # errors
     "MantyxError",
     "ConfigurationError",
