@@ -18,6 +18,8 @@ from urllib.parse import parse_qsl
 
 from ._catalog import ModelNotFound, models_body
 from ._faults import RequestFaults
+from ._oauth import OAuthServer, TokenRejected, parse_form
+from ._ratelimit import RateLimiter, bucket_for
 from ._recorder import RecordedRequest, Recorder, mask_headers
 from ._runs import EmulatedRun, EmulatedSession
 from ._sse import drop_connection, stream_frames
@@ -108,14 +110,15 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
 
 
 class _Request:
-    __slots__ = ("body", "environ", "method", "params", "path", "query")
+    __slots__ = ("body", "environ", "method", "params", "path", "query", "raw")
 
-    def __init__(self, environ: dict[str, Any], body: Any) -> None:
+    def __init__(self, environ: dict[str, Any], raw: bytes) -> None:
         self.environ = environ
         self.method = environ["REQUEST_METHOD"].upper()
         self.path = environ.get("PATH_INFO") or "/"
         self.query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
-        self.body = body
+        self.raw = raw
+        self.body = _parse_json(raw)
         self.params: dict[str, str] = {}
 
     def json_body(self) -> Any:
@@ -126,20 +129,24 @@ class _Request:
         return self.body
 
 
-def _read_body(environ: dict[str, Any]) -> Any:
+def _read_body(environ: dict[str, Any]) -> bytes:
     stream = environ.get("wsgi.input")
     if stream is None:
-        return _NO_BODY
+        return b""
     try:
         length = int(environ.get("CONTENT_LENGTH") or 0)
     except ValueError:
         length = 0
     if length > 0:
-        raw = stream.read(length)
+        raw: bytes = stream.read(length)
     elif environ.get("wsgi.input_terminated"):
         raw = stream.read()
     else:
         raw = b""
+    return raw
+
+
+def _parse_json(raw: bytes) -> Any:
     if not raw:
         return _NO_BODY
     try:
@@ -166,6 +173,8 @@ class EmulatorApp:
         keepalive: float | None,
         recorder: Recorder,
         request_faults: RequestFaults,
+        oauth: OAuthServer,
+        rate_limiter: RateLimiter | None = None,
     ) -> None:
         self.state = state
         self.api_key = api_key
@@ -176,6 +185,8 @@ class EmulatorApp:
         self.keepalive = keepalive
         self.recorder = recorder
         self.request_faults = request_faults
+        self.oauth = oauth
+        self.rate_limiter = rate_limiter
         self.stop_event = threading.Event()
         self.wakeup: Any = None
         self._secrets = (api_key, *self.oauth_tokens)
@@ -238,7 +249,10 @@ class EmulatorApp:
                 else {"error": _default_code(rule.status), "message": "injected by fail_next"}
             )
             return _Response(rule.status, body, rule.headers)
-        scopes = self._authenticate(request.environ)
+        oauth = self._oauth_route(request)
+        if oauth is not None:
+            return oauth
+        credential, scopes = self._authenticate(request.environ)
         match = _PREFIX.match(request.path)
         if match is None:
             raise _HTTPError(404, "not_found", f"no route for {request.path}")
@@ -262,13 +276,51 @@ class EmulatorApp:
                     f'Bearer error="insufficient_scope", scope="{scope}"'
                 )
                 raise error
+            limits = self._rate_limit(credential, request.method, rest)
             request.params = found.groupdict()
             result: _Response = getattr(self, handler)(request)
+            result.headers.update(limits)
             return result
         raise _HTTPError(404, "not_found", f"no route for {request.method} {request.path}")
 
-    def _authenticate(self, environ: Mapping[str, Any]) -> frozenset[str] | None:
-        """The OAuth scopes of the credential, ``None`` for the API key (all routes)."""
+    def _oauth_route(self, request: _Request) -> _Response | None:
+        """The OAuth server's routes (outside the workspace prefix), else ``None``."""
+        if not request.path.startswith(("/api/oauth/", "/.well-known/")):
+            return None
+        environ = request.environ
+        host = environ.get("HTTP_HOST") or f"{environ['SERVER_NAME']}:{environ['SERVER_PORT']}"
+        reply = self.oauth.handle(
+            request.method,
+            request.path,
+            query=request.query,
+            form=parse_form(request.raw, str(environ.get("CONTENT_TYPE", ""))),
+            authorization=str(environ.get("HTTP_AUTHORIZATION", "")),
+            base_url=f"{environ.get('wsgi.url_scheme', 'http')}://{host}",
+        )
+        if reply is None:
+            return None
+        return _Response(
+            reply.status, _NO_BODY if reply.body is None else reply.body, reply.headers
+        )
+
+    def _rate_limit(self, credential: str, method: str, rest: str) -> dict[str, str]:
+        """NEWER.md §19: count the request on its bucket; the headers to send, or a 429."""
+        if self.rate_limiter is None:
+            return {}
+        allowed, headers = self.rate_limiter.take(credential, bucket_for(method, rest))
+        if not allowed:
+            error = _HTTPError(
+                429,
+                "Too many requests",
+                f"rate limit of the {headers['X-RateLimit-Bucket']} bucket exceeded",
+            )
+            error.body["code"] = "rate_limit_exceeded"
+            error.headers.update(headers)
+            raise error
+        return headers
+
+    def _authenticate(self, environ: Mapping[str, Any]) -> tuple[str, frozenset[str] | None]:
+        """The credential and its OAuth scopes (``None`` for the API key: all routes)."""
         credential = ""
         authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
         if authorization[:7].lower() == "bearer ":
@@ -276,9 +328,19 @@ class EmulatorApp:
         if not credential:
             credential = str(environ.get("HTTP_X_API_KEY", "")).strip()
         if credential and credential == self.api_key:
-            return None
+            return credential, None
         if credential in self.oauth_tokens:
-            return self.oauth_tokens[credential]
+            return credential, self.oauth_tokens[credential]
+        try:
+            scopes = self.oauth.scopes_of(credential) if credential else None
+        except TokenRejected as exc:
+            error = _HTTPError(401, "invalid_token", exc.reason)
+            error.headers["WWW-Authenticate"] = (
+                f'Bearer error="invalid_token", error_description="{exc.reason}"'
+            )
+            raise error from None
+        if scopes is not None:
+            return credential, scopes
         error = _HTTPError(
             401, "unauthorized", "missing API key" if not credential else "invalid API key"
         )

@@ -13,8 +13,11 @@ from types import TracebackType
 from typing import Any, Literal
 
 from ._app import EmulatorApp
+from ._clock import EmulatorClock
 from ._faults import Faults, RequestFault, RequestFaults
 from ._model import ModelLike
+from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
+from ._ratelimit import RateLimiter
 from ._recorder import RecordedRequest, Recorder
 from ._runs import EmulatedRun, EmulatedSession, RunOptions
 from ._state import EmulatorState
@@ -55,11 +58,30 @@ class LocalMantyx:
     :param create_status: the status of ``POST /agent-runs`` (202 or 201).
     :param tool_result_status: the status of an accepted tool result (200 or 204).
     :param keepalive: seconds of silence before a ``: ping`` comment, or ``None``.
-    :param oauth_tokens: OAuth access tokens accepted, each with its scopes.
+    :param oauth_tokens: fixed OAuth access tokens accepted, each with its
+        scopes (tokens issued by the emulator's own OAuth server are accepted too).
     :param started_event: whether each run opens with a ``started`` event.
+    :param oauth_clients: OAuth client id -> secret (``None``: a public
+        client) that the authorization server knows; default one public client,
+        ``"mantyx-test-client"``.
+    :param access_token_ttl: seconds an issued access token lives (3600).
+    :param oauth_metadata: whether ``/.well-known/oauth-authorization-server``
+        answers; ``False`` makes clients use the fallback paths.
+    :param rate_limits: requests per window by bucket (``runs``, ``lifecycle``,
+        ``mutations``, ``reads``), e.g. ``{"runs": 10}``; only those buckets
+        are limited, send ``X-RateLimit-*`` headers and answer 429 with
+        ``Retry-After`` when empty. Default: no limits, no headers.
+    :param rate_limit_window: the window length in seconds (the real server: 60).
+    :param rate_limit_reset: ``"seconds"`` (seconds until the reset) or
+        ``"epoch"`` (a timestamp on the emulator's clock) for ``X-RateLimit-Reset``.
 
     :ivar app: the WSGI application itself, if you would rather mount it in
         another server (the drop and stall faults need werkzeug's socket).
+    :ivar oauth: the OAuth authorization server (auto-approving; ``deny_next()``,
+        ``issue_tokens()``, ``expire_access_tokens()``, ``refreshes``...).
+    :ivar clock: the emulator's clock for token expiry and rate-limit windows;
+        ``advance_clock()`` moves it forward.
+    :ivar rate_limiter: the rate-limit buckets, or ``None`` when unlimited.
 
     Thread-safety: every method may be called from any thread.
 
@@ -82,6 +104,12 @@ class LocalMantyx:
         keepalive: float | None = None,
         oauth_tokens: Mapping[str, Iterable[str]] | None = None,
         started_event: bool = False,
+        oauth_clients: Mapping[str, str | None] | None = None,
+        access_token_ttl: float = 3600.0,
+        oauth_metadata: bool = True,
+        rate_limits: Mapping[str, int] | None = None,
+        rate_limit_window: float = 60.0,
+        rate_limit_reset: Literal["seconds", "epoch"] = "seconds",
     ) -> None:
         if result_shape not in ("subtype", "ok"):
             raise ValueError(f"result_shape must be 'subtype' or 'ok', got {result_shape!r}")
@@ -93,6 +121,24 @@ class LocalMantyx:
         self.workspace = workspace
         self._recorder = Recorder()
         self._request_faults = RequestFaults()
+        self.clock = EmulatorClock()
+        self.oauth = OAuthServer(
+            clock=self.clock,
+            clients={DEFAULT_CLIENT_ID: None} if oauth_clients is None else oauth_clients,
+            workspaces=[workspace],
+            access_token_ttl=access_token_ttl,
+            metadata_enabled=oauth_metadata,
+        )
+        self.rate_limiter = (
+            None
+            if rate_limits is None
+            else RateLimiter(
+                limits=rate_limits,
+                window=rate_limit_window,
+                clock=self.clock,
+                reset_style=rate_limit_reset,
+            )
+        )
         self._state = EmulatorState(
             model=model,
             options=RunOptions(
@@ -112,6 +158,8 @@ class LocalMantyx:
             keepalive=keepalive,
             recorder=self._recorder,
             request_faults=self._request_faults,
+            oauth=self.oauth,
+            rate_limiter=self.rate_limiter,
         )
         self._lock = threading.Lock()
         self._server: Any = None
@@ -215,13 +263,16 @@ class LocalMantyx:
         The SDK is imported here, lazily, so the emulator never depends on it.
         """
         sdk = importlib.import_module("mantyx_sync")
-        options: dict[str, Any] = {
-            "api_key": self.api_key,
-            "workspace": self.workspace,
-            "base_url": self.base_url,
-        }
+        options: dict[str, Any] = {"workspace": self.workspace, "base_url": self.base_url}
+        if "token_source" not in kwargs:
+            options["api_key"] = self.api_key
         options.update(kwargs)
         return sdk.Client(**options)
+
+    def advance_clock(self, seconds: float) -> None:
+        """Move the emulator's clock ``seconds`` forward: tokens expire and
+        rate-limit windows refill as if that much time had passed."""
+        self.clock.advance(seconds)
 
     def set_model(self, model: ModelLike) -> None:
         """Use ``model`` (steps, callable or ``None``) for every later run."""

@@ -1,0 +1,95 @@
+"""Rate-limit buckets (NEWER.md §19): fixed windows per credential, headers and 429s."""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections.abc import Mapping
+from typing import Literal
+
+from ._clock import EmulatorClock
+
+__all__ = ["RateLimiter", "bucket_for"]
+
+_RUN_START = re.compile(r"^/agent-runs/?$|^/agent-sessions/[^/]+/messages/?$")
+_LIFECYCLE = re.compile(r"/(tool-results|cancel|feedback|approvals?)(/[^/]*)?/?$")
+
+
+def bucket_for(method: str, rest: str) -> str:
+    """The bucket a workspace route draws from: ``runs`` (run starts), ``lifecycle``
+    (tool results, cancel, feedback, approvals), ``mutations`` (other writes) or
+    ``reads`` (GETs, streams included)."""
+    if method in ("GET", "HEAD"):
+        return "reads"
+    if method == "POST" and _RUN_START.match(rest):
+        return "runs"
+    if _LIFECYCLE.search(rest):
+        return "lifecycle"
+    return "mutations"
+
+
+class RateLimiter:
+    """Fixed windows per (credential, bucket); only the configured buckets are limited.
+
+    :param limits: requests per window, by bucket name, e.g. ``{"runs": 10}``.
+    :param window: the window length in seconds (the real server uses 60).
+    :param reset_style: ``"seconds"`` sends ``X-RateLimit-Reset`` as seconds
+        until the window refills, ``"epoch"`` as an epoch timestamp.
+
+    Thread-safety: every method may be called from any thread.
+    """
+
+    def __init__(
+        self,
+        *,
+        limits: Mapping[str, int],
+        window: float,
+        clock: EmulatorClock,
+        reset_style: Literal["seconds", "epoch"] = "seconds",
+    ) -> None:
+        if window <= 0:
+            raise ValueError("rate_limit_window must be > 0 seconds")
+        if reset_style not in ("seconds", "epoch"):
+            raise ValueError("rate_limit_reset must be 'seconds' or 'epoch'")
+        for bucket, limit in limits.items():
+            if isinstance(limit, bool) or limit < 0:
+                raise ValueError(f"rate limit for {bucket!r} must be an int >= 0, got {limit!r}")
+        self.limits = dict(limits)
+        self.window = window
+        self.reset_style = reset_style
+        self._clock = clock
+        self._lock = threading.Lock()
+        # (credential, bucket) -> [window start, requests counted in it]
+        self._windows: dict[tuple[str, str], list[float]] = {}
+        self.rejected = 0
+
+    def take(self, credential: str, bucket: str) -> tuple[bool, dict[str, str]]:
+        """Count one request; ``(allowed, headers)``. Unlimited buckets: ``(True, {})``."""
+        limit = self.limits.get(bucket)
+        if limit is None:
+            return True, {}
+        now = self._clock.now()
+        with self._lock:
+            state = self._windows.get((credential, bucket))
+            if state is None or now >= state[0] + self.window:
+                state = self._windows[(credential, bucket)] = [now, 0]
+            allowed = state[1] < limit
+            if allowed:
+                state[1] += 1
+            else:
+                self.rejected += 1
+            remaining = max(0, limit - int(state[1]))
+            ends = state[0] + self.window
+        # Rounded up: a client that waits for the reset never wakes early.
+        wait = max(0, math.ceil(ends - now))
+        reset = str(math.ceil(ends)) if self.reset_style == "epoch" else str(wait)
+        headers = {
+            "X-RateLimit-Limit": str(limit),
+            "X-RateLimit-Remaining": str(remaining),
+            "X-RateLimit-Reset": reset,
+            "X-RateLimit-Bucket": bucket,
+        }
+        if not allowed:
+            headers["Retry-After"] = str(max(1, wait))
+        return allowed, headers
