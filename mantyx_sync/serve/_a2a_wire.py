@@ -1,0 +1,246 @@
+"""A2A wire shapes for the served app, in both protocol lines.
+
+* **0.3** (methods ``message/send`` …): objects tagged with ``kind``
+  (``task``, ``message``, ``status-update``, ``artifact-update``), parts
+  ``{"kind": "text", "text": …}``, roles ``user``/``agent``, states
+  ``working``/``completed``…, and status updates carry ``final``.
+* **1.0** (methods ``SendMessage`` …): the proto JSON mapping: no ``kind``,
+  parts ``{"text": …}``, roles ``ROLE_USER``/``ROLE_AGENT``, states
+  ``TASK_STATE_WORKING``…; send results wrap ``{"task": …}`` and stream items
+  are ``{"task"|"message"|"statusUpdate"|"artifactUpdate": …}``.
+
+Everything here is pure: dictionaries in, dictionaries out.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+__all__ = [
+    "Dialect",
+    "agent_message",
+    "artifact_update",
+    "build_card",
+    "message_text",
+    "status_update",
+    "task_object",
+]
+
+Dialect = Literal["0.3", "1.0"]
+
+ARTIFACT_NAME: Final = "response"
+
+
+def now_iso() -> str:
+    """An RFC 3339 UTC timestamp, as A2A status timestamps are."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def _part(text: str, dialect: Dialect) -> dict[str, Any]:
+    return {"kind": "text", "text": text} if dialect == "0.3" else {"text": text}
+
+
+def _state(state: str, dialect: Dialect) -> str:
+    if dialect == "0.3":
+        return state
+    return "TASK_STATE_" + state.upper().replace("-", "_")
+
+
+def message_text(message: Any) -> str | None:
+    """The text a client's A2A message carries (both lines), or ``None`` if none.
+
+    Text parts are joined with newlines; data parts are rendered as JSON; file
+    parts are named (their bytes are not forwarded).
+    """
+    if not isinstance(message, Mapping):
+        return None
+    parts = message.get("parts")
+    if not isinstance(parts, Sequence) or isinstance(parts, str):
+        return None
+    pieces: list[str] = []
+    for part in parts:
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            pieces.append(part["text"])
+        elif "data" in part:
+            pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
+        else:
+            file = part.get("file")
+            if not isinstance(file, Mapping):
+                file = part
+            label = file.get("name") or file.get("filename") or file.get("uri") or file.get("url")
+            if label:
+                pieces.append(f"[file: {label}]")
+    text = "\n".join(pieces)
+    return text if text.strip() else None
+
+
+def agent_message(
+    text: str, *, context_id: str, task_id: str | None, message_id: str, dialect: Dialect
+) -> dict[str, Any]:
+    """An agent-role Message holding ``text``."""
+    out: dict[str, Any] = {
+        "messageId": message_id,
+        "role": "agent" if dialect == "0.3" else "ROLE_AGENT",
+        "parts": [_part(text, dialect)],
+        "contextId": context_id,
+    }
+    if task_id is not None:
+        out["taskId"] = task_id
+    if dialect == "0.3":
+        out["kind"] = "message"
+    return out
+
+
+def _status(
+    state: str, message: dict[str, Any] | None, dialect: Dialect, timestamp: str
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": timestamp}
+    if message is not None:
+        out["message"] = message
+    return out
+
+
+def _artifact(text: str, artifact_id: str, dialect: Dialect) -> dict[str, Any]:
+    return {"artifactId": artifact_id, "name": ARTIFACT_NAME, "parts": [_part(text, dialect)]}
+
+
+def task_object(
+    *,
+    task_id: str,
+    context_id: str,
+    state: str,
+    status_message: dict[str, Any] | None,
+    artifact: tuple[str, str] | None,
+    history: Sequence[dict[str, Any]],
+    dialect: Dialect,
+    timestamp: str,
+) -> dict[str, Any]:
+    """A Task. ``artifact`` is ``(artifact_id, text)`` once there is an answer."""
+    out: dict[str, Any] = {
+        "id": task_id,
+        "contextId": context_id,
+        "status": _status(state, status_message, dialect, timestamp),
+    }
+    if artifact is not None:
+        out["artifacts"] = [_artifact(artifact[1], artifact[0], dialect)]
+    if history:
+        out["history"] = list(history)
+    if dialect == "0.3":
+        out["kind"] = "task"
+    return out
+
+
+def status_update(
+    *,
+    task_id: str,
+    context_id: str,
+    state: str,
+    message: dict[str, Any] | None,
+    final: bool,
+    dialect: Dialect,
+) -> dict[str, Any]:
+    """A status update stream item (``final`` exists only in 0.3)."""
+    body: dict[str, Any] = {
+        "taskId": task_id,
+        "contextId": context_id,
+        "status": _status(state, message, dialect, now_iso()),
+    }
+    if dialect == "0.3":
+        body.update(kind="status-update", final=final)
+        return body
+    return {"statusUpdate": body}
+
+
+def artifact_update(
+    *,
+    task_id: str,
+    context_id: str,
+    artifact_id: str,
+    text: str,
+    append: bool,
+    last_chunk: bool,
+    dialect: Dialect,
+) -> dict[str, Any]:
+    """An artifact update stream item: a chunk of the answer, or (``append``
+    false) the whole answer so far."""
+    body: dict[str, Any] = {
+        "taskId": task_id,
+        "contextId": context_id,
+        "artifact": _artifact(text, artifact_id, dialect),
+        "append": append,
+        "lastChunk": last_chunk,
+    }
+    if dialect == "0.3":
+        body["kind"] = "artifact-update"
+        return body
+    return {"artifactUpdate": body}
+
+
+def _skills(tools: Sequence[Any], agent_name: str) -> list[dict[str, Any]]:
+    skills: list[dict[str, Any]] = []
+    for tool in tools:
+        name = getattr(tool, "name", None) or getattr(tool, "id", None)
+        if not isinstance(name, str):
+            continue
+        description = getattr(tool, "description", None)
+        kind = str(getattr(tool, "kind", "tool"))
+        skills.append(
+            {
+                "id": name,
+                "name": name,
+                "description": description
+                if isinstance(description, str) and description
+                else f"Can use the {name} tool ({kind}).",
+                "tags": [kind],
+            }
+        )
+    if not skills:
+        skills.append(
+            {
+                "id": "chat",
+                "name": "Chat",
+                "description": f"Answers messages as the MANTYX agent {agent_name}.",
+                "tags": ["chat"],
+            }
+        )
+    return skills
+
+
+def build_card(
+    *,
+    name: str,
+    description: str,
+    version: str,
+    rpc_url: str,
+    tools: Sequence[Any],
+    overrides: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The Agent Card, advertising JSON-RPC in both lines on one endpoint.
+
+    Fields in ``overrides`` replace the built ones.
+    """
+    card: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "version": version,
+        "supportedInterfaces": [
+            {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
+            {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
+        ],
+        # The 0.3 line reads these top-level fields.
+        "url": rpc_url,
+        "preferredTransport": "JSONRPC",
+        "protocolVersion": "0.3.0",
+        "capabilities": {"streaming": True, "pushNotifications": False},
+        "defaultInputModes": ["text/plain"],
+        "defaultOutputModes": ["text/plain"],
+        "skills": _skills(tools, name),
+    }
+    if overrides:
+        card.update(overrides)
+    return card

@@ -1,0 +1,149 @@
+"""Protocol conversation ids (A2A ``contextId``, Agent API ``session_id``) → MANTYX sessions.
+
+One :class:`Conversations` per served app. Each conversation id maps to one
+MANTYX :class:`~mantyx_sync.Session`, created on its first message. Past
+``max_sessions`` the least recently used conversation is evicted and its
+session *ended* on the server (which also cancels a run still going in it),
+so a busy app never accumulates open sessions. MANTYX runs one message of a
+session at a time: a second message for a busy conversation waits its turn.
+
+In ``stateless`` mode no session is kept: every message is a one-shot run.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from typing import Final
+
+from ..agent import Agent
+from ..errors import MantyxError
+from ..run import Run
+from ..session import Session
+
+__all__ = ["ConversationBusy", "Conversations", "Turn"]
+
+log = logging.getLogger(__name__)
+
+BUSY_WAIT_S: Final = 120.0
+
+
+class ConversationBusy(MantyxError):
+    """A conversation's previous message is still running after the wait."""
+
+
+class _Conversation:
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.turn_lock = threading.Lock()
+
+
+class Turn:
+    """One message's run, holding its conversation until :meth:`finish`."""
+
+    def __init__(self, run: Run, release: threading.Lock | None) -> None:
+        self.run = run
+        self._release = release
+        self._finished = False
+        self._lock = threading.Lock()
+
+    def finish(self) -> None:
+        """Let the conversation's next message start. Idempotent, any thread."""
+        with self._lock:
+            if self._finished:
+                return
+            self._finished = True
+        if self._release is not None:
+            self._release.release()
+
+
+class Conversations:
+    """An LRU map of conversation ids to MANTYX sessions (thread-safe)."""
+
+    def __init__(self, agent: Agent, *, stateless: bool, max_sessions: int) -> None:
+        if max_sessions < 1:
+            raise ValueError("max_sessions must be at least 1")
+        self._agent = agent
+        self._stateless = stateless
+        self._max = max_sessions
+        self._lock = threading.Lock()
+        self._open: collections.OrderedDict[str, _Conversation] = collections.OrderedDict()
+        self._creating: dict[str, threading.Lock] = {}
+
+    @property
+    def stateless(self) -> bool:
+        """Whether every message is a one-shot run."""
+        return self._stateless
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._open)
+
+    def session_id(self, key: str) -> str | None:
+        """The MANTYX session id of conversation ``key``, if it is open."""
+        with self._lock:
+            conversation = self._open.get(key)
+            return conversation.session.id if conversation else None
+
+    def start(self, key: str | None, prompt: str) -> Turn:
+        """Start the MANTYX run for one message of conversation ``key``.
+
+        :raises ConversationBusy: the conversation's previous run did not end in time.
+        :raises MantyxError: the session or run could not be created.
+        """
+        if self._stateless or key is None:
+            return Turn(self._agent.start(prompt), None)
+        conversation = self._get(key)
+        if not conversation.turn_lock.acquire(timeout=BUSY_WAIT_S):
+            raise ConversationBusy(f"conversation {key!r} is still answering a previous message")
+        try:
+            return Turn(conversation.session.start(prompt), conversation.turn_lock)
+        except BaseException:
+            conversation.turn_lock.release()
+            raise
+
+    def _get(self, key: str) -> _Conversation:
+        with self._lock:
+            found = self._open.get(key)
+            if found is not None:
+                self._open.move_to_end(key)
+                return found
+            creating = self._creating.setdefault(key, threading.Lock())
+        # Sessions are created outside the pool lock (an HTTP call), once per key.
+        with creating:
+            with self._lock:
+                found = self._open.get(key)
+                if found is not None:
+                    self._open.move_to_end(key)
+                    return found
+            conversation = _Conversation(self._agent.session())
+            with self._lock:
+                self._open[key] = conversation
+                self._creating.pop(key, None)
+                evicted = self._evict_locked()
+        for old_key, old in evicted:
+            log.info("conversation %r evicted; ending session %s", old_key, old.session.id)
+            self._end(old)
+        return conversation
+
+    def _evict_locked(self) -> list[tuple[str, _Conversation]]:
+        evicted = []
+        while len(self._open) > self._max:
+            evicted.append(self._open.popitem(last=False))
+        return evicted
+
+    @staticmethod
+    def _end(conversation: _Conversation) -> None:
+        try:
+            conversation.session.end()
+        except MantyxError as exc:
+            log.warning("could not end session %s: %s", conversation.session.id, exc)
+
+    def close(self) -> None:
+        """End every open session."""
+        with self._lock:
+            open_ = list(self._open.values())
+            self._open.clear()
+        for conversation in open_:
+            self._end(conversation)

@@ -1,0 +1,367 @@
+"""Serve a MANTYX agent over A2A (0.3 and 1.0) as a plain WSGI application.
+
+::
+
+    from mantyx_sync import Agent, serve
+
+    app = serve.a2a_app(Agent(system_prompt="You are terse."),
+                        authenticate=serve.bearer_token("s3cret"))
+
+Mount ``app`` in any WSGI server or framework; nothing listens by itself.
+Routes, relative to where it is mounted:
+
+* ``GET /.well-known/agent-card.json`` (and the 0.3 path ``agent.json``): the card;
+* ``POST /``: JSON-RPC 2.0 — ``message/send``, ``message/stream``,
+  ``tasks/get``, ``tasks/cancel`` (0.3) and ``SendMessage``,
+  ``SendStreamingMessage``, ``GetTask``, ``CancelTask`` (1.0);
+* ``GET /health``: ``{"status": "ok"}``, without authentication.
+
+Every message becomes one A2A task following one MANTYX run. A streamed
+reply is written as the run streams: the task, a ``working`` status, one
+artifact chunk per ``assistant_delta``, status updates naming the tools the
+agent calls, the whole answer as the last chunk, and the final status. A
+comment line is written after ``heartbeat`` seconds of silence, so a client
+that went away is noticed: its run is then cancelled on MANTYX.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any, Final, Literal
+
+from .._version import __version__
+from ..agent import Agent
+from ..errors import MantyxError
+from ..events import RunEvent
+from ._a2a_tasks import A2ATask, TaskStore
+from ._a2a_wire import (
+    Dialect,
+    agent_message,
+    artifact_update,
+    build_card,
+    message_text,
+    status_update,
+)
+from ._conversations import Conversations
+from ._pump import Outcome, Tick
+from ._wsgi import (
+    SSE_HEARTBEAT,
+    Authenticate,
+    BadBody,
+    StartResponse,
+    StreamBody,
+    base_url,
+    is_allowed,
+    json_reply,
+    read_json,
+    sse_data,
+    unauthorized,
+)
+
+__all__ = ["A2AApp", "a2a_app"]
+
+log = logging.getLogger(__name__)
+
+CARD_PATHS: Final = ("/.well-known/agent-card.json", "/.well-known/agent.json")
+CANCEL_WAIT_S: Final = 10.0
+
+# JSON-RPC 2.0 and A2A error codes.
+PARSE_ERROR: Final = -32700
+INVALID_REQUEST: Final = -32600
+METHOD_NOT_FOUND: Final = -32601
+INVALID_PARAMS: Final = -32602
+INTERNAL_ERROR: Final = -32603
+TASK_NOT_FOUND: Final = -32001
+TASK_NOT_CANCELABLE: Final = -32002
+
+_SEND: Final[Mapping[str, tuple[Dialect, bool]]] = {
+    "message/send": ("0.3", False),
+    "message/stream": ("0.3", True),
+    "SendMessage": ("1.0", False),
+    "SendStreamingMessage": ("1.0", True),
+}
+_GET: Final[Mapping[str, Dialect]] = {"tasks/get": "0.3", "GetTask": "1.0"}
+_CANCEL: Final[Mapping[str, Dialect]] = {"tasks/cancel": "0.3", "CancelTask": "1.0"}
+
+
+class _RpcError(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+
+
+def _result(request_id: Any, result: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "result": result}
+
+
+class A2AApp:
+    """The WSGI application :func:`a2a_app` returns.
+
+    Thread-safety: one instance serves any number of requests at once.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        card: Mapping[str, Any] | None,
+        conversation: Literal["auto", "stateless"],
+        max_sessions: int,
+        authenticate: Authenticate | None,
+        heartbeat: float,
+    ) -> None:
+        self.agent = agent
+        self._card = dict(card) if card is not None else None
+        self._authenticate = authenticate
+        self._heartbeat = heartbeat
+        self.conversations = Conversations(
+            agent, stateless=conversation == "stateless", max_sessions=max_sessions
+        )
+        self.tasks = TaskStore()
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+        method = environ.get("REQUEST_METHOD", "GET")
+        path = environ.get("PATH_INFO", "") or "/"
+        if path == "/health":
+            return json_reply(start_response, {"status": "ok"})
+        if not is_allowed(self._authenticate, environ):
+            return unauthorized(start_response)
+        if path in CARD_PATHS:
+            if method not in ("GET", "HEAD"):
+                return json_reply(start_response, {"error": "use GET"}, 405, [("Allow", "GET")])
+            return json_reply(start_response, self.card(base_url(environ) + "/"))
+        if path != "/":
+            return json_reply(start_response, {"error": f"no route {path}"}, 404)
+        if method != "POST":
+            return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
+        return self._rpc(environ, start_response)
+
+    def card(self, rpc_url: str) -> dict[str, Any]:
+        """The Agent Card, its endpoint at ``rpc_url``."""
+        spec = self.agent.spec
+        name = spec.name or spec.agent_id or "MANTYX agent"
+        return build_card(
+            name=name,
+            description=f"{name}, a MANTYX agent served by mantyx_sync.",
+            version=__version__,
+            rpc_url=rpc_url,
+            tools=spec.tools,
+            overrides=self._card,
+        )
+
+    def close(self) -> None:
+        """Cancel running tasks and end every open session."""
+        for task in self.tasks.running():
+            task.pump.close()
+        self.conversations.close()
+
+    def _rpc(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+        try:
+            body = read_json(environ)
+        except BadBody as exc:
+            return json_reply(start_response, _error(None, PARSE_ERROR, str(exc)))
+        if not isinstance(body, dict) or not isinstance(body.get("method"), str):
+            return json_reply(
+                start_response,
+                _error(None, INVALID_REQUEST, "expected one JSON-RPC 2.0 request object"),
+            )
+        request_id = body.get("id")
+        method = body["method"]
+        params = body.get("params")
+        if params is None:
+            params = {}
+        try:
+            if not isinstance(params, dict):
+                raise _RpcError(INVALID_PARAMS, "params must be an object")
+            if method in _SEND:
+                dialect, stream = _SEND[method]
+                return self._send(start_response, request_id, params, dialect, stream)
+            if method in _GET:
+                task = self._task(params)
+                history = params.get("historyLength")
+                length = history if isinstance(history, int) else None
+                result = task.to_wire(_GET[method], history_length=length)
+            elif method in _CANCEL:
+                result = self._cancel(self._task(params), _CANCEL[method])
+            else:
+                raise _RpcError(METHOD_NOT_FOUND, f"method {method!r} is not supported")
+        except _RpcError as exc:
+            return json_reply(start_response, _error(request_id, exc.code, exc.message))
+        return json_reply(start_response, _result(request_id, result))
+
+    def _task(self, params: Mapping[str, Any]) -> A2ATask:
+        task_id = params.get("id")
+        if not isinstance(task_id, str):
+            raise _RpcError(INVALID_PARAMS, "params.id (the task id) must be a string")
+        task = self.tasks.get(task_id)
+        if task is None:
+            raise _RpcError(TASK_NOT_FOUND, f"task {task_id} not found")
+        return task
+
+    def _cancel(self, task: A2ATask, dialect: Dialect) -> dict[str, Any]:
+        if task.done:
+            raise _RpcError(TASK_NOT_CANCELABLE, f"task {task.id} is already {task.state}")
+        task.pump.cancel()
+        if not task.pump.wait(CANCEL_WAIT_S):
+            # MANTYX did not confirm in time: stop following it (close cancels too).
+            task.pump.close()
+            task.pump.wait(CANCEL_WAIT_S)
+        return task.to_wire(dialect)
+
+    def _send(
+        self,
+        start_response: StartResponse,
+        request_id: Any,
+        params: Mapping[str, Any],
+        dialect: Dialect,
+        stream: bool,
+    ) -> Any:
+        message = params.get("message")
+        text = message_text(message)
+        if text is None or not isinstance(message, Mapping):
+            raise _RpcError(INVALID_PARAMS, "params.message must carry at least one text part")
+        context_id = message.get("contextId")
+        if not isinstance(context_id, str) or not context_id:
+            context_id = str(uuid.uuid4())
+        configuration = params.get("configuration")
+        configuration = configuration if isinstance(configuration, Mapping) else {}
+        immediately = (
+            configuration.get("returnImmediately") is True or configuration.get("blocking") is False
+        )
+        try:
+            turn = self.conversations.start(context_id, text)
+        except MantyxError as exc:
+            log.warning("could not start a run for context %s: %s", context_id, exc)
+            raise _RpcError(INTERNAL_ERROR, f"the agent could not start: {exc}") from exc
+        task = A2ATask(
+            context_id=context_id,
+            user_message=dict(message),
+            turn=turn,
+            listen=stream,
+            on_end=self.tasks.finished,
+        )
+        self.tasks.add(task)
+        log.debug("task %s: run %s for context %s", task.id, task.run_id, context_id)
+        if stream:
+            start_response("200 OK", StreamBody.HEADERS)
+            return StreamBody(
+                self._frames(task, request_id, dialect), on_close=lambda: _abandon(task)
+            )
+        if not immediately:
+            task.pump.wait()
+        result = task.to_wire(dialect)
+        wrapped = {"task": result} if dialect == "1.0" else result
+        return json_reply(start_response, _result(request_id, wrapped))
+
+    def _frames(self, task: A2ATask, request_id: Any, dialect: Dialect) -> Iterator[bytes]:
+        def frame(item: dict[str, Any]) -> bytes:
+            return sse_data(_result(request_id, item))
+
+        def status(state: str, message: dict[str, Any] | None, final: bool) -> bytes:
+            return frame(
+                status_update(
+                    task_id=task.id,
+                    context_id=task.context_id,
+                    state=state,
+                    message=message,
+                    final=final,
+                    dialect=dialect,
+                )
+            )
+
+        def chunk(text: str, *, append: bool, last: bool) -> bytes:
+            return frame(
+                artifact_update(
+                    task_id=task.id,
+                    context_id=task.context_id,
+                    artifact_id=task.artifact_id,
+                    text=text,
+                    append=append,
+                    last_chunk=last,
+                    dialect=dialect,
+                )
+            )
+
+        first = task.to_wire(dialect)
+        first["status"]["state"] = "submitted" if dialect == "0.3" else "TASK_STATE_SUBMITTED"
+        first.pop("artifacts", None)
+        yield frame({"task": first} if dialect == "1.0" else first)
+        yield status("working", None, False)
+        appended = False
+        for item in task.pump.events(self._heartbeat):
+            if item is Tick.HEARTBEAT:
+                yield SSE_HEARTBEAT
+                continue
+            assert isinstance(item, RunEvent)
+            if item.type == "assistant_delta" and item.text:
+                yield chunk(item.text, append=appended, last=False)
+                appended = True
+            elif item.type in ("tool_call", "local_tool_call"):
+                note = agent_message(
+                    f"calling {item.data.get('name') or 'a tool'}",
+                    context_id=task.context_id,
+                    task_id=task.id,
+                    message_id=str(uuid.uuid4()),
+                    dialect=dialect,
+                )
+                yield status("working", note, False)
+        task.pump.wait()
+        if task.pump.outcome is Outcome.COMPLETED:
+            yield chunk(task.answer(), append=False, last=True)
+        yield status(task.state, task.status_message(dialect), True)
+
+
+def _abandon(task: A2ATask) -> None:
+    # The WSGI server closes the body at the end of every response; only a
+    # response cut short (the client went away) leaves the run going.
+    if not task.done:
+        log.info("task %s: the client went away; cancelling run %s", task.id, task.run_id)
+        task.pump.close()
+
+
+def a2a_app(
+    agent: Agent,
+    *,
+    card: Mapping[str, Any] | None = None,
+    conversation: Literal["auto", "stateless"] = "auto",
+    max_sessions: int = 1024,
+    authenticate: Authenticate | None = None,
+    heartbeat: float = 15.0,
+) -> A2AApp:
+    """A WSGI application serving ``agent`` over A2A 0.3 and 1.0 (JSON-RPC).
+
+    :param card: Agent Card fields replacing the built ones (name, description,
+        skills, provider…). The built card names the agent, turns its tools
+        into skills, and advertises both protocol lines on this app's URL.
+    :param conversation: ``"auto"``: each A2A ``contextId`` is one MANTYX
+        session (created on first use); ``"stateless"``: every message is a
+        one-shot run.
+    :param max_sessions: open sessions kept; past it the least recently used
+        is ended on MANTYX.
+    :param authenticate: ``authenticate(environ) -> bool``, asked for every
+        request but ``GET /health``; refused requests get 401. See
+        :func:`bearer_token`.
+    :param heartbeat: seconds of silence after which a stream gets a comment line.
+    :raises ValueError: a bad argument.
+
+    .. versionadded:: 0.2
+    """
+    if conversation not in ("auto", "stateless"):
+        raise ValueError("conversation must be 'auto' or 'stateless'")
+    if heartbeat <= 0:
+        raise ValueError("heartbeat must be positive")
+    return A2AApp(
+        agent,
+        card=card,
+        conversation=conversation,
+        max_sessions=max_sessions,
+        authenticate=authenticate,
+        heartbeat=heartbeat,
+    )

@@ -1,0 +1,46 @@
+"""Fixtures for the served apps: a real WSGI server on 127.0.0.1 in front of them."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from werkzeug.serving import BaseWSGIServer, make_server
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+
+
+class Served:
+    """A WSGI app served by werkzeug's threaded server on an ephemeral port."""
+
+    def __init__(self, app: Callable[..., Any]) -> None:
+        self.server: BaseWSGIServer = make_server("127.0.0.1", 0, app, threaded=True)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, name="test-wsgi", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+        self._thread.join(10)
+
+
+@pytest.fixture
+def serve_wsgi() -> Iterator[Callable[[Callable[..., Any]], Served]]:
+    """``serve_wsgi(app)`` -> a running :class:`Served`; all stopped after the test."""
+    started: list[Served] = []
+
+    def start(app: Callable[..., Any]) -> Served:
+        served = Served(app)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()
