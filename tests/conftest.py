@@ -23,8 +23,9 @@ PEERS = Path(__file__).parent / "peers"
 def pytest_configure(config: pytest.Config) -> None:
     """Install the third-party test peers the MCP/A2A tests run against, once.
 
-    The npm MCP reference servers go into tests/peers/node_modules and the
-    a2a-sdk 0.3 line into its own venv (it cannot share ours with 1.x). Set
+    The npm MCP reference servers go into tests/peers/node_modules, the
+    a2a-sdk 0.3 line into its own venv (it cannot share ours with 1.x), and
+    agentscope-runtime into another (it pins a2a-sdk<1 and is large). Set
     MANTYX_TEST_NO_PEER_INSTALL=1 to skip; the tests that need them then skip.
     """
     if os.environ.get("MANTYX_TEST_NO_PEER_INSTALL"):
@@ -42,5 +43,12 @@ def pytest_configure(config: pytest.Config) -> None:
             ["sh", str(PEERS / "make_a2a03_venv.sh")],
             check=False,
             timeout=600,
+            stdout=subprocess.DEVNULL,
+        )
+    if not (PEERS / ".venv-agentscope" / "bin" / "python").exists():
+        subprocess.run(
+            ["sh", str(PEERS / "make_agentscope_venv.sh")],
+            check=False,
+            timeout=900,
             stdout=subprocess.DEVNULL,
         )

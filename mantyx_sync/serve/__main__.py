@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
-from . import a2a_app
+from . import a2a_app, agent_api_app
 
 __all__ = ["main"]
 
@@ -25,7 +25,7 @@ _DESCRIPTION = (
 
 
 def _apps() -> dict[str, Callable[[Agent], Any]]:
-    apps: dict[str, Callable[[Agent], Any]] = {"a2a": a2a_app}
+    apps: dict[str, Callable[[Agent], Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
     return apps
 
 

@@ -83,3 +83,4 @@ def npm_bin(name: str) -> str | None:
 
 
 A2A03_PYTHON = PEERS / ".venv-a2a03" / "bin" / "python"
+AGENTSCOPE_PYTHON = PEERS / ".venv-agentscope" / "bin" / "python"

@@ -1,0 +1,259 @@
+"""The Agent API protocol's objects, built from a MANTYX run's events.
+
+:class:`ResponseBuilder` turns each :class:`~mantyx_sync.RunEvent` into the
+``response`` / ``message`` / ``content`` objects of agent-api-protocol.md,
+numbered by ``sequence_number``, with the documented status transitions:
+
+* the response: ``created`` → ``in_progress`` → ``completed`` / ``failed`` / ``canceled``;
+* assistant text: a ``message`` (``in_progress``), ``text`` content deltas
+  (``delta: true``), the whole text as completed content, then the message
+  ``completed`` — one message per model turn that said something;
+* tool activity: a ``plugin_call`` message whose ``data`` content is
+  ``{call_id, name, arguments}``, then a ``plugin_call_output`` message
+  (role ``tool``) with ``{call_id, name, output}``;
+* a ``heartbeat`` message while a tool call is outstanding and nothing else
+  was said for a while.
+
+Not thread-safe: one builder per response, used by one thread.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+from ..events import RunEvent
+from ..results import RunResult
+
+__all__ = ["ResponseBuilder", "request_text"]
+
+
+def request_text(body: Mapping[str, Any]) -> str | None:
+    """The text of the last user message of an ``AgentRequest``'s ``input``."""
+    messages = body.get("input")
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if not isinstance(message, Mapping) or message.get("role", "user") != "user":
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            return content if content.strip() else None
+        if not isinstance(content, list):
+            continue
+        pieces = []
+        for part in content:
+            if not isinstance(part, Mapping):
+                continue
+            if isinstance(part.get("text"), str):
+                pieces.append(part["text"])
+            elif part.get("type") == "data" and "data" in part:
+                pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
+        text = "\n".join(pieces)
+        if text.strip():
+            return text
+    return None
+
+
+def _json_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class ResponseBuilder:
+    """Builds one Agent API response, object by object."""
+
+    def __init__(self, session_id: str) -> None:
+        self.session_id = session_id
+        self.id = f"response_{uuid.uuid4()}"
+        self.created_at = int(time.time())
+        self.output: list[dict[str, Any]] = []
+        self._seq = 0
+        self._text_msg: dict[str, Any] | None = None
+        self._text: list[str] = []
+        self._pending: dict[str, str] = {}
+
+    @property
+    def tool_pending(self) -> bool:
+        """Whether a tool call is waiting for its output."""
+        return bool(self._pending)
+
+    def _stamp(self, obj: dict[str, Any]) -> dict[str, Any]:
+        obj["sequence_number"] = self._seq
+        self._seq += 1
+        return obj
+
+    def response(
+        self,
+        status: str,
+        *,
+        error: dict[str, str] | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> dict[str, Any]:
+        """The response object in ``status``."""
+        done = status in ("completed", "failed", "canceled")
+        return self._stamp(
+            {
+                "object": "response",
+                "status": status,
+                "error": error,
+                "id": self.id,
+                "created_at": self.created_at,
+                "completed_at": int(time.time()) if done else None,
+                "output": [dict(m) for m in self.output] if done else None,
+                "usage": usage,
+                "session_id": self.session_id,
+            }
+        )
+
+    def _message(self, msg_type: str, role: str) -> dict[str, Any]:
+        return {
+            "object": "message",
+            "status": "in_progress",
+            "error": None,
+            "id": f"msg_{uuid.uuid4()}",
+            "type": msg_type,
+            "role": role,
+            "content": None,
+            "code": None,
+            "message": None,
+        }
+
+    def _content(
+        self, msg_id: str, kind: str, status: str, delta: bool, **fields: Any
+    ) -> dict[str, Any]:
+        return {
+            "object": "content",
+            "status": status,
+            "error": None,
+            "type": kind,
+            "index": 0,
+            "delta": delta,
+            "msg_id": msg_id,
+            **fields,
+        }
+
+    def on_event(self, event: RunEvent) -> list[dict[str, Any]]:
+        """The protocol objects ``event`` produces (often none)."""
+        kind = event.type
+        if kind == "assistant_delta" and event.text:
+            return self._delta(event.text)
+        if kind == "assistant_message":
+            return self._close_text(event.text)
+        if kind in ("tool_call", "local_tool_call"):
+            return self._close_text(None) + self._tool_call(event.data)
+        if kind == "tool_result":
+            data = event.data
+            output = data.get("result", data.get("summary"))
+            return self._tool_output(data, output)
+        if kind == "local_tool_result_in":
+            data = event.data
+            output = data.get("output")
+            if output is None and data.get("error") is not None:
+                output = f"error: {_json_text(data['error'])}"
+            return self._tool_output(data, output)
+        return []
+
+    def heartbeat(self) -> dict[str, Any]:
+        """A ``heartbeat`` message: still working (a tool is running)."""
+        msg = self._message("heartbeat", "assistant")
+        return self._stamp(msg)
+
+    def _delta(self, text: str) -> list[dict[str, Any]]:
+        out = []
+        if self._text_msg is None:
+            self._text_msg = self._message("message", "assistant")
+            self._text = []
+            out.append(self._stamp(dict(self._text_msg)))
+        self._text.append(text)
+        out.append(
+            self._stamp(self._content(self._text_msg["id"], "text", "in_progress", True, text=text))
+        )
+        return out
+
+    def _close_text(self, full: str | None) -> list[dict[str, Any]]:
+        msg = self._text_msg
+        if msg is None:
+            if not full:
+                return []
+            msg = self._message("message", "assistant")
+            opened = [self._stamp(dict(msg))]
+        else:
+            opened = []
+        text = full if full else "".join(self._text)
+        self._text_msg, self._text = None, []
+        content = self._stamp(self._content(msg["id"], "text", "completed", False, text=text))
+        msg.update(status="completed", content=[dict(content)])
+        done = self._stamp(dict(msg))
+        self.output.append(done)
+        return [*opened, content, done]
+
+    def _data_message(self, msg_type: str, role: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        msg = self._message(msg_type, role)
+        opened = self._stamp(dict(msg))
+        content = self._stamp(self._content(msg["id"], "data", "completed", False, data=data))
+        msg.update(status="completed", content=[dict(content)])
+        done = self._stamp(dict(msg))
+        self.output.append(done)
+        return [opened, content, done]
+
+    def _tool_call(self, data: Mapping[str, Any]) -> list[dict[str, Any]]:
+        call_id = str(data.get("toolUseId") or f"call_{uuid.uuid4()}")
+        name = str(data.get("name") or "tool")
+        args = data.get("args", data.get("input", {}))
+        self._pending[call_id] = name
+        return self._data_message(
+            "plugin_call",
+            "assistant",
+            {
+                "call_id": call_id,
+                "name": name,
+                "arguments": _json_text(args if args is not None else {}),
+            },
+        )
+
+    def _tool_output(self, data: Mapping[str, Any], output: Any) -> list[dict[str, Any]]:
+        call_id = str(data.get("toolUseId") or "")
+        name = self._pending.pop(call_id, None) or str(data.get("name") or "tool")
+        return self._data_message(
+            "plugin_call_output",
+            "tool",
+            {
+                "call_id": call_id,
+                "name": name,
+                "output": _json_text(output if output is not None else ""),
+            },
+        )
+
+    def finish(
+        self, outcome: str, result: RunResult | None, error: str | None
+    ) -> list[dict[str, Any]]:
+        """The closing objects: any open text, then the final response object."""
+        out = self._close_text(None) if self._text_msg is not None else []
+        if outcome == "completed" and result is not None and result.text and not self.output_text():
+            out += self._close_text(result.text)
+        usage = None
+        if result is not None and result.tokens is not None:
+            usage = {
+                "input_tokens": result.tokens.input_tokens,
+                "output_tokens": result.tokens.output_tokens,
+            }
+        failure = None
+        if outcome == "failed":
+            failure = {"code": "run_failed", "message": error or "the run failed"}
+        elif outcome == "canceled":
+            failure = None
+        out.append(self.response(outcome, error=failure, usage=usage))
+        return out
+
+    def output_text(self) -> str:
+        """The text of the last assistant message so far."""
+        for msg in reversed(self.output):
+            if msg.get("type") == "message":
+                content = msg.get("content") or []
+                return "".join(c.get("text") or "" for c in content)
+        return ""

@@ -1,0 +1,196 @@
+"""Serve a MANTYX agent over the Agent API protocol (agentscope-runtime) as a WSGI app.
+
+::
+
+    from mantyx_sync import Agent, serve
+
+    app = serve.agent_api_app(Agent(system_prompt="You are terse."))
+
+Routes, relative to where the app is mounted:
+
+* ``POST /process``: an ``AgentRequest`` (``input`` messages, ``session_id``,
+  ``stream``). The last user message's text is sent to MANTYX; the
+  ``session_id`` names one MANTYX session (LRU-bounded by ``max_sessions``;
+  a missing one starts a new conversation, whose id the response carries).
+  With ``stream`` (the default) the reply is an SSE stream of ``data:`` JSON
+  objects written as the MANTYX run streams; otherwise the final response
+  object. Run failures are in-band: a ``failed`` response carrying
+  ``error {code, message}``; a malformed request gets HTTP 400 with the same
+  error model. ``tools`` in the request are not supported (the agent's own
+  tools are used) and are ignored.
+* ``GET /health``: ``{"status": "ok"}``, without authentication.
+
+A client that disconnects mid-stream has its MANTYX run cancelled.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from ..agent import Agent
+from ..errors import MantyxError
+from ..events import RunEvent
+from ._agent_api_wire import ResponseBuilder, request_text
+from ._conversations import Conversations, Turn
+from ._pump import RunPump, Tick
+from ._wsgi import (
+    SSE_HEARTBEAT,
+    Authenticate,
+    BadBody,
+    StartResponse,
+    StreamBody,
+    is_allowed,
+    json_reply,
+    read_json,
+    sse_data,
+    unauthorized,
+)
+
+__all__ = ["AgentApiApp", "agent_api_app"]
+
+log = logging.getLogger(__name__)
+
+PROCESS_PATHS: Final = ("/process", "/process/")
+
+
+def _bad_request(start_response: StartResponse, message: str, status: int = 400) -> list[bytes]:
+    body = {
+        "object": "response",
+        "status": "failed",
+        "error": {"code": "invalid_request", "message": message},
+    }
+    return json_reply(start_response, body, status)
+
+
+class AgentApiApp:
+    """The WSGI application :func:`agent_api_app` returns.
+
+    Thread-safety: one instance serves any number of requests at once.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        authenticate: Authenticate | None,
+        max_sessions: int,
+        heartbeat: float,
+    ) -> None:
+        self.agent = agent
+        self._authenticate = authenticate
+        self._heartbeat = heartbeat
+        self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+        method = environ.get("REQUEST_METHOD", "GET")
+        path = environ.get("PATH_INFO", "") or "/"
+        if path == "/health":
+            return json_reply(start_response, {"status": "ok"})
+        if not is_allowed(self._authenticate, environ):
+            return unauthorized(start_response)
+        if path not in PROCESS_PATHS:
+            return json_reply(start_response, {"error": f"no route {path}"}, 404)
+        if method != "POST":
+            return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
+        try:
+            body = read_json(environ)
+        except BadBody as exc:
+            return _bad_request(start_response, str(exc), exc.status)
+        if not isinstance(body, Mapping):
+            return _bad_request(start_response, "the body must be an AgentRequest object")
+        text = request_text(body)
+        if text is None:
+            return _bad_request(start_response, "input must end with a user message with text")
+        session_id = body.get("session_id")
+        if not isinstance(session_id, str) or not session_id:
+            session_id = str(uuid.uuid4())
+        if body.get("tools"):
+            log.debug(
+                "ignoring %d request tools: the agent's own tools are used", len(body["tools"])
+            )
+        stream = body.get("stream", True) is not False
+        builder = ResponseBuilder(session_id)
+        try:
+            turn = self.conversations.start(session_id, text)
+        except MantyxError as exc:
+            log.warning("could not start a run for session %s: %s", session_id, exc)
+            objects = [builder.response("created")]
+            objects.append(
+                builder.response("failed", error={"code": "agent_unavailable", "message": str(exc)})
+            )
+            if not stream:
+                return json_reply(start_response, objects[-1])
+            start_response("200 OK", StreamBody.HEADERS)
+            return [sse_data(obj) for obj in objects]
+        pump = RunPump(turn.run, listen=True, on_end=turn.finish)
+        if not stream:
+            return json_reply(start_response, self._collect(builder, pump, turn))
+        start_response("200 OK", StreamBody.HEADERS)
+        return StreamBody(self._frames(builder, pump), on_close=lambda: _abandon(pump))
+
+    def _objects(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[dict[str, Any] | Tick]:
+        yield builder.response("created")
+        yield builder.response("in_progress")
+        for item in pump.events(self._heartbeat):
+            if item is Tick.HEARTBEAT:
+                yield builder.heartbeat() if builder.tool_pending else Tick.HEARTBEAT
+                continue
+            assert isinstance(item, RunEvent)
+            yield from builder.on_event(item)
+        pump.wait()
+        yield from builder.finish(pump.outcome.value, pump.result, pump.error)
+
+    def _frames(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[bytes]:
+        for obj in self._objects(builder, pump):
+            yield SSE_HEARTBEAT if obj is Tick.HEARTBEAT else sse_data(obj)
+
+    def _collect(self, builder: ResponseBuilder, pump: RunPump, turn: Turn) -> dict[str, Any]:
+        final: dict[str, Any] = {}
+        try:
+            for obj in self._objects(builder, pump):
+                if isinstance(obj, dict) and obj.get("object") == "response":
+                    final = obj
+        finally:
+            _abandon(pump)
+            turn.finish()
+        return final
+
+    def close(self) -> None:
+        """End every open session (cancelling runs still going in them)."""
+        self.conversations.close()
+
+
+def _abandon(pump: RunPump) -> None:
+    if not pump.done:
+        log.info("run %s: the client went away; cancelling it", pump.run.id)
+        pump.close()
+
+
+def agent_api_app(
+    agent: Agent,
+    *,
+    authenticate: Authenticate | None = None,
+    max_sessions: int = 1024,
+    heartbeat: float = 15.0,
+) -> AgentApiApp:
+    """A WSGI application serving ``agent`` over the Agent API protocol.
+
+    :param authenticate: ``authenticate(environ) -> bool``, asked for every
+        request but ``GET /health``; refused requests get 401. See
+        :func:`bearer_token`.
+    :param max_sessions: open MANTYX sessions kept (one per ``session_id``);
+        past it the least recently used is ended.
+    :param heartbeat: seconds of silence after which a stream gets a
+        ``heartbeat`` message (while a tool runs) or an SSE comment.
+    :raises ValueError: a bad argument.
+
+    .. versionadded:: 0.2
+    """
+    if heartbeat <= 0:
+        raise ValueError("heartbeat must be positive")
+    return AgentApiApp(
+        agent, authenticate=authenticate, max_sessions=max_sessions, heartbeat=heartbeat
+    )

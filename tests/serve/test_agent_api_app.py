@@ -1,0 +1,166 @@
+"""agent_api_app against agentscope-runtime's own Agent API client (its own venv).
+
+Plus raw-HTTP checks of the non-streaming reply, errors, heartbeats and a
+client that disconnects mid-stream.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import threading
+from typing import Any
+
+import peerkit
+import pytest
+import requests
+
+import mantyx_sync
+from mantyx_sync import serve
+from mantyx_sync.testing import Fail, LocalMantyx, ToolCall, Turn
+
+pytestmark = pytest.mark.timeout(90)
+
+needs_agentscope = pytest.mark.skipif(
+    not peerkit.AGENTSCOPE_PYTHON.exists(),
+    reason="agentscope-runtime venv missing (run tests/peers/make_agentscope_venv.sh)",
+)
+
+
+def _agentscope(url: str, text: str, *flags: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [
+            str(peerkit.AGENTSCOPE_PYTHON),
+            str(peerkit.PEERS / "agentapi_client.py"),
+            url,
+            text,
+            *flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=80,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+@pytest.fixture
+def shout_agent(mantyx_server: LocalMantyx) -> mantyx_sync.Agent:
+    @mantyx_sync.local_tool
+    def shout(text: str) -> str:
+        """Upper-case the text."""
+        return text.upper()
+
+    return mantyx_sync.Agent(mantyx_server.client(), system_prompt="Use tools.", tools=[shout])
+
+
+@needs_agentscope
+def test_agentscope_client_streams_text_and_tool_activity(
+    shout_agent: mantyx_sync.Agent, serve_wsgi: Any, mantyx_server: LocalMantyx
+) -> None:
+    url = serve_wsgi(
+        serve.agent_api_app(shout_agent, authenticate=serve.bearer_token("tok-abcdef"))
+    ).url
+    out = _agentscope(f"{url}/process", "hello agent", "--session", "s-1", "--token", "tok-abcdef")
+    events = out["events"]
+    assert events[0] == ["response", None, "created"]
+    assert events[1] == ["response", None, "in_progress"]
+    assert events[-1] == ["response", None, "completed"]
+    types = [e[1] for e in events if e[0] == "message" and e[2] == "completed"]
+    assert types == ["message", "plugin_call", "plugin_call_output", "message"]
+    assert ["content", "text", "in_progress"] in events  # deltas as the run streams
+    assert out["status"] == "completed" and out["session_id"] == "s-1"
+    assert out["answer"] == "You said: hello agent\nshout → EXAMPLE"
+    call, output = out["output"][1], out["output"][2]
+    assert call["content"][0]["data"]["name"] == "shout"
+    assert json.loads(call["content"][0]["data"]["arguments"]) == {"text": "example"}
+    assert output["role"] == "tool" and output["content"][0]["data"]["output"] == "EXAMPLE"
+    # The same session_id continues the same MANTYX session.
+    _agentscope(f"{url}/process", "again", "--session", "s-1", "--token", "tok-abcdef")
+    assert len(mantyx_server.sessions) == 1 and len(mantyx_server.runs) == 2
+
+
+@needs_agentscope
+def test_agentscope_client_sees_a_failed_run(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
+    mantyx_server.set_model([Fail("model exploded", code="provider_error")])
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="x")
+    out = _agentscope(f"{serve_wsgi(serve.agent_api_app(agent)).url}/process", "hi")
+    assert out["status"] == "failed"
+    assert out["error"]["code"] == "run_failed" and "model exploded" in out["error"]["message"]
+
+
+def test_non_streaming_returns_the_final_response(
+    shout_agent: mantyx_sync.Agent, serve_wsgi: Any
+) -> None:
+    url = serve_wsgi(serve.agent_api_app(shout_agent)).url
+    body = {
+        "input": [
+            {"role": "user", "type": "message", "content": [{"type": "text", "text": "plain"}]}
+        ],
+        "stream": False,
+    }
+    reply = requests.post(f"{url}/process", json=body, timeout=30)
+    assert reply.headers["Content-Type"] == "application/json"
+    final = reply.json()
+    assert final["object"] == "response" and final["status"] == "completed"
+    assert final["session_id"]  # a new conversation's id
+    assert [m["type"] for m in final["output"]] == [
+        "message",
+        "plugin_call",
+        "plugin_call_output",
+        "message",
+    ]
+    assert final["usage"]["output_tokens"] > 0
+
+
+def test_bad_requests_use_the_error_model(shout_agent: mantyx_sync.Agent, serve_wsgi: Any) -> None:
+    url = serve_wsgi(serve.agent_api_app(shout_agent)).url
+    reply = requests.post(f"{url}/process", data=b"{nope", timeout=10)
+    assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_request"
+    reply = requests.post(f"{url}/process", json={"input": []}, timeout=10)
+    assert reply.status_code == 400 and "user message" in reply.json()["error"]["message"]
+    assert requests.get(f"{url}/process", timeout=10).status_code == 405
+    assert requests.get(f"{url}/health", timeout=10).json() == {"status": "ok"}
+
+
+def test_heartbeats_while_a_tool_runs_and_disconnect_cancels(
+    mantyx_server: LocalMantyx, serve_wsgi: Any
+) -> None:
+    release = threading.Event()
+
+    @mantyx_sync.local_tool
+    def slow() -> str:
+        """Wait for the test."""
+        release.wait(20)
+        return "late"
+
+    mantyx_server.set_model([Turn("", tool_calls=[ToolCall("slow")]), Turn("done")])
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+    app = serve.agent_api_app(agent, heartbeat=0.1)
+    url = serve_wsgi(app).url
+    body = {
+        "input": [{"role": "user", "content": [{"type": "text", "text": "go"}]}],
+        "session_id": "s-slow",
+    }
+    try:
+        with requests.post(f"{url}/process", json=body, stream=True, timeout=30) as reply:
+            seen: list[dict[str, Any]] = []
+            for line in reply.iter_lines():
+                if line.startswith(b"data: "):
+                    seen.append(json.loads(line[6:]))
+                if sum(o.get("type") == "heartbeat" for o in seen) >= 2:
+                    break
+        assert any(o.get("type") == "plugin_call" for o in seen)
+        seqs = [o["sequence_number"] for o in seen]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+        run = mantyx_server.wait_for_run(status="cancelled", timeout=10)
+        assert run.status == "cancelled"
+        gate = threading.Event()
+        for _ in range(200):
+            if not peerkit.threads_named("mantyx-serve"):
+                break
+            gate.wait(0.05)  # a poll interval, not synchronisation
+        assert not peerkit.threads_named("mantyx-serve")
+    finally:
+        release.set()
