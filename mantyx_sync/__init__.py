@@ -44,6 +44,7 @@ from .errors import (
     RunCancelled,
     RunError,
     ServerError,
+    SignInError,
     SpecError,
     StreamError,
     TimeoutError_,
@@ -54,7 +55,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._engine.executor import ToolActivity
-    from ._http.auth import TokenSource
+    from ._http.auth import TokenSet, TokenSource
     from ._http.ratelimit import RateLimit
     from ._peers.a2a.toolset import LocalA2A, define_local_a2a
     from ._peers.mcp.toolset import LocalMcp, define_local_mcp
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .client import Client
     from .events import RunEvent
+    from .oauth import OAuth
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
@@ -96,6 +98,7 @@ __all__ = (
     "McpTool",
     "ModelCatalog",
     "NotFoundError",
+    "OAuth",
     "OutputParseError",
     "OutputSchema",
     "PermissionDenied",
@@ -111,9 +114,11 @@ __all__ = (
     "ServerError",
     "Session",
     "SessionInfo",
+    "SignInError",
     "SpecError",
     "StreamError",
     "TimeoutError_",
+    "TokenSet",
     "TokenSource",
     "ToolActivity",
     "ToolBudget",
@@ -133,7 +138,9 @@ __all__ = (
 _LAZY: dict[str, str] = {
     "ToolActivity": "._engine.executor",
     "RateLimit": "._http.ratelimit",
+    "TokenSet": "._http.auth",
     "TokenSource": "._http.auth",
+    "OAuth": ".oauth",
     "define_local_a2a": "._peers.a2a.toolset",
     "LocalA2A": "._peers.a2a.toolset",
     "define_local_mcp": "._peers.mcp.toolset",
@@ -163,7 +170,13 @@ _LAZY: dict[str, str] = {
 }
 
 
+# Public submodules reachable as attributes without importing them first.
+_SUBMODULES = frozenset({"credentials", "oauth"})
+
+
 def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

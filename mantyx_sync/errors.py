@@ -22,6 +22,8 @@
     ├── RunError                               the run ended without success
     │   └── RunCancelled                       the run was cancelled
     ├── OutputParseError (also ValueError)     an output-schema reply is not JSON or not valid
+    ├── SignInError                            an interactive OAuth sign-in was denied, timed
+    │                                          out or failed its ``state`` check
     ├── ToolError                              raise from a tool: its message goes to the model
     └── ToolResolutionError                    an MCP server or A2A peer is unreachable
 
@@ -49,6 +51,7 @@ __all__ = [
     "RunCancelled",
     "RunError",
     "ServerError",
+    "SignInError",
     "SpecError",
     "StreamError",
     "TimeoutError_",
@@ -244,6 +247,19 @@ class OutputParseError(MantyxError, ValueError):
         super().__init__(message)
         self.raw_text = raw_text
         self.errors = list(errors)
+
+
+class SignInError(MantyxError):
+    """An interactive OAuth sign-in (:meth:`mantyx_sync.OAuth.sign_in`) did not complete.
+
+    :ivar code: ``"access_denied"`` (or the other OAuth error the redirect
+        carried), ``"timeout"`` (no redirect in time) or ``"state_mismatch"``
+        (a redirect that this sign-in did not start: possible forgery).
+    """
+
+    def __init__(self, message: str, *, code: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 class ToolError(MantyxError):

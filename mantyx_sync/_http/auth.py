@@ -9,10 +9,127 @@ request. The OAuth machinery that implements a refreshing source lives above
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["IdentityAware", "TokenSource"]
+import attrs
+
+from .._base.redact import mask, register_secret
+from ..errors import ConfigurationError
+
+__all__ = ["IdentityAware", "TokenSet", "TokenSource"]
+
+
+def _scopes(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return tuple(value.split())
+    return tuple(str(s) for s in value or ())
+
+
+@attrs.frozen(kw_only=True, repr=False)
+class TokenSet:
+    """The tokens an OAuth sign-in or refresh gave: what to keep between runs.
+
+    Tokens never appear in the repr (or in any log or error message: they are
+    registered with the redactor as soon as a ``TokenSet`` exists).
+
+    :ivar access_token: the bearer token (``mantyx_at_…``), valid until ``expires_at``.
+    :ivar refresh_token: the long-lived token that gets new access tokens, if any.
+    :ivar expires_at: when the access token expires, in epoch seconds, if known.
+    :ivar scopes: the scopes granted.
+    :ivar token_type: ``"Bearer"``.
+
+    .. versionadded:: 0.2.0
+    """
+
+    access_token: str
+    refresh_token: str | None = None
+    expires_at: float | None = None
+    scopes: tuple[str, ...] = attrs.field(default=(), converter=_scopes)
+    token_type: str = "Bearer"
+
+    def __attrs_post_init__(self) -> None:
+        if not self.access_token:
+            raise ConfigurationError("a token set needs a non-empty access_token")
+        register_secret(self.access_token)
+        register_secret(self.refresh_token)
+
+    def __repr__(self) -> str:
+        return (
+            f"TokenSet(access_token={mask(self.access_token)}, "
+            f"refresh_token={mask(self.refresh_token) or None}, "
+            f"expires_at={self.expires_at!r}, scopes={self.scopes!r})"
+        )
+
+    def expires_in(self, now: float | None = None) -> float | None:
+        """Seconds the access token has left (negative once expired), if known."""
+        if self.expires_at is None:
+            return None
+        return self.expires_at - (time.time() if now is None else now)
+
+    @classmethod
+    def from_token_response(
+        cls,
+        body: Mapping[str, Any],
+        *,
+        now: float,
+        requested_scopes: Sequence[str] = (),
+        refresh_token: str | None = None,
+    ) -> TokenSet:
+        """Read an RFC 6749 §5.1 token response.
+
+        :param refresh_token: kept when the response has none (refresh tokens
+            that do not rotate, NEWER.md §1).
+        :raises ConfigurationError: the response has no ``access_token``.
+        """
+        access = body.get("access_token")
+        if not isinstance(access, str) or not access:
+            raise ConfigurationError("the token endpoint answered without an access_token")
+        expires_in = body.get("expires_in")
+        expires_at = None
+        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
+            expires_at = now + float(expires_in)
+        new_refresh = body.get("refresh_token")
+        scope = body.get("scope")
+        return cls(
+            access_token=access,
+            refresh_token=new_refresh if isinstance(new_refresh, str) and new_refresh
+            else refresh_token,
+            expires_at=expires_at,
+            scopes=scope if isinstance(scope, str) and scope else tuple(requested_scopes),
+            token_type=str(body.get("token_type") or "Bearer"),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (for a credential store; it holds the secrets)."""
+        return {
+            "access_token": self.access_token,
+            "refresh_token": self.refresh_token,
+            "expires_at": self.expires_at,
+            "scopes": list(self.scopes),
+            "token_type": self.token_type,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TokenSet:
+        """The inverse of :meth:`to_dict`.
+
+        :raises ConfigurationError: ``data`` is not a stored token set.
+        """
+        try:
+            expires_at = data.get("expires_at")
+            if not isinstance(data["access_token"], str):
+                raise TypeError("access_token")
+            return cls(
+                access_token=data["access_token"],
+                refresh_token=data.get("refresh_token"),
+                expires_at=None if expires_at is None else float(expires_at),
+                scopes=data.get("scopes") or (),
+                token_type=str(data.get("token_type") or "Bearer"),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigurationError(f"not a stored token set ({type(exc).__name__})") from None
 
 
 @runtime_checkable

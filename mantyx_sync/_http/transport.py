@@ -57,7 +57,7 @@ from .config import ClientConfig
 from .ratelimit import RateLimits, parse_rate_limit
 from .retry import RetryPolicy
 
-__all__ = ["EventSource", "HttpTransport", "Reply"]
+__all__ = ["EventSource", "HttpTransport", "Reply", "error_for_response", "translate_exception"]
 
 log = logging.getLogger(__name__)
 
@@ -532,3 +532,15 @@ def _api_error(response: requests.Response) -> APIError:
             kw["retry_after"] = limit.reset_in()
         return RateLimitError(message, rate_limit=limit, **kw)
     return cls(message, **kw)
+
+
+def translate_exception(exc: BaseException) -> TransportError:
+    """The :class:`TransportError` for a ``requests`` exception, for the package's
+    other HTTP edges (the OAuth endpoints), so they speak the same error tree."""
+    return _translate(exc)
+
+
+def error_for_response(response: requests.Response) -> APIError:
+    """The most specific :class:`APIError` for a non-2xx ``response`` (see
+    :func:`translate_exception`)."""
+    return _api_error(response)

@@ -53,6 +53,8 @@ EXPECTED = {
     "ModelCatalog",
     "RateLimit",
     # OAuth
+    "OAuth",
+    "TokenSet",
     "TokenSource",
     # errors
     "MantyxError",
@@ -70,6 +72,7 @@ EXPECTED = {
     "ConflictError",
     "RateLimitError",
     "ServerError",
+    "SignInError",
     "RunError",
     "RunCancelled",
     "OutputParseError",
@@ -108,7 +111,7 @@ def test_errors_form_one_tree() -> None:
         if isinstance(getattr(mantyx_sync, n), type)
         and issubclass(getattr(mantyx_sync, n), BaseException)
     ]
-    assert len(errors) == 20
+    assert len(errors) == 21
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError"):

@@ -1,0 +1,163 @@
+"""An optional credential store for CLIs and scripts: OAuth token sets on disk.
+
+:func:`save` writes a :class:`~mantyx_sync.oauth.TokenSet` under a profile name
+to ``credentials.json`` in the user's config directory, readable by the user
+only (mode ``0600``, in a ``0700`` directory); :func:`load` reads it back and
+:func:`delete` forgets it. The tokens are never logged and never in a repr.
+
+The directory is ``$MANTYX_CONFIG_DIR`` if set, else the platform's user
+config directory: ``%APPDATA%\\mantyx`` on Windows, ``~/Library/Application
+Support/mantyx`` on macOS, ``$XDG_CONFIG_HOME/mantyx`` (default
+``~/.config/mantyx``) elsewhere.
+
+Example::
+
+    from mantyx_sync import credentials
+
+    tokens = credentials.load() or oauth.sign_in(["runs:read", "runs:write"])
+    credentials.save(tokens)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import secrets
+import stat
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ._http.auth import TokenSet
+from .errors import ConfigurationError
+
+__all__ = ["config_dir", "delete", "load", "save"]
+
+log = logging.getLogger(__name__)
+
+_FILE = "credentials.json"
+_VERSION = 1
+
+
+def config_dir() -> Path:
+    """The directory the store uses (not created by this call)."""
+    override = os.environ.get("MANTYX_CONFIG_DIR")
+    if override:
+        return Path(override).expanduser()
+    if sys.platform == "win32":
+        base = os.environ.get("APPDATA")
+        return Path(base) / "mantyx" if base else Path.home() / "AppData" / "Roaming" / "mantyx"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / "mantyx"
+    xdg = os.environ.get("XDG_CONFIG_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".config") / "mantyx"
+
+
+def _path(directory: str | os.PathLike[str] | None) -> Path:
+    return (Path(directory).expanduser() if directory is not None else config_dir()) / _FILE
+
+
+def _profile(name: object) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigurationError(f"profile must be a non-empty name, got {name!r}")
+    return name
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    if os.name == "posix":
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077:
+            log.warning("%s is readable by other users (mode %o): run chmod 600 on it", path, mode)
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ConfigurationError(f"{path} is not valid JSON: delete it and sign in again") from None
+    if not isinstance(data, dict) or not isinstance(data.get("profiles"), dict):
+        raise ConfigurationError(f"{path} is not a mantyx credential file: delete it")
+    return data
+
+
+def _write(path: Path, data: Mapping[str, Any]) -> None:
+    """Atomically replace ``path``; the file is created ``0600`` and never wider."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out, indent=2, sort_keys=True)
+            out.flush()
+            os.fsync(out.fileno())
+        if os.name == "posix":
+            os.chmod(tmp, 0o600)  # whatever the umask did
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def save(
+    tokens: TokenSet,
+    *,
+    profile: str = "default",
+    directory: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Store ``tokens`` under ``profile`` (replacing what was there); returns the file.
+
+    :param directory: another directory than :func:`config_dir` (tests, CI).
+    :raises ConfigurationError: ``tokens`` is not a :class:`TokenSet`.
+    """
+    if not isinstance(tokens, TokenSet):
+        raise ConfigurationError(
+            f"save() stores a TokenSet (from OAuth.sign_in), got {type(tokens).__name__}"
+        )
+    name = _profile(profile)
+    path = _path(directory)
+    data = _read(path) or {"version": _VERSION, "profiles": {}}
+    data["profiles"][name] = tokens.to_dict()
+    _write(path, data)
+    log.debug("saved credentials for profile %r in %s", name, path)
+    return path
+
+
+def load(
+    *, profile: str = "default", directory: str | os.PathLike[str] | None = None
+) -> TokenSet | None:
+    """The token set stored under ``profile``, or ``None`` if there is none.
+
+    :raises ConfigurationError: the file is damaged (the message says which file).
+    """
+    name = _profile(profile)
+    path = _path(directory)
+    stored = _read(path).get("profiles", {}).get(name)
+    if stored is None:
+        return None
+    if not isinstance(stored, dict):
+        raise ConfigurationError(f"{path}: profile {name!r} is damaged: delete it")
+    try:
+        return TokenSet.from_dict(stored)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{path}: profile {name!r}: {exc}") from None
+
+
+def delete(*, profile: str = "default", directory: str | os.PathLike[str] | None = None) -> bool:
+    """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty."""
+    name = _profile(profile)
+    path = _path(directory)
+    data = _read(path)
+    if name not in data.get("profiles", {}):
+        return False
+    del data["profiles"][name]
+    if data["profiles"]:
+        _write(path, data)
+    else:
+        path.unlink(missing_ok=True)
+    log.debug("deleted credentials for profile %r in %s", name, path)
+    return True

@@ -1,0 +1,168 @@
+"""The sign-in's browser side: PKCE, the URL shown to a person, and the one-shot
+loopback listener that takes the redirect (RFC 8252 §7.3)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import http.server
+import logging
+import secrets
+import sys
+import threading
+import webbrowser
+from types import TracebackType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from ..errors import SignInError
+
+__all__ = ["LoopbackRedirect", "open_browser", "pkce_pair", "show_url"]
+
+log = logging.getLogger(__name__)
+
+_CALLBACK_PATH = "/callback"
+
+
+def pkce_pair() -> tuple[str, str]:
+    """``(verifier, S256 challenge)`` (RFC 7636 §4.1-4.2)."""
+    verifier = secrets.token_urlsafe(64)  # 86 characters of [A-Za-z0-9_-]
+    digest = hashlib.sha256(verifier.encode("ascii")).digest()
+    return verifier, base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+def show_url(url: str, browser_opened: bool) -> None:
+    # The one place the library writes to the terminal: an interactive sign-in
+    # must show its URL to a person even when logging is off (notebooks show
+    # stderr). Pass on_url= to show it some other way.
+    if browser_opened:
+        lead = "A browser window should open to sign in to MANTYX. If it does not, open:"
+    else:
+        lead = "To sign in to MANTYX, open this URL in a browser:"
+    sys.stderr.write(f"{lead}\n\n    {url}\n\n")
+    sys.stderr.flush()
+
+
+def open_browser(url: str) -> bool:
+    try:
+        return bool(webbrowser.open(url, new=1))
+    except Exception as exc:  # webbrowser raises anything its launchers raise
+        log.debug("could not open a browser: %s", type(exc).__name__)
+        return False
+
+
+_PAGE = (
+    "<!doctype html><html><head><meta charset='utf-8'><title>MANTYX sign-in</title></head>"
+    "<body style='font-family:sans-serif;margin:3em'><h1>{title}</h1><p>{text}</p></body></html>"
+)
+
+
+class _Redirect:
+    """What the one-shot listener received (filled in by its handler thread)."""
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        self.done = threading.Event()
+        self.code: str | None = None
+        self.error: SignInError | None = None
+
+
+def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            if parts.path != _CALLBACK_PATH or not ({"code", "error"} & set(query)):
+                self._page(404, "Not found", "This address only takes the sign-in redirect.")
+                return
+            if redirect.done.is_set():
+                self._page(409, "Already done", "This sign-in has already finished.")
+                return
+            if not secrets.compare_digest(query.get("state", ""), redirect.state):
+                redirect.error = SignInError(
+                    "the sign-in redirect carried the wrong state (a request this sign-in "
+                    "did not start); sign in again",
+                    code="state_mismatch",
+                )
+                self._page(400, "Sign-in failed", "The request did not match this sign-in.")
+            elif "error" in query:
+                code = query["error"]
+                detail = query.get("error_description")
+                redirect.error = SignInError(
+                    f"the sign-in was refused: {code}" + (f" ({detail})" if detail else ""),
+                    code=code,
+                )
+                self._page(400, "Sign-in refused", f"The server said: {code}.")
+            else:
+                redirect.code = query["code"]
+                self._page(200, "Signed in to MANTYX", "You can close this tab.")
+            redirect.done.set()
+
+        def _page(self, status: int, title: str, text: str) -> None:
+            body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Cache-Control", "no-store")
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            # The request line holds the authorization code: never log it.
+            pass
+
+    return Handler
+
+
+class LoopbackRedirect:
+    """A one-shot HTTP listener on ``127.0.0.1`` for the authorization redirect.
+
+    Use it as a context manager: the listener serves on a daemon thread until
+    the block ends. :meth:`wait` returns the code once the redirect came with
+    the right ``state``.
+    """
+
+    def __init__(self, port: int = 0) -> None:
+        self._redirect = _Redirect(secrets.token_urlsafe(32))
+        self._server = http.server.HTTPServer(("127.0.0.1", port), _handler_for(self._redirect))
+        self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}{_CALLBACK_PATH}"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="mantyx-oauth-redirect",
+            daemon=True,
+        )
+
+    @property
+    def state(self) -> str:
+        """The ``state`` value the redirect must carry back."""
+        return self._redirect.state
+
+    def __enter__(self) -> LoopbackRedirect:
+        self._thread.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def wait(self, timeout: float) -> str:
+        """The authorization code, once the redirect arrives.
+
+        :raises SignInError: ``timeout``, ``state_mismatch`` or the server's error.
+        """
+        if not self._redirect.done.wait(timeout):
+            raise SignInError(
+                f"no sign-in redirect within {timeout:g}s: run sign_in() again", code="timeout"
+            )
+        if self._redirect.error is not None:
+            raise self._redirect.error
+        assert self._redirect.code is not None
+        return self._redirect.code
