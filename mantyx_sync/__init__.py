@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from ._http.auth import TokenSet, TokenSource
     from ._http.ratelimit import RateLimit
     from ._peers.a2a.toolset import LocalA2A, define_local_a2a
+    from ._peers.agent_api.toolset import LocalAgentApi, define_local_agent_api
     from ._peers.mcp.toolset import LocalMcp, define_local_mcp
     from ._tools.local_tool import LocalTool, define_local_tool, local_tool
     from .agent import Agent
@@ -90,6 +91,7 @@ __all__ = (
     "ConnectError",
     "InvalidRequestError",
     "LocalA2A",
+    "LocalAgentApi",
     "LocalMcp",
     "LocalTool",
     "LoopDetection",
@@ -128,6 +130,7 @@ __all__ = (
     "TransportError",
     "__version__",
     "define_local_a2a",
+    "define_local_agent_api",
     "define_local_mcp",
     "define_local_tool",
     "local_tool",
@@ -143,6 +146,8 @@ _LAZY: dict[str, str] = {
     "OAuth": ".oauth",
     "define_local_a2a": "._peers.a2a.toolset",
     "LocalA2A": "._peers.a2a.toolset",
+    "define_local_agent_api": "._peers.agent_api.toolset",
+    "LocalAgentApi": "._peers.agent_api.toolset",
     "define_local_mcp": "._peers.mcp.toolset",
     "LocalMcp": "._peers.mcp.toolset",
     "LocalTool": "._tools.local_tool",

@@ -43,8 +43,10 @@ EXPECTED = {
     "local_tool",
     "define_local_mcp",
     "define_local_a2a",
+    "define_local_agent_api",
     "LocalMcp",
     "LocalA2A",
+    "LocalAgentApi",
     # what comes back
     "RunEvent",
     "RunResult",

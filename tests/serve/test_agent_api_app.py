@@ -164,3 +164,21 @@ def test_heartbeats_while_a_tool_runs_and_disconnect_cancels(
         assert not peerkit.threads_named("mantyx-serve")
     finally:
         release.set()
+
+
+def test_define_local_agent_api_round_trips_through_agent_api_app(
+    mantyx_server: LocalMantyx, serve_wsgi: Any
+) -> None:
+    def model(ctx: Any) -> Any:
+        if ctx.spec.get("systemPrompt") == "Served.":
+            return Turn(f"served saw: {ctx.prompt}")
+        if not ctx.tool_results:
+            return Turn("", tool_calls=[ToolCall("peer", {"request": "ping"})])
+        return Turn(str(ctx.tool_results[-1].get("result")))
+
+    mantyx_server.set_model(model)
+    served = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Served.")
+    url = serve_wsgi(serve.agent_api_app(served)).url
+    peer = mantyx_sync.define_local_agent_api("peer", url)
+    caller = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Caller.", tools=[peer])
+    assert caller.run("go").text == "served saw: ping"

@@ -1,0 +1,188 @@
+"""``define_local_agent_api``: delegate to an Agent API (agentscope-runtime) agent.
+
+The definition is a client-resolved tool. Each MANTYX run (or session, which
+keeps its connections open) connects it once; the connection owns one
+``session_id``, so every call within that run or session continues the same
+remote conversation. The model sees one ``local`` tool taking
+``{"request": string}``; its answer is the remote agent's final text plus one
+line per tool the remote agent called. A failed, cancelled or unreachable
+remote agent becomes a tool error the model sees.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Final
+
+import attrs
+
+from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
+from ..._base.redact import display_url, register_secret
+from ...errors import SpecError, ToolError
+from .client import AgentApiClient, AgentApiError
+
+__all__ = ["AgentApiConnection", "LocalAgentApi", "define_local_agent_api"]
+
+logger = logging.getLogger(__name__)
+
+INPUT_SCHEMA: Final[Mapping[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "request": {
+            "type": "string",
+            "description": "What to ask the agent, as a self-contained message.",
+        }
+    },
+    "required": ["request"],
+    "additionalProperties": False,
+}
+
+
+def _valid_name(value: object) -> bool:
+    return isinstance(value, str) and TOOL_NAME_RE.match(value) is not None
+
+
+def _valid_url(value: object) -> bool:
+    return isinstance(value, str) and value.startswith(("http://", "https://"))
+
+
+def _valid_timeout(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _pairs(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if value is None else tuple((str(k), str(v)) for k, v in value.items())
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class LocalAgentApi:
+    """A definition made by :func:`define_local_agent_api` (immutable; header values hidden)."""
+
+    kind: ClassVar[str] = "local"
+    name: str
+    url: str
+    description: str | None = None
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, converter=_pairs, repr=False
+    )
+    timeout: float = 300.0
+
+    def connect(self) -> AgentApiConnection:
+        """Open the HTTP pool and pick this run's (or session's) ``session_id``."""
+        return AgentApiConnection(self)
+
+
+def define_local_agent_api(
+    name: str,
+    url: str,
+    *,
+    description: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    timeout: float = 300.0,
+) -> LocalAgentApi:
+    """Let the model delegate to an agent served over the Agent API protocol.
+
+    ::
+
+        research = define_local_agent_api("researcher", "http://10.0.0.5:8090",
+                                          description="Finds and summarises papers.")
+        agent = Agent(system_prompt="...", tools=[research])
+
+    :param name: the model-facing tool name, ``^[a-zA-Z0-9_]{1,64}$``.
+    :param url: the endpoint (``.../process``) or the app's base URL.
+    :param description: what the remote agent is good for (the model reads it).
+    :param headers: sent with every request (e.g. ``Authorization``; values never logged).
+    :param timeout: seconds one call may take, the whole stream included.
+    :raises SpecError: a bad name, URL, header or timeout.
+
+    .. versionadded:: 0.2
+    """
+    if not _valid_name(name):
+        raise SpecError(f"agent_api name {name!r} must match ^[a-zA-Z0-9_]{{1,64}}$", path="name")
+    if not _valid_url(url):
+        raise SpecError(f"agent_api {name!r}: url must be http:// or https://", path="url")
+    for key, value in (headers or {}).items():
+        if not isinstance(value, str):
+            raise SpecError(f"agent_api {name!r}: header {key!r} must be a string")
+        if len(value.encode("utf-8")) > HEADER_VALUE_MAX_BYTES:
+            raise SpecError(
+                f"agent_api {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
+            )
+        register_secret(value)
+    if not _valid_timeout(timeout):
+        raise SpecError(f"agent_api {name!r}: timeout must be a positive number of seconds")
+    return LocalAgentApi(
+        name=name, url=url, description=description, headers=headers, timeout=float(timeout)
+    )
+
+
+class AgentApiConnection:
+    """One run's or session's link to the remote agent (a :class:`~mantyx_sync.ToolConnection`).
+
+    Thread-safe: concurrent calls share the HTTP pool and the ``session_id``.
+    """
+
+    kind: str = "local"
+
+    def __init__(self, definition: LocalAgentApi) -> None:
+        self.name = definition.name
+        self._definition = definition
+        self.session_id = f"mantyx-{uuid.uuid4()}"
+        self._client = AgentApiClient(
+            definition.url, dict(definition.headers) if definition.headers else None
+        )
+
+    def wire_ref(self) -> dict[str, Any]:
+        """The ``tools[]`` entry: a ``local`` tool taking ``{"request": string}``."""
+        description = self._definition.description or (
+            f"Ask the remote agent at {display_url(self._client.url)} to handle a request; "
+            "it remembers earlier requests made during this conversation."
+        )
+        return {
+            "kind": "local",
+            "name": self.name,
+            "description": description,
+            "parameters": dict(INPUT_SCHEMA),
+        }
+
+    def tool_names(self) -> Sequence[str]:
+        """The one model-facing name."""
+        return [self.name]
+
+    def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
+        """``{"request": string}``."""
+        return INPUT_SCHEMA if tool_name == self.name else None
+
+    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+        """Send ``args.request`` and return the remote agent's answer.
+
+        :raises ToolError: the remote agent failed, was cancelled or rejected
+            the request, timed out, or could not be reached.
+        """
+        args = call.get("args")
+        request = args.get("request") if isinstance(args, Mapping) else None
+        if not isinstance(request, str) or not request.strip():
+            raise ToolError('this tool takes {"request": string}')
+        limit = (
+            self._definition.timeout if timeout is None else min(timeout, self._definition.timeout)
+        )
+        try:
+            reply = self._client.send(request, session_id=self.session_id, timeout=limit)
+        except AgentApiError as exc:
+            raise ToolError(str(exc)) from exc
+        if reply.status != "completed":
+            detail = reply.error or "no reason given"
+            if reply.status in ("unknown", "created", "in_progress"):
+                raise ToolError(f"the remote agent's reply ended before it completed ({detail})")
+            raise ToolError(f"the remote agent {reply.status}: {detail}")
+        logger.debug("agent_api %r: answered (%d tool calls)", self.name, len(reply.tool_lines))
+        return reply.as_tool_result()
+
+    def close(self) -> None:
+        """Release the HTTP pool. Idempotent."""
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"AgentApiConnection(name={self.name!r})"
