@@ -44,6 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.api_key is None:
         # Only the built-in test key is ever shown; a key the user chose stays private.
         out.write(f"api key: {server.api_key}\n")
+    out.write("oauth client id: mantyx-test-client (sign-ins are approved automatically)\n")
     out.write("Press Ctrl-C to stop.\n")
     out.flush()
 

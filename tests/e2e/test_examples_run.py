@@ -74,6 +74,20 @@ def test_local_tools_runs(tmp_path: Path) -> None:
     assert '"total_usd": 28.5' in out
 
 
+def test_sign_in_runs(tmp_path: Path) -> None:
+    proc = _run([str(EXAMPLES / "sign_in.py")], tmp_path)
+    assert proc.returncode == 0, f"sign_in.py failed:\n{proc.stdout}\n{proc.stderr}"
+    out = proc.stdout
+    assert "local MANTYX emulator" in out
+    assert "TokenSet(access_token=***, refresh_token=***" in out
+    assert "Workspace (found through userinfo): test-ws" in out
+    assert "run 3: 0/3 run starts left" in out
+    assert "run 4: 2/3 run starts left (waited" in out
+    assert "refreshed 1 time(s)" in out and "Signed out" in out
+    # No token in anything the example printed.
+    assert "mantyx_at_" not in out + proc.stderr and "mantyx_rt_" not in out + proc.stderr
+
+
 @needs_mcp
 def test_mcp_local_runs(tmp_path: Path) -> None:
     out = _run_example("mcp_local.py", tmp_path)
