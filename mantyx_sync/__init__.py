@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .client import Client
     from .events import RunEvent
+    from .history import RunSummary, SessionEvent, SessionSummary
     from .oauth import OAuth
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
     from .run import Run
@@ -113,9 +114,12 @@ __all__ = (
     "RunEvent",
     "RunResult",
     "RunSnapshot",
+    "RunSummary",
     "ServerError",
     "Session",
+    "SessionEvent",
     "SessionInfo",
+    "SessionSummary",
     "SignInError",
     "SpecError",
     "StreamError",
@@ -161,6 +165,9 @@ _LAZY: dict[str, str] = {
     "RunResult": ".results",
     "RunSnapshot": ".results",
     "SessionInfo": ".results",
+    "RunSummary": ".history",
+    "SessionEvent": ".history",
+    "SessionSummary": ".history",
     "Session": ".session",
     "AgentSpec": ".spec",
     "LoopDetection": ".spec",
@@ -176,7 +183,7 @@ _LAZY: dict[str, str] = {
 
 
 # Public submodules reachable as attributes without importing them first.
-_SUBMODULES = frozenset({"credentials", "oauth"})
+_SUBMODULES = frozenset({"credentials", "history", "oauth"})
 
 
 def __getattr__(name: str) -> Any:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 import requests
 
+from . import history
 from ._base.redact import mask
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
@@ -19,6 +20,7 @@ from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError
+from .history import EventReplay, Listing, RunSummary, SessionSummary
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, start_run
 from .session import Session
@@ -333,6 +335,72 @@ class Client:
             on_tool=on_tool,
             output_schema=output_schema,
         )
+
+    def list_runs(
+        self,
+        *,
+        status: str | None = None,
+        model_id: str | None = None,
+        agent_id: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        include_total: bool = False,
+        max_items: int | None = None,
+    ) -> Listing[RunSummary]:
+        """Past runs, newest first (``GET /agent-runs``), as a lazy :class:`Listing`.
+
+        Each page is one request, made only when iteration reaches it.
+
+        :param metadata: only runs whose metadata has all these ``key: value`` pairs.
+        :param limit: page size sent to the server (1-200; default: the server's 50).
+        :param include_total: ask the server to count the matches (:attr:`Listing.total`).
+        :param max_items: stop after this many runs.
+        :raises SpecError: a filter is invalid (nothing is sent).
+        """
+        return history.list_runs(
+            self._get_json,
+            status=status,
+            model_id=model_id,
+            agent_id=agent_id,
+            metadata=metadata,
+            limit=limit,
+            include_total=include_total,
+            max_items=max_items,
+        )
+
+    def list_sessions(
+        self,
+        *,
+        status: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+    ) -> Listing[SessionSummary]:
+        """Sessions, newest first (``GET /agent-sessions``), as a lazy :class:`Listing`.
+
+        :param status: ``"active"`` or ``"ended"``.
+        :param metadata: only sessions whose metadata has all these pairs.
+        :param limit: page size sent to the server (1-200).
+        :param max_items: stop after this many sessions.
+        :raises SpecError: a filter is invalid (nothing is sent).
+        """
+        return history.list_sessions(
+            self._get_json, status=status, metadata=metadata, limit=limit, max_items=max_items
+        )
+
+    def session_events(
+        self, session_id: str, *, last: int | None = None, full: bool = False
+    ) -> EventReplay:
+        """A session's conversation, oldest first (``GET /agent-sessions/{id}/events``).
+
+        :param last: only the newest ``last`` events (default: all of them).
+        :param full: whole texts instead of the server's shortened ones.
+        :raises SpecError: an argument is invalid (nothing is sent).
+        """
+        return history.replay_session(self._get_json, session_id, last=last, full=full)
+
+    def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
+        return self._transport.request("GET", path, params=params, policy=self._safe).body
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""

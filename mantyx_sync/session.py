@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -14,6 +14,7 @@ from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
 from .events import RunEvent
+from .history import EventReplay, replay_session
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import MessageOverrides, OutputSchema, turn_input
@@ -147,6 +148,22 @@ class Session:
     def history(self) -> list[dict[str, Any]]:
         """The conversation so far, as ``{"role", "content"}`` messages."""
         return [dict(message) for message in self.info().messages]
+
+    def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
+        """The conversation as the server replays it, oldest first.
+
+        Unlike :meth:`history`, this pages through the whole session
+        (``GET /agent-sessions/{id}/events``) and yields typed
+        :class:`~mantyx_sync.history.SessionEvent` values.
+
+        :param last: only the newest ``last`` events (default: all).
+        :param full: whole texts instead of the server's shortened ones.
+        """
+        return replay_session(self._get_json, self.id, last=last, full=full)
+
+    def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
+        policy = safe_policy(self._transport.config)
+        return self._transport.request("GET", path, params=params, policy=policy).body
 
     def end(self) -> None:
         """End the session on the server and close its tool connections. Idempotent."""

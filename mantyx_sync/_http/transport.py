@@ -362,7 +362,8 @@ def _prepare(
 ) -> requests.PreparedRequest:
     prepared = requests.PreparedRequest()
     prepared.method = method
-    prepared.url = f"{url}?{urlencode(params)}" if params else url
+    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``, NEWER.md §10).
+    prepared.url = f"{url}?{urlencode(params, doseq=True)}" if params else url
     prepared.headers = CaseInsensitiveDict(headers)
     if body is not None or method in ("POST", "PUT", "PATCH"):
         prepared.headers["Content-Length"] = str(len(body or b""))

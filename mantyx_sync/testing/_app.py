@@ -18,6 +18,7 @@ from urllib.parse import parse_qsl
 
 from ._catalog import ModelNotFound, models_body
 from ._faults import RequestFaults
+from ._history import replay_body, run_list_body, session_list_body
 from ._oauth import OAuthServer, TokenRejected, parse_form
 from ._ratelimit import RateLimiter, bucket_for
 from ._recorder import RecordedRequest, Recorder, mask_headers
@@ -96,12 +97,15 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
     (method, re.compile(pattern), scope, handler)
     for method, pattern, scope, handler in (
         ("GET", r"^/models/?$", "models:read", "_models"),
+        ("GET", r"^/agent-runs/?$", "runs:read", "_list_runs"),
         ("POST", r"^/agent-runs/?$", "runs:write", "_create_run"),
         ("GET", r"^/agent-runs/(?P<id>[^/]+)/?$", "runs:read", "_get_run"),
         ("GET", r"^/agent-runs/(?P<id>[^/]+)/stream/?$", "runs:read", "_stream"),
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/tool-results/?$", "runs:write", "_tool_result"),
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/cancel/?$", "runs:write", "_cancel"),
         ("POST", r"^/agent-sessions/?$", "sessions:write", "_create_session"),
+        ("GET", r"^/agent-sessions/?$", "sessions:read", "_list_sessions"),
+        ("GET", r"^/agent-sessions/(?P<id>[^/]+)/events/?$", "sessions:read", "_replay"),
         ("GET", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:read", "_get_session"),
         ("POST", r"^/agent-sessions/(?P<id>[^/]+)/messages/?$", "sessions:write", "_message"),
         ("DELETE", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:write", "_end_session"),
@@ -110,13 +114,15 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
 
 
 class _Request:
-    __slots__ = ("body", "environ", "method", "params", "path", "query", "raw")
+    __slots__ = ("body", "environ", "method", "pairs", "params", "path", "query", "raw")
 
     def __init__(self, environ: dict[str, Any], raw: bytes) -> None:
         self.environ = environ
         self.method = environ["REQUEST_METHOD"].upper()
         self.path = environ.get("PATH_INFO") or "/"
-        self.query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+        # ``pairs`` keeps repeated keys (``metadata=a:1&metadata=b:2``); ``query`` the last of each.
+        self.pairs = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
+        self.query = dict(self.pairs)
         self.raw = raw
         self.body = _parse_json(raw)
         self.params: dict[str, str] = {}
@@ -472,3 +478,26 @@ class EmulatorApp:
     def _end_session(self, request: _Request) -> _Response:
         self.state.end_session(self._session(request))
         return _Response(200, {"ok": True})
+
+    def _list_runs(self, request: _Request) -> _Response:
+        with self.state.cond:
+            runs = list(self.state.runs.values())
+        body = self._checked(lambda: run_list_body(runs, request.query, request.pairs))
+        return _Response(200, body)
+
+    def _list_sessions(self, request: _Request) -> _Response:
+        with self.state.cond:
+            sessions = list(self.state.sessions.values())
+        body = self._checked(lambda: session_list_body(sessions, request.query, request.pairs))
+        return _Response(200, body)
+
+    def _replay(self, request: _Request) -> _Response:
+        session = self._session(request)
+        return _Response(200, self._checked(lambda: replay_body(session, request.query)))
+
+    @staticmethod
+    def _checked(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        try:
+            return build()
+        except InvalidRequest as exc:
+            raise _HTTPError(400, "invalid_request", str(exc)) from exc

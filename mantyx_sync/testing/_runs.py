@@ -135,6 +135,8 @@ class EmulatedRun:
         self.spec = spec
         self.session_id = session.id if session is not None else None
         self.status = "queued"
+        self.created_at = time.time()
+        self.completed_at: float | None = None
         self.events: list[dict[str, Any]] = []
         self.frames: list[bytes] = []
         self.tool_results: dict[str, dict[str, Any]] = {}
@@ -203,6 +205,7 @@ class EmulatedRun:
             self._append(kind, data)
             self.done = True
             self.status = status
+            self.completed_at = time.time()
             self._pending.clear()
             for name, value in fields.items():
                 setattr(self, name, value)

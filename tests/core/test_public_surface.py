@@ -54,6 +54,10 @@ EXPECTED = {
     "SessionInfo",
     "ModelCatalog",
     "RateLimit",
+    # history
+    "RunSummary",
+    "SessionSummary",
+    "SessionEvent",
     # OAuth
     "OAuth",
     "TokenSet",

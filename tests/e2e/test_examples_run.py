@@ -127,3 +127,10 @@ def test_examples_explain_a_missing_package(
     proc = _run(["-c", script], tmp_path)
     assert proc.returncode == 1
     assert advice in proc.stderr
+
+
+def test_history_runs(tmp_path: Path) -> None:
+    out = _run_example("history.py", tmp_path)
+    assert "odd runs (the server counts 6):" in out
+    assert out.count("'Question ") >= 6
+    assert "#1 user: My name is Ada." in out and "#4 assistant:" in out

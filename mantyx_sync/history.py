@@ -1,0 +1,500 @@
+"""Past runs and sessions: typed list items, lazy cursor paging, session replay.
+
+:class:`RunSummary` and :class:`SessionSummary` are the items of
+``GET /agent-runs`` and ``GET /agent-sessions`` (NEWER.md items 10, 12);
+:class:`SessionEvent` is one entry of a session's replay
+(``GET /agent-sessions/{id}/events``, item 13).
+
+:class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
+only when iteration reaches it; :class:`EventReplay` pages a session's events
+backwards with ``beforeSeq`` and yields them oldest-first. Both are handed a
+``get(path, params) -> body`` callable by the client, so this module knows no
+HTTP. The ``*_query`` functions check the caller's arguments and raise
+:class:`~mantyx_sync.SpecError` before anything is sent.
+
+Values are immutable and thread-safe; a :class:`Listing` or
+:class:`EventReplay` is iterated by one thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final, Generic, TypeVar
+
+import attrs
+
+from ._base.limits import METADATA_KEY_RE
+from ._models import wire as _wire
+from ._models.wire import ALIASES, RAW, WireFormatError
+from .errors import SpecError
+from .events import TokenUsage
+
+__all__ = [
+    "LIST_LIMIT_MAX",
+    "REPLAY_PAGE_MAX",
+    "EventReplay",
+    "Getter",
+    "Listing",
+    "RunSummary",
+    "SessionEvent",
+    "SessionSummary",
+    "list_runs",
+    "list_sessions",
+    "replay_session",
+    "run_list_query",
+    "session_list_query",
+]
+
+T = TypeVar("T")
+
+Getter = Callable[[str, Mapping[str, Any]], Any]
+"""``get(path, params) -> JSON body``: one GET under the workspace, retried as safe."""
+
+LIST_LIMIT_MAX: Final = 200
+"""The largest page size ``GET /agent-runs`` and ``GET /agent-sessions`` accept."""
+REPLAY_PAGE_MAX: Final = 500
+"""The most events one ``GET /agent-sessions/{id}/events`` page returns (``lastMessages``)."""
+
+_SESSION_STATUSES: Final = ("active", "ended")
+
+
+@attrs.frozen(kw_only=True)
+class RunSummary:
+    """One run as ``GET /agent-runs`` lists it (compact; previews, not full texts).
+
+    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar spec_name: the ``name`` the run's spec was given, if any.
+    :ivar input_preview: the start of the prompt.
+    :ivar output_preview: the start of the reply (``None`` until it ends).
+    :ivar tokens: usage, ``None`` until the run ends.
+    :ivar created_at: ISO-8601 timestamp, as sent.
+    :ivar raw: the item as sent (unknown fields included).
+    """
+
+    id: str = attrs.field(metadata={ALIASES: ("runId",)})
+    session_id: str | None = None
+    status: str | None = None
+    spec_name: str | None = None
+    agent_id: str | None = None
+    model_id: str | None = None
+    input_preview: str | None = None
+    output_preview: str | None = None
+    error: Any = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    duration_ms: float | None = None
+    tool_call_count: int | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    created_at: str | None = None
+    completed_at: str | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> RunSummary:
+        """Build the summary from one list item.
+
+        :raises WireFormatError: (a ``ValueError``) the item is not a run.
+        """
+        return _wire.structure(body, cls)
+
+
+@attrs.frozen(kw_only=True)
+class SessionSummary:
+    """One session as ``GET /agent-sessions`` lists it.
+
+    :ivar status: ``active`` or ``ended``.
+    :ivar summary: a short description of the conversation, when the server has one.
+    :ivar creation_date: ISO-8601 timestamp, as sent.
+    :ivar raw: the item as sent.
+    """
+
+    id: str = attrs.field(metadata={_wire.WIRE: "sessionId", ALIASES: ("id",)})
+    status: str | None = None
+    summary: str | None = None
+    metadata: dict[str, Any] = attrs.field(factory=dict)
+    creation_date: str | None = attrs.field(default=None, metadata={ALIASES: ("createdAt",)})
+    last_interaction_date: str | None = attrs.field(
+        default=None, metadata={ALIASES: ("lastInteractionAt",)}
+    )
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> SessionSummary:
+        """Build the summary from one list item.
+
+        :raises WireFormatError: (a ``ValueError``) the item is not a session.
+        """
+        return _wire.structure(body, cls)
+
+
+_ROLE_OF_TYPE: Final = {"user_message": "user", "assistant_message": "assistant"}
+
+
+@attrs.frozen(kw_only=True)
+class SessionEvent:
+    """One entry of a session's replay: a user or assistant message, or another message.
+
+    :ivar seq: its position in the session (increasing).
+    :ivar type: ``user_message``, ``assistant_message`` or ``message`` (others
+        pass through as sent).
+    :ivar text: the message text (shortened by the server unless ``full=True``).
+    :ivar attachments: attachment metadata (never the file contents).
+    :ivar raw: the event as sent.
+    """
+
+    seq: int
+    type: str
+    text: str | None = None
+    attachments: tuple[dict[str, Any], ...] = ()
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @property
+    def role(self) -> str | None:
+        """``user``/``assistant`` for those types, else the ``role`` the server sent."""
+        role = _ROLE_OF_TYPE.get(self.type) or self.raw.get("role")
+        return role if isinstance(role, str) else None
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> SessionEvent:
+        """Build the event from one replay item.
+
+        :raises WireFormatError: (a ``ValueError``) no integer ``seq`` or no ``type``.
+        """
+        return _wire.structure(body, cls)
+
+
+@attrs.frozen
+class _Page(Generic[T]):
+    items: tuple[T, ...]
+    next_cursor: str | None
+    total: int | None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _page(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> _Page[T]:
+    if not isinstance(body, Mapping):
+        raise WireFormatError(f"expected a JSON object with {key!r}, got {type(body).__name__}")
+    items = body.get(key)
+    if not isinstance(items, list):
+        raise WireFormatError(f"the list body has no {key!r} array")
+    cursor = body.get("nextCursor")
+    return _Page(
+        tuple(build(item) for item in items),
+        cursor if isinstance(cursor, str) and cursor else None,
+        _int_or_none(body.get("total")),
+    )
+
+
+class Listing(Generic[T]):
+    """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
+
+    Nothing is fetched until it is iterated (or :attr:`total` is read); each
+    further page is fetched only when iteration reaches it, one request per
+    page. Iteration stops at the last page or after ``max_items`` items.
+
+    Thread-safety: iterate from one thread.
+
+    Example::
+
+        for run in client.list_runs(status="failed", max_items=20):
+            print(run.id, run.error)
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[str | None], _Page[T]],
+        *,
+        max_items: int | None = None,
+    ) -> None:
+        self._fetch = fetch
+        self._max_items = max_items
+        self._first: _Page[T] | None = None
+        self._items = self._iterate()
+
+    def __repr__(self) -> str:
+        total = "" if self._first is None else f" total={self._first.total}"
+        return f"<Listing{total}>"
+
+    @property
+    def total(self) -> int | None:
+        """How many items match, when the server counted them (``include_total``).
+
+        Reading it before iterating fetches the first page (which iteration
+        then reuses); ``None`` when the server sent no count.
+        """
+        return self._first_page().total
+
+    def _first_page(self) -> _Page[T]:
+        if self._first is None:
+            self._first = self._fetch(None)
+        return self._first
+
+    def __iter__(self) -> Iterator[T]:
+        return self
+
+    def __next__(self) -> T:
+        return next(self._items)
+
+    def _iterate(self) -> Iterator[T]:
+        remaining = self._max_items
+        page = self._first_page()
+        seen_cursors: set[str] = set()
+        while True:
+            for item in page.items:
+                if remaining is not None:
+                    if remaining <= 0:
+                        return
+                    remaining -= 1
+                yield item
+            cursor = page.next_cursor
+            if cursor is None or (remaining is not None and remaining <= 0):
+                return
+            if cursor in seen_cursors:
+                raise WireFormatError(f"the server repeated the cursor {cursor!r}; stopping")
+            seen_cursors.add(cursor)
+            page = self._fetch(cursor)
+
+
+class EventReplay:
+    """A session's conversation, replayed oldest-first (``GET …/events``).
+
+    Pages are fetched backwards from the newest event with ``beforeSeq``
+    until ``last`` events (or all of them) are in hand — on first iteration,
+    not before — and then yielded in ``seq`` order.
+
+    Thread-safety: iterate from one thread.
+    """
+
+    def __init__(
+        self,
+        get: Getter,
+        path: str,
+        *,
+        last: int | None,
+        full: bool,
+    ) -> None:
+        self._get = get
+        self._path = path
+        self._last = last
+        self._full = full
+        self._total: int | None = None
+        self._truncated = False
+        self._loaded: list[SessionEvent] | None = None
+        self._events: Iterator[SessionEvent] | None = None
+
+    def __repr__(self) -> str:
+        return f"<EventReplay {self._path} total={self._total}>"
+
+    @property
+    def total(self) -> int | None:
+        """How many events the session has (loads the replay when not yet loaded)."""
+        self._load()
+        return self._total
+
+    @property
+    def truncated(self) -> bool:
+        """Whether the server shortened any text (ask with ``full=True`` for whole texts)."""
+        self._load()
+        return self._truncated
+
+    def __iter__(self) -> Iterator[SessionEvent]:
+        return self
+
+    def __next__(self) -> SessionEvent:
+        if self._events is None:
+            self._events = iter(self._load())
+        return next(self._events)
+
+    def _load(self) -> list[SessionEvent]:
+        if self._loaded is not None:
+            return self._loaded
+        pages: list[tuple[SessionEvent, ...]] = []
+        count = 0
+        before: int | None = None
+        while self._last is None or count < self._last:
+            wanted = REPLAY_PAGE_MAX if self._last is None else self._last - count
+            size = min(REPLAY_PAGE_MAX, wanted)
+            params: dict[str, Any] = {"lastMessages": size}
+            if self._full:
+                params["full"] = 1
+            if before is not None:
+                params["beforeSeq"] = before
+            body = self._get(self._path, params)
+            page = _page(body, "events", SessionEvent.from_wire)
+            assert isinstance(body, Mapping)  # checked by _page
+            if self._total is None:
+                self._total = _int_or_none(body.get("total"))
+            self._truncated = self._truncated or body.get("truncated") is True
+            events = tuple(sorted(page.items, key=lambda e: e.seq))
+            if self._last is not None:
+                events = events[max(0, len(events) - (self._last - count)) :]
+            pages.append(events)
+            count += len(events)
+            following = _int_or_none(body.get("nextBeforeSeq"))
+            if not events or following is None:
+                break
+            if before is not None and following >= before:
+                raise WireFormatError(
+                    f"the server's nextBeforeSeq {following} does not move back from {before}"
+                )
+            before = following
+        self._loaded = [event for page_events in reversed(pages) for event in page_events]
+        return self._loaded
+
+
+def _check_text(value: Any, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
+    return value
+
+
+def _check_limit(value: Any, path: str = "limit") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= LIST_LIMIT_MAX:
+        raise SpecError(f"must be an integer from 1 to {LIST_LIMIT_MAX}, got {value!r}", path=path)
+    return value
+
+
+def _check_positive(value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SpecError(f"must be a positive integer or None, got {value!r}", path=path)
+    return value
+
+
+def _metadata_filters(metadata: Any) -> list[str]:
+    if metadata is None:
+        return []
+    if not isinstance(metadata, Mapping):
+        raise SpecError(
+            f"must be a mapping of str to str, got {type(metadata).__name__}", path="metadata"
+        )
+    filters = []
+    for key, value in metadata.items():
+        if not isinstance(key, str) or not METADATA_KEY_RE.match(key):
+            raise SpecError(
+                f"key {key!r} must be 1-64 characters of letters, digits, '.', '_' or '-'",
+                path="metadata",
+            )
+        if not isinstance(value, str):
+            raise SpecError(f"must be a string, got {type(value).__name__}", path=f"metadata.{key}")
+        filters.append(f"{key}:{value}")
+    return filters
+
+
+def _page_size(limit: int | None, max_items: int | None) -> int | None:
+    if limit is not None:
+        return _check_limit(limit)
+    # Without a page size, a small max_items need not fetch a whole default page.
+    if max_items is not None:
+        return min(max_items, LIST_LIMIT_MAX)
+    return None
+
+
+def run_list_query(
+    *,
+    status: str | None = None,
+    model_id: str | None = None,
+    agent_id: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    include_total: bool = False,
+    max_items: int | None = None,
+) -> dict[str, Any]:
+    """The query of ``GET /agent-runs`` for these filters (NEWER.md item 10).
+
+    :raises SpecError: an argument is out of range or of the wrong type.
+    """
+    params: dict[str, Any] = {}
+    for key, value, path in (
+        ("status", status, "status"),
+        ("modelId", model_id, "model_id"),
+        ("agentId", agent_id, "agent_id"),
+    ):
+        if value is not None:
+            params[key] = _check_text(value, path)
+    filters = _metadata_filters(metadata)
+    if filters:
+        params["metadata"] = filters
+    size = _page_size(limit, _check_positive(max_items, "max_items"))
+    if size is not None:
+        params["limit"] = size
+    if not isinstance(include_total, bool):
+        raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
+    if include_total:
+        params["includeTotal"] = 1
+    return params
+
+
+def session_list_query(
+    *,
+    status: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> dict[str, Any]:
+    """The query of ``GET /agent-sessions`` for these filters (NEWER.md item 12).
+
+    :raises SpecError: an argument is out of range or of the wrong type.
+    """
+    params: dict[str, Any] = {}
+    if status is not None:
+        if status not in _SESSION_STATUSES:
+            raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
+        params["status"] = status
+    filters = _metadata_filters(metadata)
+    if filters:
+        params["metadata"] = filters
+    size = _page_size(limit, _check_positive(max_items, "max_items"))
+    if size is not None:
+        params["limit"] = size
+    return params
+
+
+def _pager(
+    get: Getter, path: str, params: Mapping[str, Any], key: str, build: Callable[[Any], T]
+) -> Callable[[str | None], _Page[T]]:
+    def fetch(cursor: str | None) -> _Page[T]:
+        query = dict(params) if cursor is None else {**params, "cursor": cursor}
+        return _page(get(path, query), key, build)
+
+    return fetch
+
+
+def list_runs(get: Getter, *, max_items: int | None = None, **filters: Any) -> Listing[RunSummary]:
+    """A :class:`Listing` of ``GET /agent-runs`` (see :meth:`Client.list_runs`).
+
+    :raises SpecError: a filter is invalid (nothing is sent).
+    """
+    params = run_list_query(max_items=max_items, **filters)
+    fetch = _pager(get, "/agent-runs", params, "runs", RunSummary.from_wire)
+    return Listing(fetch, max_items=max_items)
+
+
+def list_sessions(
+    get: Getter, *, max_items: int | None = None, **filters: Any
+) -> Listing[SessionSummary]:
+    """A :class:`Listing` of ``GET /agent-sessions`` (see :meth:`Client.list_sessions`).
+
+    :raises SpecError: a filter is invalid (nothing is sent).
+    """
+    params = session_list_query(max_items=max_items, **filters)
+    fetch = _pager(get, "/agent-sessions", params, "sessions", SessionSummary.from_wire)
+    return Listing(fetch, max_items=max_items)
+
+
+def replay_session(
+    get: Getter, session_id: str, *, last: int | None = None, full: bool = False
+) -> EventReplay:
+    """An :class:`EventReplay` of one session (see :meth:`Client.session_events`).
+
+    :raises SpecError: ``session_id``, ``last`` or ``full`` is invalid (nothing is sent).
+    """
+    _check_text(session_id, "session_id")
+    _check_positive(last, "last")
+    if not isinstance(full, bool):
+        raise SpecError(f"must be True or False, got {full!r}", path="full")
+    return EventReplay(get, f"/agent-sessions/{session_id}/events", last=last, full=full)
