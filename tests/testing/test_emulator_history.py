@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from conftest import Api
+from typing import Any
 
 from mantyx_sync.testing import LocalMantyx
 
 
-def test_run_list_cursor_filters_and_errors(api: Api, srv: LocalMantyx) -> None:
+def test_run_list_cursor_filters_and_errors(api: Any, srv: LocalMantyx) -> None:
     ids = [api.create_run(metadata={"k": str(i % 2)}) for i in range(5)]
     for run_id in ids:
         srv.wait_for_run(run_id)
@@ -44,7 +44,7 @@ def test_run_list_cursor_filters_and_errors(api: Api, srv: LocalMantyx) -> None:
     assert api.get("/agent-runs", params={"limit": 999}).json()["limit"] == 200
 
 
-def test_session_list_offset_and_replay_pages(api: Api, srv: LocalMantyx) -> None:
+def test_session_list_offset_and_replay_pages(api: Any, srv: LocalMantyx) -> None:
     created = api.post("/agent-sessions", {"systemPrompt": "s", "metadata": {"t": "x"}})
     session_id = created.json()["sessionId"]
     for i in range(3):
