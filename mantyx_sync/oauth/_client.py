@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 import requests
 
-from .._base.redact import display_url
+from .._base.redact import display_url, redact_text
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
 from .._http.retry import RetryPolicy, Safety
@@ -71,12 +71,12 @@ class OAuth:
         url = (base_url or os.environ.get("MANTYX_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
         if not url.startswith(("http://", "https://")):
             raise ConfigurationError(f"base_url must start with http:// or https://, got {url!r}")
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be > 0 seconds, got {timeout!r}")
+        _check_seconds("timeout", timeout)
         self.client_id = client_id
         self._client_secret = client_secret
         self.base_url = url
         self._timeout = timeout
+        self._owns_session = http_session is None
         self._session = http_session or requests.Session()
         self._lock = threading.Lock()
         self._metadata: ServerMetadata | None = None
@@ -85,6 +85,13 @@ class OAuth:
     def __repr__(self) -> str:
         secret = ", client_secret=***" if self._client_secret else ""
         return f"<OAuth client_id={self.client_id!r}{secret} base_url={self.base_url!r}>"
+
+    def close(self) -> None:
+        """Close the pooled connections of the session this ``OAuth`` made.
+
+        Token sources made by it keep working: the session reopens connections."""
+        if self._owns_session:
+            self._session.close()
 
     def metadata(self) -> ServerMetadata:
         """The server's endpoints (fetched once): RFC 8414 metadata, or the fallback paths."""
@@ -131,8 +138,7 @@ class OAuth:
         :raises AuthError: the server refused the code exchange.
         """
         wanted = scope_list(scopes)
-        if timeout <= 0:
-            raise ConfigurationError(f"timeout must be > 0 seconds, got {timeout!r}")
+        _check_seconds("timeout", timeout)
         port: object = redirect_port
         if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
             raise ConfigurationError(f"redirect_port must be 0..65535, got {redirect_port!r}")
@@ -334,7 +340,7 @@ def _oauth_error(response: requests.Response) -> APIError:
     code = body.get("error") if isinstance(body, dict) else None
     if response.status_code in (400, 401) and isinstance(code, str):
         description = body.get("error_description") if isinstance(body, dict) else None
-        message = description if isinstance(description, str) and description else code
+        message = redact_text(description if isinstance(description, str) and description else code)
         auth = code in _AUTH_ERRORS or response.status_code == 401
         cls = AuthError if auth else InvalidRequestError
         return cls(message, status=response.status_code, code=code, body=body)
@@ -344,3 +350,8 @@ def _oauth_error(response: requests.Response) -> APIError:
 def _text(value: object) -> bool:
     """Whether ``value`` is a non-blank string (arguments are checked where the user wrote them)."""
     return isinstance(value, str) and bool(value.strip())
+
+
+def _check_seconds(name: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigurationError(f"{name} must be a number of seconds > 0, got {value!r}")

@@ -250,6 +250,7 @@ def test_confidential_client() -> None:
         (lambda o: o.sign_in([]), "non-empty list of scope"),
         (lambda o: o.sign_in(["runs read"]), "bad: \\['runs read'\\]"),
         (lambda o: o.sign_in(["runs:read"], redirect_port=70000), "redirect_port"),
+        (lambda o: o.sign_in(["runs:read"], timeout="5"), "timeout must be a number"),
         (lambda o: o.refresh_token_source(TokenSet(access_token="a" * 10)), "no refresh token"),
         (lambda o: o.refresh(""), "refresh_token"),
         (lambda o: o.userinfo(), "sign in first"),
