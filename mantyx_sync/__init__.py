@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .client import Client
     from .events import RunEvent
+    from .feedback import Feedback
     from .history import RunSummary, SessionEvent, SessionSummary
     from .oauth import OAuth
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
@@ -90,6 +91,7 @@ __all__ = (
     "ConfigurationError",
     "ConflictError",
     "ConnectError",
+    "Feedback",
     "InvalidRequestError",
     "LocalA2A",
     "LocalAgentApi",
@@ -166,6 +168,7 @@ _LAZY: dict[str, str] = {
     "RunSnapshot": ".results",
     "SessionInfo": ".results",
     "RunSummary": ".history",
+    "Feedback": ".feedback",
     "SessionEvent": ".history",
     "SessionSummary": ".history",
     "Session": ".session",
@@ -183,7 +186,7 @@ _LAZY: dict[str, str] = {
 
 
 # Public submodules reachable as attributes without importing them first.
-_SUBMODULES = frozenset({"credentials", "history", "oauth"})
+_SUBMODULES = frozenset({"credentials", "feedback", "history", "oauth"})
 
 
 def __getattr__(name: str) -> Any:

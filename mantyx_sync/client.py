@@ -20,9 +20,10 @@ from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError
+from .feedback import Feedback, list_feedback, send_feedback
 from .history import EventReplay, Listing, RunSummary, SessionSummary
 from .results import ModelCatalog, RunSnapshot, SessionInfo
-from .run import Run, RunOptions, attach_run, start_run
+from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
 from .spec import AgentSpec, OutputSchema, turn_input
 
@@ -398,6 +399,50 @@ class Client:
         :raises SpecError: an argument is invalid (nothing is sent).
         """
         return history.replay_session(self._get_json, session_id, last=last, full=full)
+
+    def feedback(
+        self,
+        run_id: str,
+        verdict: str,
+        explanation: str | None = None,
+        content_snapshot: Any = None,
+    ) -> Feedback:
+        """Thumbs up or down on a run (``POST /agent-runs/{id}/feedback``).
+
+        A run has one feedback: the first call creates it (``created`` is
+        ``True``), later calls replace it, so a retry is harmless.
+
+        :param verdict: ``"up"`` or ``"down"``.
+        :param explanation: why, at most 8000 characters.
+        :param content_snapshot: what was judged, e.g. the reply text (JSON).
+        :raises SpecError: bad arguments (nothing is sent).
+        :raises NotFoundError: no such run.
+        """
+        return send_feedback(
+            json_poster(self._transport),
+            run_id,
+            verdict,
+            explanation=explanation,
+            content_snapshot=content_snapshot,
+        )
+
+    def list_feedback(
+        self,
+        *,
+        run_id: str | None = None,
+        verdict: str | None = None,
+        limit: int | None = None,
+        max_items: int | None = None,
+    ) -> Listing[Feedback]:
+        """Feedback given in this workspace (``GET /reply-feedback``), as a lazy :class:`Listing`.
+
+        :param run_id: only this run's feedback.
+        :param verdict: only ``"up"`` or only ``"down"``.
+        :raises SpecError: bad arguments (nothing is sent).
+        """
+        return list_feedback(
+            self._get_json, run_id=run_id, verdict=verdict, limit=limit, max_items=max_items
+        )
 
     def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
         return self._transport.request("GET", path, params=params, policy=self._safe).body

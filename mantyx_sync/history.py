@@ -40,6 +40,7 @@ __all__ = [
     "SessionSummary",
     "list_runs",
     "list_sessions",
+    "paged",
     "replay_session",
     "run_list_query",
     "session_list_query",
@@ -400,11 +401,9 @@ def run_list_query(
     model_id: str | None = None,
     agent_id: str | None = None,
     metadata: Mapping[str, str] | None = None,
-    limit: int | None = None,
     include_total: bool = False,
-    max_items: int | None = None,
 ) -> dict[str, Any]:
-    """The query of ``GET /agent-runs`` for these filters (NEWER.md item 10).
+    """The filters of ``GET /agent-runs`` (NEWER.md item 10), without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """
@@ -419,9 +418,6 @@ def run_list_query(
     filters = _metadata_filters(metadata)
     if filters:
         params["metadata"] = filters
-    size = _page_size(limit, _check_positive(max_items, "max_items"))
-    if size is not None:
-        params["limit"] = size
     if not isinstance(include_total, bool):
         raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
     if include_total:
@@ -433,10 +429,8 @@ def session_list_query(
     *,
     status: str | None = None,
     metadata: Mapping[str, str] | None = None,
-    limit: int | None = None,
-    max_items: int | None = None,
 ) -> dict[str, Any]:
-    """The query of ``GET /agent-sessions`` for these filters (NEWER.md item 12).
+    """The filters of ``GET /agent-sessions`` (NEWER.md item 12), without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """
@@ -448,42 +442,59 @@ def session_list_query(
     filters = _metadata_filters(metadata)
     if filters:
         params["metadata"] = filters
-    size = _page_size(limit, _check_positive(max_items, "max_items"))
-    if size is not None:
-        params["limit"] = size
     return params
 
 
-def _pager(
-    get: Getter, path: str, params: Mapping[str, Any], key: str, build: Callable[[Any], T]
-) -> Callable[[str | None], _Page[T]]:
+def paged(
+    get: Getter,
+    path: str,
+    params: Mapping[str, Any],
+    key: str,
+    build: Callable[[Any], T],
+    *,
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> Listing[T]:
+    """A :class:`Listing` of the ``key`` array of ``GET path``, pages chained by ``cursor``.
+
+    :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
+    """
+    query = dict(params)
+    size = _page_size(limit, _check_positive(max_items, "max_items"))
+    if size is not None:
+        query["limit"] = size
+
     def fetch(cursor: str | None) -> _Page[T]:
-        query = dict(params) if cursor is None else {**params, "cursor": cursor}
-        return _page(get(path, query), key, build)
+        sent = query if cursor is None else {**query, "cursor": cursor}
+        return _page(get(path, sent), key, build)
 
-    return fetch
+    return Listing(fetch, max_items=max_items)
 
 
-def list_runs(get: Getter, *, max_items: int | None = None, **filters: Any) -> Listing[RunSummary]:
+def list_runs(
+    get: Getter, *, limit: int | None = None, max_items: int | None = None, **filters: Any
+) -> Listing[RunSummary]:
     """A :class:`Listing` of ``GET /agent-runs`` (see :meth:`Client.list_runs`).
 
     :raises SpecError: a filter is invalid (nothing is sent).
     """
-    params = run_list_query(max_items=max_items, **filters)
-    fetch = _pager(get, "/agent-runs", params, "runs", RunSummary.from_wire)
-    return Listing(fetch, max_items=max_items)
+    params = run_list_query(**filters)
+    build = RunSummary.from_wire
+    return paged(get, "/agent-runs", params, "runs", build, limit=limit, max_items=max_items)
 
 
 def list_sessions(
-    get: Getter, *, max_items: int | None = None, **filters: Any
+    get: Getter, *, limit: int | None = None, max_items: int | None = None, **filters: Any
 ) -> Listing[SessionSummary]:
     """A :class:`Listing` of ``GET /agent-sessions`` (see :meth:`Client.list_sessions`).
 
     :raises SpecError: a filter is invalid (nothing is sent).
     """
-    params = session_list_query(max_items=max_items, **filters)
-    fetch = _pager(get, "/agent-sessions", params, "sessions", SessionSummary.from_wire)
-    return Listing(fetch, max_items=max_items)
+    params = session_list_query(**filters)
+    build = SessionSummary.from_wire
+    return paged(
+        get, "/agent-sessions", params, "sessions", build, limit=limit, max_items=max_items
+    )
 
 
 def replay_session(

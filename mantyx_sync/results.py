@@ -23,6 +23,7 @@ from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError
 from .events import ModelInfo, RunEvent, TokenUsage
+from .feedback import Feedback, FeedbackLink
 from .spec import OutputSchema
 
 __all__ = [
@@ -61,6 +62,9 @@ class RunResult:
     :ivar model: the model that served the run, ``None`` when not reported.
     :ivar session_id: the session, for session-scoped runs.
     :ivar output_schema: the schema the reply was requested in, if any.
+
+    A result returned by a run (or carried by its :class:`~mantyx_sync.RunError`)
+    can send feedback on that run with :meth:`feedback`.
     """
 
     run_id: str
@@ -71,6 +75,28 @@ class RunResult:
     model: ModelInfo | None = None
     session_id: str | None = None
     output_schema: OutputSchema | None = None
+    _feedback_link: FeedbackLink | None = attrs.field(
+        default=None, repr=False, eq=False, alias="feedback_link"
+    )
+
+    def feedback(
+        self,
+        verdict: str,
+        *,
+        explanation: str | None = None,
+        content_snapshot: Any = None,
+    ) -> Feedback:
+        """Thumbs up or down on this run: :meth:`Client.feedback` for :attr:`run_id`.
+
+        :param verdict: ``"up"`` or ``"down"``.
+        :param explanation: why, at most 8000 characters.
+        :param content_snapshot: what was judged (default: nothing is sent).
+        :raises SpecError: bad arguments (nothing is sent).
+        :raises MantyxError: this result was not produced by a client in this
+            process (e.g. it was unpickled elsewhere).
+        """
+        link = self._feedback_link or FeedbackLink(None)
+        return link.send(self.run_id, verdict, explanation, content_snapshot)
 
     def parse(self, validator: Validator | None = None) -> Any:
         """The reply as data: JSON-decoded, checked against :attr:`output_schema`,

@@ -30,10 +30,11 @@ from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
 from .errors import MantyxError, RunCancelled, RunError
 from .events import LocalToolCall, RunEvent, structure_payload
+from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
 
-__all__ = ["Run", "RunOptions", "attach_run", "start_run"]
+__all__ = ["Run", "RunOptions", "attach_run", "json_poster", "start_run"]
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +99,18 @@ def start_run(
         if owns_tools:
             tools.close()
         raise
+
+
+def json_poster(transport: HttpTransport) -> Poster:
+    """``post(path, body) -> (status, body)`` over ``transport``, retried as safe:
+    for idempotent POSTs such as feedback (one per run)."""
+
+    def post(path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
+        policy = safe_policy(transport.config)
+        reply = transport.request("POST", path, json_body=dict(body), policy=policy)
+        return reply.status, reply.body
+
+    return post
 
 
 def _text_field(data: Mapping[str, Any], *keys: str) -> str | None:
@@ -430,6 +443,7 @@ class Run:
             model=getattr(payload, "model", None),
             session_id=self.session_id,
             output_schema=self._options.output_schema,
+            feedback_link=FeedbackLink(json_poster(self._transport)),
         )
         self._result = result
         if event.type == "cancelled":

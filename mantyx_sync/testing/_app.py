@@ -103,6 +103,8 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
         ("GET", r"^/agent-runs/(?P<id>[^/]+)/stream/?$", "runs:read", "_stream"),
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/tool-results/?$", "runs:write", "_tool_result"),
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/cancel/?$", "runs:write", "_cancel"),
+        ("POST", r"^/agent-runs/(?P<id>[^/]+)/feedback/?$", "feedback:write", "_feedback"),
+        ("GET", r"^/reply-feedback/?$", "feedback:read", "_list_feedback"),
         ("POST", r"^/agent-sessions/?$", "sessions:write", "_create_session"),
         ("GET", r"^/agent-sessions/?$", "sessions:read", "_list_sessions"),
         ("GET", r"^/agent-sessions/(?P<id>[^/]+)/events/?$", "sessions:read", "_replay"),
@@ -494,6 +496,18 @@ class EmulatorApp:
     def _replay(self, request: _Request) -> _Response:
         session = self._session(request)
         return _Response(200, self._checked(lambda: replay_body(session, request.query)))
+
+    def _feedback(self, request: _Request) -> _Response:
+        run = self._run(request)
+        body = request.json_body()
+        try:
+            status, record = self.state.feedback.give(run.id, body)
+        except InvalidRequest as exc:
+            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+        return _Response(status, record)
+
+    def _list_feedback(self, request: _Request) -> _Response:
+        return _Response(200, self._checked(lambda: self.state.feedback.list_body(request.query)))
 
     @staticmethod
     def _checked(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:

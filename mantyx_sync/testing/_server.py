@@ -337,6 +337,11 @@ class LocalMantyx:
         with self._state.cond:
             return dict(self._state.sessions)
 
+    @property
+    def feedback(self) -> dict[str, dict[str, Any]]:
+        """Run feedback by run id, as stored (``POST /agent-runs/{id}/feedback``; copies)."""
+        return self._state.feedback.snapshot()
+
     def wait_for_run(
         self, run_id: str | None = None, *, status: str | None = None, timeout: float = 5.0
     ) -> EmulatedRun:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ._catalog import resolve_model
 from ._faults import Faults, FaultState
+from ._feedback import FeedbackStore
 from ._model import ModelLike
 from ._runs import EmulatedRun, EmulatedSession, RunOptions
 
@@ -40,6 +41,7 @@ class EmulatorState:
         self.options = options
         self.runs: dict[str, EmulatedRun] = {}
         self.sessions: dict[str, EmulatedSession] = {}
+        self.feedback = FeedbackStore()
         self.latest_run: EmulatedRun | None = None
         self._model: ModelLike = model
         self._scripts: collections.deque[ModelLike] = collections.deque()

@@ -25,7 +25,10 @@ PKG = "mantyx_sync"
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"_version", "errors", "_base"})),
     ("tool making", frozenset({"_tools"})),
-    ("wire values", frozenset({"tools", "spec", "events", "results", "history", "_models"})),
+    (
+        "wire values",
+        frozenset({"tools", "spec", "events", "results", "history", "feedback", "_models"}),
+    ),
     ("http and peer protocols", frozenset({"_http", "_peers"})),
     ("engine", frozenset({"_engine"})),
     ("facades", frozenset({"run", "session", "client", "agent"})),

@@ -58,6 +58,7 @@ EXPECTED = {
     "RunSummary",
     "SessionSummary",
     "SessionEvent",
+    "Feedback",
     # OAuth
     "OAuth",
     "TokenSet",

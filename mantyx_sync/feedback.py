@@ -1,0 +1,209 @@
+"""Feedback on runs: a thumbs up or down, with an optional explanation (NEWER.md item 14).
+
+``POST /agent-runs/{id}/feedback`` creates the run's feedback (``201``) or
+replaces it (``200``): there is one per run, so sending it again is safe and
+it is retried like any idempotent request. ``GET /reply-feedback`` lists it.
+
+This module knows no HTTP: the client (or a :class:`~mantyx_sync.RunResult`)
+hands it a ``post(path, body) -> (status, body)`` callable. Arguments are
+checked before anything is sent. Values are immutable and thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+import attrs
+
+from ._models import wire as _wire
+from ._models.wire import OMIT, RAW
+from .errors import MantyxError, SpecError
+from .history import Getter, Listing, paged
+
+__all__ = [
+    "EXPLANATION_MAX_CHARS",
+    "Feedback",
+    "FeedbackLink",
+    "Poster",
+    "feedback_body",
+    "list_feedback",
+    "send_feedback",
+]
+
+EXPLANATION_MAX_CHARS: Final = 8000
+"""The longest ``explanation`` the server accepts."""
+
+Poster = Callable[[str, Mapping[str, Any]], "tuple[int, Any]"]
+"""``post(path, json_body) -> (status, body)``: one POST under the workspace."""
+
+_VERDICTS: Final = {"up": "UP", "down": "DOWN"}
+
+
+def _verdict_out(value: Any) -> str | None:
+    return value.lower() if isinstance(value, str) else None
+
+
+@attrs.frozen(kw_only=True)
+class Feedback:
+    """One run's feedback as the server stored it.
+
+    :ivar verdict: ``"up"`` or ``"down"`` (``UP``/``DOWN`` on the wire).
+    :ivar agent_run_id: the run it is about.
+    :ivar target_kind: ``"agent_run"``.
+    :ivar created: ``True`` when this call created it (``201``), ``False`` when
+        it replaced earlier feedback (``200``); ``None`` for listed items.
+    :ivar raw: the body as sent.
+    """
+
+    id: str | None = None
+    verdict: str | None = attrs.field(default=None, converter=_verdict_out)
+    agent_run_id: str | None = None
+    target_kind: str | None = None
+    explanation: str | None = None
+    content_snapshot: Any = None
+    created_at: str | None = None
+    updated_at: str | None = None
+    created: bool | None = attrs.field(default=None, metadata={OMIT: True})
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any], *, created: bool | None = None) -> Feedback:
+        """Build the value from a reply or list item.
+
+        :raises WireFormatError: (a ``ValueError``) the body is not feedback.
+        """
+        value = _wire.structure(body, cls)
+        return value if created is None else attrs.evolve(value, created=created)
+
+
+def _wire_verdict(verdict: Any) -> str:
+    wire = _VERDICTS.get(verdict.lower()) if isinstance(verdict, str) else None
+    if wire is None:
+        raise SpecError(f"must be 'up' or 'down', got {verdict!r}", path="verdict")
+    return wire
+
+
+def feedback_body(
+    verdict: str, explanation: str | None = None, content_snapshot: Any = None
+) -> dict[str, Any]:
+    """The ``POST …/feedback`` body, checked.
+
+    :param verdict: ``"up"`` or ``"down"`` (any case).
+    :param explanation: at most 8000 characters.
+    :param content_snapshot: what was judged (e.g. the reply text), sent as given;
+        it must be JSON-serialisable.
+    :raises SpecError: a bad verdict, an explanation too long, or a snapshot
+        that is not JSON.
+    """
+    body: dict[str, Any] = {"verdict": _wire_verdict(verdict)}
+    if explanation is not None:
+        if not isinstance(explanation, str):
+            raise SpecError(
+                f"must be a string, got {type(explanation).__name__}", path="explanation"
+            )
+        if len(explanation) > EXPLANATION_MAX_CHARS:
+            raise SpecError(
+                f"is {len(explanation)} characters; the limit is {EXPLANATION_MAX_CHARS}",
+                path="explanation",
+            )
+        body["explanation"] = explanation
+    if content_snapshot is not None:
+        try:
+            json.dumps(content_snapshot, allow_nan=False)
+        except (TypeError, ValueError) as exc:
+            raise SpecError(f"is not JSON-serialisable ({exc})", path="contentSnapshot") from exc
+        body["contentSnapshot"] = content_snapshot
+    return body
+
+
+def _check_run_id(run_id: Any) -> str:
+    if not isinstance(run_id, str) or not run_id:
+        raise SpecError(f"must be a non-empty string, got {run_id!r}", path="run_id")
+    return run_id
+
+
+def send_feedback(
+    post: Poster,
+    run_id: str,
+    verdict: str,
+    *,
+    explanation: str | None = None,
+    content_snapshot: Any = None,
+) -> Feedback:
+    """Create or replace ``run_id``'s feedback (see :meth:`Client.feedback`).
+
+    :raises SpecError: bad arguments (nothing is sent).
+    """
+    _check_run_id(run_id)
+    body = feedback_body(verdict, explanation, content_snapshot)
+    status, reply = post(f"/agent-runs/{run_id}/feedback", body)
+    return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
+
+
+def list_feedback(
+    get: Getter,
+    *,
+    run_id: str | None = None,
+    verdict: str | None = None,
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> Listing[Feedback]:
+    """A lazy :class:`~mantyx_sync.history.Listing` of ``GET /reply-feedback``.
+
+    :raises SpecError: bad arguments (nothing is sent).
+    """
+    params: dict[str, Any] = {}
+    if run_id is not None:
+        params["agentRunId"] = _check_run_id(run_id)
+    if verdict is not None:
+        params["verdict"] = _wire_verdict(verdict)
+    return paged(
+        get,
+        "/reply-feedback",
+        params,
+        "feedback",
+        Feedback.from_wire,
+        limit=limit,
+        max_items=max_items,
+    )
+
+
+class FeedbackLink:
+    """What a :class:`~mantyx_sync.RunResult` keeps to send feedback on its run.
+
+    Pickling drops the connection (a result sent to another process cannot
+    reach the client it came from): the copy raises when used.
+    """
+
+    __slots__ = ("_post",)
+
+    def __init__(self, post: Poster | None) -> None:
+        self._post = post
+
+    def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
+        return (FeedbackLink, (None,))
+
+    def __repr__(self) -> str:
+        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
+
+    def send(
+        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
+    ) -> Feedback:
+        """:func:`send_feedback` through the client this link came from.
+
+        :raises MantyxError: the link was detached (the result was pickled).
+        """
+        if self._post is None:
+            raise MantyxError(
+                f"run {run_id}: this result is not connected to a client (it was copied "
+                "between processes); use client.feedback(run_id, ...) instead"
+            )
+        return send_feedback(
+            self._post,
+            run_id,
+            verdict,
+            explanation=explanation,
+            content_snapshot=content_snapshot,
+        )
