@@ -1,0 +1,98 @@
+"""Fixtures for the recipe tests: a real headless Chromium, installed when missing.
+
+The browser is Debian's ``chromium`` driven by Playwright (``playwright`` from
+PyPI, in the ``test`` extra) through ``executable_path``; Playwright's own
+browser download is never used. On a machine without ``/usr/bin/chromium`` the
+suite installs it with apt-get when running as root, and otherwise skips the
+browser tests saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+# Headless in a sandbox-less container, with nothing phoning home: on a closed
+# network Chromium's background connections would only be refused.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+INSTALL_TIMEOUT_S = 900
+
+
+def _install_chromium() -> str | None:
+    """Install Debian's chromium; ``None`` on success, else why it could not be."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "not running as root, so apt-get cannot install it"
+    apt = shutil.which("apt-get")
+    if apt is None:
+        return "apt-get is not available to install it"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for args in ([apt, "update"], [apt, "install", "-y", "--no-install-recommends", "chromium"]):
+        try:
+            proc = subprocess.run(
+                args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            return f"`{' '.join(args[1:])}` timed out"
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            return f"`apt-get {' '.join(args[1:])}` failed: {' / '.join(tail)}"
+    return None
+
+
+@pytest.fixture(scope="session")
+def chromium_path() -> str:
+    """The path of Debian's Chromium, installed by apt-get first if missing."""
+    if not os.path.exists(CHROMIUM):
+        problem = _install_chromium()
+        if problem is not None or not os.path.exists(CHROMIUM):
+            pytest.skip(f"headless Chromium ({CHROMIUM}) is missing and {problem or 'not found'}")
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def browser(chromium_path: str) -> Iterator[Any]:
+    """A headless Chromium driven by Playwright, shared by the session's tests."""
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason='the browser tests need playwright: pip install -e ".[test]"'
+    )
+    with sync_api.sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=chromium_path, headless=True, args=CHROMIUM_ARGS
+        )
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def browser_context(browser: Any) -> Iterator[Any]:
+    """A fresh browser profile (cookies, storage) for one test; its tabs share it."""
+    context = browser.new_context()
+    context.set_default_timeout(10_000)
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+# The recipes import their shared module (web_stream) as a sibling, as they do
+# when started with `flask --app examples/recipes/flask_app.py` or
+# `python examples/recipes/django_app.py`.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "recipes"))

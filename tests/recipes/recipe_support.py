@@ -1,0 +1,140 @@
+"""Helpers for the recipe tests: a model the test paces, and recipe servers as subprocesses."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import re
+import subprocess
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
+
+__all__ = ["RECIPES", "GatedModel", "cancel_requests", "recipe_env", "serve"]
+
+RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
+GATE_TIMEOUT_S = 20.0
+
+
+class GatedModel:
+    """An emulator model whose answers stream one delta each time the test releases it.
+
+    ``answers`` maps a prompt to its deltas; the run for that prompt emits one
+    ``assistant_delta`` per :meth:`release`, then its final answer (no deltas
+    repeated). A prompt in ``failures`` ends its run with that error instead.
+    Runs are told apart by id, so any number may run at once.
+    """
+
+    def __init__(
+        self, answers: Mapping[str, Sequence[str]], failures: Mapping[str, str] | None = None
+    ) -> None:
+        self._answers = {prompt: list(chunks) for prompt, chunks in answers.items()}
+        self._failures = dict(failures or {})
+        self._gates = {prompt: threading.Semaphore(0) for prompt in self._answers}
+        self._sent: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def release(self, prompt: str, deltas: int = 1) -> None:
+        """Let ``deltas`` more chunks of ``prompt``'s answer out."""
+        self._gates[prompt].release(deltas)
+
+    def close(self) -> None:
+        """Unblock every waiting run (it then fails); call at teardown."""
+        self._closed.set()
+        for gate in self._gates.values():
+            gate.release(1000)
+
+    def __call__(self, ctx: ModelContext) -> Step:
+        if ctx.prompt in self._failures:
+            return Fail(self._failures[ctx.prompt], code="model_error")
+        chunks = self._answers[ctx.prompt]
+        with self._lock:
+            sent = self._sent.get(ctx.run_id, 0)
+            self._sent[ctx.run_id] = sent + 1
+        if sent >= len(chunks):
+            return Turn("".join(chunks), chunks=())
+        if not self._gates[ctx.prompt].acquire(timeout=GATE_TIMEOUT_S) or self._closed.is_set():
+            return Fail("the test never released this delta", code="test_gate")
+        return Emit("assistant_delta", {"text": chunks[sent]})
+
+
+def recipe_env(server: LocalMantyx, **extra: str) -> dict[str, str]:
+    """The environment for a recipe process pointed at ``server`` as if it were MANTYX."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANTYX_")}
+    env.update(
+        MANTYX_API_KEY=server.api_key,
+        MANTYX_WORKSPACE=server.workspace,
+        MANTYX_BASE_URL=server.base_url,
+        PYTHONUNBUFFERED="1",
+        NO_COLOR="1",
+    )
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def serve(
+    args: Sequence[str], env: Mapping[str, str], ready: str, *, cwd: Path | None = None
+) -> Iterator[str]:
+    """Run a server command; yield its base URL once a line matches ``ready``.
+
+    ``ready`` is a regular expression whose group 1 is the base URL. The output
+    is drained all along (so the server never blocks on a full pipe) and shown
+    if it does not come up in time.
+    """
+    proc = subprocess.Popen(
+        list(args),
+        env=dict(env),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    lines: queue.Queue[str | None] = queue.Queue()
+    seen: list[str] = []
+
+    def drain() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=drain, name="recipe-server-output", daemon=True)
+    reader.start()
+    try:
+        pattern = re.compile(ready)
+        while True:
+            try:
+                line = lines.get(timeout=30)
+            except queue.Empty:
+                raise AssertionError("server did not start:\n" + "".join(seen)) from None
+            if line is None:
+                raise AssertionError("server exited:\n" + "".join(seen))
+            seen.append(line)
+            match = pattern.search(line)
+            if match:
+                break
+        yield match.group(1)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+        reader.join(timeout=5)
+
+
+def cancel_requests(server: LocalMantyx, run_id: str) -> list[Any]:
+    """The cancel requests the emulator answered for ``run_id``."""
+    return [
+        r
+        for r in server.requests
+        if r.method == "POST" and r.path.endswith(f"/agent-runs/{run_id}/cancel")
+    ]
