@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import gunicorn.config
 import pytest
 import requests
 from recipe_support import RECIPES, GatedModel, cancel_requests, recipe_env, serve
@@ -34,11 +35,21 @@ def _console_script(name: str) -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", name]
 
 
+def _gunicorn() -> list[str]:
+    args = [*_console_script("gunicorn"), "--chdir", str(RECIPES), "-k", "gthread"]
+    args += ["--threads", "8", "-w", "1", "-b", "127.0.0.1:0"]
+    if any(s.name == "control_socket_disable" for s in gunicorn.config.KNOWN_SETTINGS):
+        args.append("--no-control-socket")  # gunicorn 24+: no shared ~/.gunicorn socket
+    return [*args, "django_app:application"]
+
+
+# Each recipe started the way its docstring and the README say.
 APPS = {
     "flask": (
         [*_console_script("flask"), "--app", str(RECIPES / "flask_app.py"), "run", "--port", "0"],
         r"Running on (http://127\.0\.0\.1:\d+)",
     ),
+    "django-gunicorn": (_gunicorn(), r"Listening at: (http://127\.0\.0\.1:\d+)"),
 }
 
 
