@@ -65,9 +65,14 @@ def chromium_path() -> str:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(chromium_path: str) -> Iterator[Any]:
-    """A headless Chromium driven by Playwright, shared by the session's tests."""
+    """A headless Chromium driven by Playwright, shared by one module's tests.
+
+    Not session-wide: while Playwright's sync API is active its event loop is
+    the running loop of the main thread, and ``asyncio.run`` in later tests
+    would fail.
+    """
     sync_api = pytest.importorskip(
         "playwright.sync_api", reason='the browser tests need playwright: pip install -e ".[test]"'
     )
