@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from .events import RunEvent
     from .feedback import Feedback
     from .history import RunSummary, SessionEvent, SessionSummary
+    from .messages import Attachment, Message
     from .oauth import OAuth
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
     from .run import Run
@@ -85,6 +86,7 @@ __all__ = (
     "APIError",
     "Agent",
     "AgentSpec",
+    "Attachment",
     "AuthError",
     "Client",
     "ClientResolvedTool",
@@ -101,6 +103,7 @@ __all__ = (
     "MantyxError",
     "MantyxTool",
     "McpTool",
+    "Message",
     "ModelCatalog",
     "NotFoundError",
     "OAuth",
@@ -163,6 +166,8 @@ _LAZY: dict[str, str] = {
     "Agent": ".agent",
     "Client": ".client",
     "RunEvent": ".events",
+    "Attachment": ".messages",
+    "Message": ".messages",
     "ModelCatalog": ".results",
     "RunResult": ".results",
     "RunSnapshot": ".results",

@@ -85,10 +85,19 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
-    def start(self, prompt: str | None = None, *, messages: Sequence[Any] | None = None) -> Run:
+    def start(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
+    ) -> Run:
         """Start a run and return its :class:`Run` handle at once.
 
-        Pass ``prompt`` or ``messages`` (a list of ``{"role", "content"}``), not both.
+        Pass ``prompt`` or ``messages`` (:class:`~mantyx_sync.Message` values,
+        ``{"role", "content"}`` dicts or ``(role, content)`` tuples), not both.
+        ``attachments`` (:class:`~mantyx_sync.Attachment` values or
+        ``pathlib.Path`` files) go on the prompt or the last user message.
 
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
@@ -98,6 +107,7 @@ class Agent:
             self.spec,
             prompt,
             messages=messages,
+            attachments=attachments,
             max_workers=self._max_workers,
             on_tool=self._on_tool,
         )
@@ -107,6 +117,7 @@ class Agent:
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.
@@ -116,10 +127,16 @@ class Agent:
             error carries the partial text and the events gathered.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
-        with self.start(prompt, messages=messages) as run:
+        with self.start(prompt, messages=messages, attachments=attachments) as run:
             return run.wait(on_event)
 
-    def stream(self, prompt: str | None = None, *, messages: Sequence[Any] | None = None) -> Run:
+    def stream(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
+    ) -> Run:
         """Start a run and iterate its events as they arrive.
 
         Every event is yielded, the terminal one included; a failed run then
@@ -131,7 +148,7 @@ class Agent:
                     if event.type == "assistant_delta":
                         print(event.text, end="")
         """
-        return self.start(prompt, messages=messages)
+        return self.start(prompt, messages=messages, attachments=attachments)
 
     def session(self, **overrides: Any) -> Session:
         """Open a :class:`Session` with this agent's spec (fields in ``overrides`` replace it)."""

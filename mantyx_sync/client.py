@@ -223,6 +223,7 @@ class Client:
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> Run:
@@ -233,7 +234,7 @@ class Client:
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
-        body = turn_input(prompt, messages)
+        body = turn_input(prompt, messages, attachments)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
         options = self._run_options(max_workers, on_tool, spec.output_schema)

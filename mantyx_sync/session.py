@@ -72,6 +72,7 @@ class Session:
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
         tools: Any = UNSET,
         reasoning_level: Any = UNSET,
         output_schema: Any = UNSET,
@@ -81,11 +82,12 @@ class Session:
     ) -> Run:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
 
+        ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
         Keyword overrides apply to this one run only.
 
         :raises SpecError: bad input or override (nothing is sent).
         """
-        body = turn_input(prompt, messages)
+        body = turn_input(prompt, messages, attachments)
         overrides = MessageOverrides.build(
             tools=tools,
             reasoning_level=reasoning_level,

@@ -10,9 +10,14 @@ import re
 from typing import Final
 
 __all__ = [
+    "ATTACHMENTS_MAX",
+    "ATTACHMENT_MIME_TYPES",
     "HEADER_VALUE_MAX_BYTES",
+    "INLINE_FILES_MAX_BYTES",
     "LOOP_THRESHOLD_MAX",
     "MCP_LOCAL_TOOLS_MAX",
+    "MESSAGES_MAX",
+    "MESSAGE_CONTENT_MAX_CHARS",
     "METADATA_KEY_RE",
     "METADATA_MAX_BYTES",
     "METADATA_MAX_ENTRIES",
@@ -23,6 +28,8 @@ __all__ = [
     "TOOL_BUDGET_KEY_MAX",
     "TOOL_BUDGET_MAX_CALLS",
     "TOOL_ERROR_MAX_BYTES",
+    "TOOL_FILES_MAX",
+    "TOOL_FILES_MAX_BYTES",
     "TOOL_NAME_RE",
     "TOOL_RESULT_MAX_BYTES",
 ]
@@ -44,3 +51,31 @@ HEADER_VALUE_MAX_BYTES: Final = 8 * 1024
 # wire-protocol §5 says "≤ 2 MB" / "≤ 8 KB"; we take the smaller (decimal) reading.
 TOOL_RESULT_MAX_BYTES: Final = 2_000_000
 TOOL_ERROR_MAX_BYTES: Final = 8_000
+
+# NEWER.md item 3: conversation input and file attachments.
+MESSAGES_MAX: Final = 200
+MESSAGE_CONTENT_MAX_CHARS: Final = 200_000
+ATTACHMENTS_MAX: Final = 20
+# "5 MB" decoded per run; as above, the smaller (decimal) reading.
+INLINE_FILES_MAX_BYTES: Final = 5_000_000
+# Exact MIME types accepted besides every ``text/*`` (audio mp4/mpeg/wav/webm,
+# images, pdf, docx, json, xml, html).
+ATTACHMENT_MIME_TYPES: Final = frozenset(
+    {
+        "audio/mp4",
+        "audio/mpeg",
+        "audio/wav",
+        "audio/webm",
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "image/gif",
+        "application/pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/json",
+        "application/xml",
+    }
+)
+# NEWER.md item 15: files on a tool result.
+TOOL_FILES_MAX: Final = 20
+TOOL_FILES_MAX_BYTES: Final = 5_000_000

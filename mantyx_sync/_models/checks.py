@@ -20,15 +20,13 @@ from .._base.limits import (
     METADATA_VALUE_MAX_CHARS,
     TOOL_NAME_RE,
 )
-from .._base.types import JSONDict
 from ..errors import SpecError
+from ..messages import turn_input
 
 __all__ = ["REASONING_LEVELS", "turn_input", "validate_tool_refs"]
 
 REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
 """The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
-
-_ROLES: Final = ("user", "assistant", "system")
 
 
 def _is_int(value: Any) -> bool:
@@ -111,59 +109,6 @@ def _coerce_text(value: Any, path: str) -> str | None:
     if not isinstance(value, str) or not value:
         raise SpecError("must be a non-empty string", path=path)
     return value
-
-
-def turn_input(
-    prompt: str | None = None,
-    messages: Sequence[Mapping[str, Any] | tuple[str, str]] | None = None,
-) -> JSONDict:
-    """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
-
-    :param prompt: a non-empty user prompt.
-    :param messages: a non-empty list of ``{"role", "content"}`` dicts (role
-        ``user``, ``assistant`` or ``system``) or ``(role, content)`` tuples; other
-        keys of a dict (e.g. ``attachments``) are passed through.
-    :raises SpecError: neither or both were given, or a message is malformed.
-    """
-    given: Any = messages
-    if prompt is not None and messages is not None:
-        raise SpecError("pass prompt or messages, not both")
-    if prompt is None and messages is None:
-        raise SpecError("pass prompt or messages")
-    if prompt is not None:
-        text: Any = prompt
-        if not isinstance(text, str) or not text.strip():
-            raise SpecError("must be a non-empty string", path="prompt")
-        return {"prompt": prompt}
-    if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
-        raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
-    if not given:
-        raise SpecError("must not be empty", path="messages")
-    out: list[JSONDict] = []
-    for index, message in enumerate(given):
-        where = f"messages[{index}]"
-        if isinstance(message, tuple) and len(message) == 2:
-            entry: JSONDict = {"role": message[0], "content": message[1]}
-        elif isinstance(message, Mapping):
-            entry = dict(message)
-        else:
-            raise SpecError(
-                "must be {'role': ..., 'content': ...} or a (role, content) tuple, "
-                f"got {type(message).__name__}",
-                path=where,
-            )
-        if entry.get("role") not in _ROLES:
-            raise SpecError(
-                f"role must be 'user', 'assistant' or 'system', got {entry.get('role')!r}",
-                path=f"{where}.role",
-            )
-        if not isinstance(entry.get("content"), str):
-            raise SpecError(
-                f"must be a string, got {type(entry.get('content')).__name__}",
-                path=f"{where}.content",
-            )
-        out.append(entry)
-    return {"messages": out}
 
 
 def _check_name(name: Any, path: str) -> str:

@@ -52,6 +52,8 @@ class ModelContext:
         ``{toolUseId, name, args, kind}``.
     :ivar spec: the run's spec (the request JSON, merged with the session's).
     :ivar turn: the 0-based index of the model turn being produced.
+    :ivar attachments: the files on this run's last user message, as metadata
+        ``{type, filename, mimeType, sizeBytes | url}`` (never the bytes).
     """
 
     run_id: str
@@ -61,6 +63,7 @@ class ModelContext:
     tool_results: list[dict[str, Any]] = attrs.field(factory=list)
     tool_calls: list[dict[str, Any]] = attrs.field(factory=list)
     turn: int = 0
+    attachments: list[dict[str, Any]] = attrs.field(factory=list)
 
 
 def _to_opt_tuple(value: Any) -> tuple[Any, ...] | None:
@@ -226,7 +229,9 @@ class DefaultModel:
     ``mcp_local`` ref: each of its tools) with arguments generated from the
     tool's schema (``{"message": prompt}`` for ``a2a_local``). The final turn
     answers ``"You said: <prompt>"`` plus one ``"<name> → <result>"`` line per
-    call, or, with an ``outputSchema``, a JSON document generated from it.
+    call, or, with an ``outputSchema``, a JSON document generated from it. When
+    the last user message carries files, a line says how many and of which
+    MIME types (``Received 2 files: application/pdf, text/plain``).
     With a non-zero ``reasoningLevel`` each turn starts with a ``thinking_delta``.
 
     Stateless: one instance may serve any number of runs at once.
@@ -264,6 +269,10 @@ class DefaultModel:
         if isinstance(output_schema, dict):
             return json.dumps(sample_from_schema(output_schema.get("schema", {})))
         lines = [f"You said: {ctx.prompt}"]
+        if ctx.attachments:
+            count = len(ctx.attachments)
+            kinds = ", ".join(str(a.get("mimeType") or "unknown") for a in ctx.attachments)
+            lines.append(f"Received {count} file{'s' if count != 1 else ''}: {kinds}")
         by_id = {r["toolUseId"]: r for r in ctx.tool_results}
         for call in ctx.tool_calls:
             result = by_id.get(call["toolUseId"])

@@ -288,9 +288,10 @@ class EmulatedRun:
     def _context(self, turn: int) -> ModelContext:
         with self.cond:
             results, calls = list(self._results_in), list(self._calls_made)
-        last_user = next(
-            (m["content"] for m in reversed(self._messages) if m.get("role") == "user"), ""
+        last_message: dict[str, Any] = next(
+            (m for m in reversed(self._messages) if m.get("role") == "user"), {}
         )
+        last_user = last_message.get("content", "")
         return ModelContext(
             run_id=self.id,
             prompt=str(self.spec.get("prompt", last_user)),
@@ -299,6 +300,7 @@ class EmulatedRun:
             tool_results=results,
             tool_calls=calls,
             turn=turn,
+            attachments=[dict(a) for a in last_message.get("attachments") or ()],
         )
 
     def _work(self) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 from ._catalog import resolve_model
 from ._faults import Faults, FaultState
 from ._feedback import FeedbackStore
+from ._inputs import attachment_metadata
 from ._model import ModelLike
 from ._runs import EmulatedRun, EmulatedSession, RunOptions
 
@@ -26,7 +27,15 @@ _OVERRIDES = ("tools", "reasoningLevel", "outputSchema", "loopDetection", "toolB
 def _input_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     if "prompt" in body:
         return [{"role": "user", "content": body["prompt"]}]
-    return [dict(m) for m in body["messages"]]
+    return [_without_bytes(m) for m in body["messages"]]
+
+
+def _without_bytes(message: dict[str, Any]) -> dict[str, Any]:
+    # History and snapshots keep attachment metadata only, as the server does.
+    out = dict(message)
+    if isinstance(out.get("attachments"), list):
+        out["attachments"] = [attachment_metadata(a) for a in out["attachments"]]
+    return out
 
 
 class EmulatorState:
@@ -89,8 +98,10 @@ class EmulatorState:
             with session.lock:
                 history = [dict(m) for m in session.messages]
         else:
-            spec, history = body, []
+            spec, history = dict(body), []
         new_input = _input_messages(body)
+        if "messages" in spec:
+            spec["messages"] = new_input
         with self.cond:
             number = next(self._numbers)
             model = self._scripts.popleft() if self._scripts else self._model

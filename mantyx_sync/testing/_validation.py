@@ -12,6 +12,7 @@ import re
 from typing import Any, Final, Literal
 
 from ._catalog import resolve_model
+from ._inputs import check_attachments
 
 __all__ = [
     "CLIENT_RESOLVED_KINDS",
@@ -126,6 +127,8 @@ def _check_input(body: dict[str, Any]) -> None:
     if has_prompt:
         if not isinstance(body["prompt"], str) or not body["prompt"]:
             raise _fail("prompt: must be a non-empty string")
+        if len(body["prompt"]) > 200_000:
+            raise _fail("prompt: longer than 200000 characters")
         return
     messages = body["messages"]
     if not isinstance(messages, list) or not messages:
@@ -140,8 +143,11 @@ def _check_input(body: dict[str, Any]) -> None:
         if not isinstance(message.get("content"), str):
             raise _fail(f"messages[{i}].content: must be a string")
     non_system = [m for m in messages if m["role"] != "system"]
-    if not non_system or non_system[-1]["role"] != "user":
+    if non_system and non_system[-1]["role"] != "user":
         raise _fail("messages: the last non-system message must be a user message")
+    if not non_system and not any(m["content"] for m in messages):
+        raise _fail("messages: a run needs a user message or a non-empty system message")
+    check_attachments(messages, InvalidRequest)
 
 
 def _check_overrides(body: dict[str, Any]) -> None:

@@ -27,7 +27,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("tool making", frozenset({"_tools"})),
     (
         "wire values",
-        frozenset({"tools", "spec", "events", "results", "history", "feedback", "_models"}),
+        frozenset(
+            {"tools", "spec", "events", "results", "history", "feedback", "messages", "_models"}
+        ),
     ),
     ("http and peer protocols", frozenset({"_http", "_peers"})),
     ("engine", frozenset({"_engine"})),

@@ -30,6 +30,9 @@ EXPECTED = {
     "LoopDetection",
     "OutputSchema",
     "ToolBudget",
+    # conversation input
+    "Message",
+    "Attachment",
     # tool references and definitions
     "MantyxTool",
     "PluginTool",

@@ -393,7 +393,11 @@ def test_turn_input_messages() -> None:
             {"role": "system", "content": "Be brief."},
             ("user", "Hi"),
             {"role": "assistant", "content": "Hello"},
-            {"role": "user", "content": "Bye", "attachments": [{"type": "input_file_url"}]},
+            {
+                "role": "user",
+                "content": "Bye",
+                "attachments": [{"type": "input_file_url", "url": "https://x.test/a.pdf"}],
+            },
         ]
     )
     assert got == {
@@ -401,7 +405,11 @@ def test_turn_input_messages() -> None:
             {"role": "system", "content": "Be brief."},
             {"role": "user", "content": "Hi"},
             {"role": "assistant", "content": "Hello"},
-            {"role": "user", "content": "Bye", "attachments": [{"type": "input_file_url"}]},
+            {
+                "role": "user",
+                "content": "Bye",
+                "attachments": [{"type": "input_file_url", "url": "https://x.test/a.pdf"}],
+            },
         ]
     }
 

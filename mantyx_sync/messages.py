@@ -1,0 +1,494 @@
+"""Conversation input: messages and file attachments, checked before anything is sent.
+
+A run's input is a ``prompt`` or a list of ``messages`` (NEWER.md item 3),
+each a :class:`Message` (or a ``{"role", "content"}`` dict, or a ``(role,
+content)`` tuple). The last user message may carry up to 20
+:class:`Attachment` values: inline files (sent base64-encoded, at most 5 MB
+decoded per run) or ``https`` URLs the server fetches.
+
+:func:`turn_input` builds the turn part of a request body and checks every
+documented limit, raising :class:`~mantyx_sync.SpecError` with the wire path
+of the field to fix. A file named by path is read only then, in chunks, and
+base64-encoded once as it is read: its bytes are never held whole.
+
+All values are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import mimetypes
+import os
+import urllib.parse
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any, Final, Union
+
+import attrs
+
+from ._base.limits import (
+    ATTACHMENT_MIME_TYPES,
+    ATTACHMENTS_MAX,
+    INLINE_FILES_MAX_BYTES,
+    MESSAGE_CONTENT_MAX_CHARS,
+    MESSAGES_MAX,
+)
+from ._base.types import JSONDict
+from .errors import SpecError
+
+__all__ = [
+    "Attachment",
+    "AttachmentLike",
+    "Message",
+    "allowed_mime_type",
+    "encode_files",
+    "turn_input",
+]
+
+ROLES: Final = ("user", "assistant", "system")
+
+# Read 768 KiB at a time: a multiple of 3, so each chunk's base64 joins cleanly.
+_CHUNK: Final = 3 * 256 * 1024
+
+# Names the standard table misses or spells differently from the allowlist.
+_BY_SUFFIX: Final[Mapping[str, str]] = {
+    ".wav": "audio/wav",
+    ".m4a": "audio/mp4",
+    ".mp4": "audio/mp4",
+    ".mp3": "audio/mpeg",
+    ".weba": "audio/webm",
+    ".webm": "audio/webm",
+    ".webp": "image/webp",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".json": "application/json",
+    ".xml": "application/xml",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+
+def allowed_mime_type(mime_type: str) -> bool:
+    """Whether MANTYX accepts files of ``mime_type`` (every ``text/*`` and an allowlist)."""
+    base = mime_type.split(";", 1)[0].strip().lower()
+    return (base.startswith("text/") and len(base) > 5) or base in ATTACHMENT_MIME_TYPES
+
+
+def _guess(name: str | None) -> str | None:
+    if not name:
+        return None
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix in _BY_SUFFIX:
+        return _BY_SUFFIX[suffix]
+    guessed, _ = mimetypes.guess_type(name, strict=False)
+    return guessed
+
+
+def _check_mime(mime_type: str | None, path: str | None) -> None:
+    if mime_type is not None and not allowed_mime_type(mime_type):
+        raise SpecError(
+            f"MIME type {mime_type!r} is not accepted; allowed are text/* and "
+            + ", ".join(sorted(ATTACHMENT_MIME_TYPES)),
+            path=path,
+        )
+
+
+def _check_text(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"{what} must be a non-empty string")
+    return value
+
+
+def _repr_size(size: int | None) -> str:
+    return "?" if size is None else f"{size}B"
+
+
+@attrs.frozen(kw_only=True, repr=False)
+class Attachment:
+    """A file for the model: inline bytes, a file on disk, or an ``https`` URL.
+
+    Build it with :meth:`from_path`, :meth:`from_bytes` or :meth:`from_url`;
+    the MIME type is guessed from the file name when not given, and checked
+    against the server's allowlist (every ``text/*``, ``audio/mp4|mpeg|wav|webm``,
+    ``image/jpeg|png|webp|gif``, PDF, DOCX, JSON, XML, HTML).
+
+    :ivar filename: the name the model sees.
+    :ivar mime_type: e.g. ``application/pdf`` (``None`` for a URL whose type is
+        left to the server).
+    :ivar size: decoded bytes of an inline file (``None`` for a URL).
+    :ivar url: the ``https`` URL of a URL attachment.
+    :ivar path: the file read when the attachment is sent, if built from a path.
+    """
+
+    filename: str | None
+    mime_type: str | None
+    size: int | None = None
+    url: str | None = None
+    path: Path | None = None
+    data: bytes | None = None
+
+    @classmethod
+    def from_path(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        filename: str | None = None,
+        mime_type: str | None = None,
+    ) -> Attachment:
+        """A file on disk, read (in chunks) only when the run is sent.
+
+        :raises SpecError: the file does not exist, its type cannot be guessed
+            (pass ``mime_type=``) or is not accepted.
+        """
+        file = Path(path)
+        try:
+            stat = file.stat()
+        except OSError as exc:
+            raise SpecError(f"cannot read attachment {str(file)!r}: {exc.strerror}") from exc
+        if not file.is_file():
+            raise SpecError(f"attachment {str(file)!r} is not a regular file")
+        name = _check_text(filename, "filename") or file.name
+        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        if mime is None:
+            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
+        _check_mime(mime, None)
+        return cls(filename=name, mime_type=mime, size=stat.st_size, path=file)
+
+    @classmethod
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, *, filename: str, mime_type: str | None = None
+    ) -> Attachment:
+        """An in-memory file.
+
+        :raises SpecError: ``data`` is not bytes, the type cannot be guessed from
+            ``filename`` (pass ``mime_type=``) or is not accepted.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise SpecError(f"data must be bytes, got {type(data).__name__}")
+        name = _check_text(filename, "filename")
+        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        if mime is None:
+            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
+        _check_mime(mime, None)
+        raw = bytes(data)
+        return cls(filename=name, mime_type=mime, size=len(raw), data=raw)
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, filename: str | None = None, mime_type: str | None = None
+    ) -> Attachment:
+        """A file the server fetches from an ``https`` URL.
+
+        The MIME type is guessed from ``filename`` or the URL's path when not
+        given; when it cannot be, the server decides.
+
+        :raises SpecError: not an ``https`` URL, or a type that is not accepted.
+        """
+        _check_url(url, None)
+        name = _check_text(filename, "filename")
+        mime = _check_text(mime_type, "mime_type") or _guess(
+            name or urllib.parse.urlsplit(url).path
+        )
+        _check_mime(mime, None)
+        return cls(filename=name, mime_type=mime, url=url)
+
+    @property
+    def inline(self) -> bool:
+        """Whether the file's bytes are sent in the request (not a URL)."""
+        return self.url is None
+
+    def __repr__(self) -> str:
+        where = self.url if self.url is not None else (str(self.path) if self.path else "bytes")
+        return (
+            f"Attachment({self.filename!r}, {self.mime_type!r}, {_repr_size(self.size)}, {where})"
+        )
+
+    def encoded(self) -> str:
+        """The file's bytes as base64 (no ``data:`` prefix); a file is read now, in chunks.
+
+        :raises SpecError: the file can no longer be read, or grew past the size
+            it had when the attachment was made.
+        """
+        if self.data is not None:
+            return base64.b64encode(self.data).decode("ascii")
+        if self.path is None:
+            raise SpecError("a URL attachment has no bytes to encode")
+        return _encode_file(self.path, self.size or 0)
+
+    def to_wire(self) -> JSONDict:
+        """The ``attachments[]`` entry (inline files are read and encoded now)."""
+        if self.url is not None:
+            out: JSONDict = {"type": "input_file_url", "url": self.url}
+            if self.mime_type is not None:
+                out["mimeType"] = self.mime_type
+            if self.filename is not None:
+                out["filename"] = self.filename
+            return out
+        return {
+            "type": "input_file",
+            "mimeType": self.mime_type,
+            "filename": self.filename,
+            "data": self.encoded(),
+        }
+
+
+def _encode_file(path: Path, expected: int) -> str:
+    parts: list[str] = []
+    total = 0
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                total += len(chunk)
+                if total > expected:
+                    raise SpecError(
+                        f"attachment {str(path)!r} grew after it was attached "
+                        f"({expected} bytes then); attach it again"
+                    )
+                parts.append(base64.b64encode(chunk).decode("ascii"))
+    except OSError as exc:
+        raise SpecError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from exc
+    return "".join(parts)
+
+
+def _check_url(url: Any, path: str | None) -> None:
+    if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme.lower() != "https":
+        shown = "a non-string" if not isinstance(url, str) else "a non-https URL"
+        raise SpecError(f"must be an https:// URL, got {shown}", path=path)
+    if not urllib.parse.urlsplit(url).netloc:
+        raise SpecError("the URL has no host", path=path)
+
+
+AttachmentLike = Union[Attachment, Path, Mapping[str, Any]]  # noqa: UP007 - runtime alias
+"""What an attachments list accepts: an :class:`Attachment`, a ``Path`` (read as
+a file) or an ``attachments[]`` wire dict."""
+
+
+def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class Message:
+    """One conversation message: ``Message("user", "Summarise this", attachments=[...])``.
+
+    :ivar role: ``"user"``, ``"assistant"`` or ``"system"``.
+    :ivar content: the text (at most 200,000 characters).
+    :ivar attachments: files, only on the last user message.
+    """
+
+    role: str
+    content: str
+    attachments: tuple[AttachmentLike, ...] = attrs.field(default=(), converter=_to_tuple)
+
+
+def _coerce_attachment(item: Any, path: str) -> Attachment | JSONDict:
+    if isinstance(item, Attachment):
+        return item
+    if isinstance(item, Path):
+        try:
+            return Attachment.from_path(item)
+        except SpecError as exc:
+            raise SpecError(str(exc), path=path) from exc
+    if isinstance(item, Mapping):
+        return _check_wire_attachment(item, path)
+    hint = (
+        " (wrap a file name in pathlib.Path or use Attachment.from_path)"
+        if isinstance(item, str)
+        else ""
+    )
+    raise SpecError(
+        f"must be an Attachment, a pathlib.Path or an attachment dict, "
+        f"got {type(item).__name__}{hint}",
+        path=path,
+    )
+
+
+def _check_wire_attachment(item: Mapping[str, Any], path: str) -> JSONDict:
+    entry = dict(item)
+    kind = entry.get("type")
+    mime = entry.get("mimeType")
+    if mime is not None and not isinstance(mime, str):
+        raise SpecError("must be a string", path=f"{path}.mimeType")
+    if kind == "input_file_url":
+        _check_url(entry.get("url"), f"{path}.url")
+        _check_mime(mime, f"{path}.mimeType")
+    elif kind == "input_file":
+        if not isinstance(mime, str):
+            raise SpecError("is required for an inline file", path=f"{path}.mimeType")
+        _check_mime(mime, f"{path}.mimeType")
+        if not isinstance(entry.get("filename"), str) or not entry["filename"]:
+            raise SpecError("is required for an inline file", path=f"{path}.filename")
+        data = entry.get("data")
+        if not isinstance(data, str) or data.startswith("data:"):
+            raise SpecError("must be base64 text without a data: prefix", path=f"{path}.data")
+    else:
+        raise SpecError(
+            f"type must be 'input_file' or 'input_file_url', got {kind!r}", path=f"{path}.type"
+        )
+    return entry
+
+
+def _decoded_size(entry: Attachment | JSONDict, path: str) -> int:
+    if isinstance(entry, Attachment):
+        return (entry.size or 0) if entry.inline else 0
+    if entry.get("type") != "input_file":
+        return 0
+    data = entry["data"]
+    try:
+        return len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise SpecError("is not valid base64", path=f"{path}.data") from exc
+
+
+def _coerce_message(message: Any, where: str) -> tuple[str, str, Sequence[Any] | None]:
+    if isinstance(message, Message):
+        role: Any = message.role
+        content: Any = message.content
+        attachments: Any = message.attachments or None
+    elif isinstance(message, tuple) and len(message) == 2:
+        role, content, attachments = message[0], message[1], None
+    elif isinstance(message, Mapping):
+        role, content = message.get("role"), message.get("content")
+        attachments = message.get("attachments")
+    else:
+        raise SpecError(
+            "must be a Message, {'role': ..., 'content': ...} or a (role, content) tuple, "
+            f"got {type(message).__name__}",
+            path=where,
+        )
+    if role not in ROLES:
+        raise SpecError(
+            f"role must be 'user', 'assistant' or 'system', got {role!r}", path=f"{where}.role"
+        )
+    if not isinstance(content, str):
+        raise SpecError(f"must be a string, got {type(content).__name__}", path=f"{where}.content")
+    if len(content) > MESSAGE_CONTENT_MAX_CHARS:
+        raise SpecError(
+            f"is {len(content)} characters; the limit is {MESSAGE_CONTENT_MAX_CHARS}",
+            path=f"{where}.content",
+        )
+    if attachments is not None and (
+        isinstance(attachments, (str, bytes, Mapping)) or not isinstance(attachments, Sequence)
+    ):
+        raise SpecError(
+            f"must be a list, got {type(attachments).__name__}", path=f"{where}.attachments"
+        )
+    return role, content, attachments
+
+
+def encode_files(items: Sequence[Attachment | JSONDict]) -> list[JSONDict]:
+    """The wire entries for checked attachments, reading and encoding files now."""
+    return [item.to_wire() if isinstance(item, Attachment) else item for item in items]
+
+
+def turn_input(
+    prompt: str | None = None,
+    messages: Sequence[Message | Mapping[str, Any] | tuple[str, str]] | None = None,
+    attachments: Sequence[AttachmentLike] | None = None,
+) -> JSONDict:
+    """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
+
+    Every limit of NEWER.md item 3 is checked first: at most 200 messages of at
+    most 200,000 characters; the last non-system message is a user message
+    (a run with only system messages is valid); attachments only on the last
+    user message, at most 20, inline files at most 5 MB decoded in total,
+    URLs ``https`` only, MIME types from the allowlist. Files are read and
+    encoded only once every check has passed.
+
+    :param prompt: a non-empty user prompt.
+    :param messages: :class:`Message` values, ``{"role", "content",
+        "attachments"?}`` dicts or ``(role, content)`` tuples.
+    :param attachments: files added to the last user message (or to the prompt).
+    :raises SpecError: what to fix, with the wire path (e.g. ``messages[2].content``).
+    """
+    given: Any = messages
+    if prompt is not None and messages is not None:
+        raise SpecError("pass prompt or messages, not both")
+    if prompt is None and messages is None:
+        raise SpecError("pass prompt or messages")
+    extra = _attachment_list(attachments)
+    if prompt is not None:
+        text: Any = prompt
+        if not isinstance(text, str) or not text.strip():
+            raise SpecError("must be a non-empty string", path="prompt")
+        if len(text) > MESSAGE_CONTENT_MAX_CHARS:
+            raise SpecError(
+                f"is {len(text)} characters; the limit is {MESSAGE_CONTENT_MAX_CHARS}",
+                path="prompt",
+            )
+        if not extra:
+            return {"prompt": prompt}
+        checked = _check_attachments([(item, f"attachments[{i}]") for i, item in enumerate(extra)])
+        return {
+            "messages": [{"role": "user", "content": prompt, "attachments": encode_files(checked)}]
+        }
+    if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
+        raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
+    if not given:
+        raise SpecError("must not be empty", path="messages")
+    if len(given) > MESSAGES_MAX:
+        raise SpecError(f"has {len(given)} messages; the limit is {MESSAGES_MAX}", path="messages")
+    parsed = [_coerce_message(message, f"messages[{i}]") for i, message in enumerate(given)]
+    non_system = [i for i, (role, _, _) in enumerate(parsed) if role != "system"]
+    if non_system and parsed[non_system[-1]][0] != "user":
+        raise SpecError(
+            "the last non-system message must be a user message",
+            path=f"messages[{non_system[-1]}].role",
+        )
+    last_user = non_system[-1] if non_system else None
+    for index, (_, _, files) in enumerate(parsed):
+        if files and index != last_user:
+            raise SpecError(
+                "attachments are only accepted on the last user message",
+                path=f"messages[{index}].attachments",
+            )
+    if extra and last_user is None:
+        raise SpecError("needs a user message to attach the files to", path="attachments")
+    out: list[JSONDict] = []
+    for index, (role, content, files) in enumerate(parsed):
+        entry: JSONDict = {"role": role, "content": content}
+        if index == last_user and (files or extra):
+            pairs = [
+                (item, f"messages[{index}].attachments[{i}]") for i, item in enumerate(files or ())
+            ]
+            pairs += [(item, f"attachments[{i}]") for i, item in enumerate(extra)]
+            entry["attachments"] = encode_files(_check_attachments(pairs))
+        out.append(entry)
+    return {"messages": out}
+
+
+def _attachment_list(attachments: Any) -> list[Any]:
+    if attachments is None:
+        return []
+    if isinstance(attachments, (str, bytes, Mapping, Attachment, Path)) or not isinstance(
+        attachments, Iterable
+    ):
+        raise SpecError(
+            f"must be a list of attachments, got {type(attachments).__name__}", path="attachments"
+        )
+    return list(attachments)
+
+
+def _check_attachments(pairs: Sequence[tuple[Any, str]]) -> list[Attachment | JSONDict]:
+    if len(pairs) > ATTACHMENTS_MAX:
+        where = pairs[ATTACHMENTS_MAX][1].rpartition("[")[0]
+        raise SpecError(
+            f"{len(pairs)} files on one message; the limit is {ATTACHMENTS_MAX}", path=where
+        )
+    checked: list[Attachment | JSONDict] = []
+    total = 0
+    for item, path in pairs:
+        entry = _coerce_attachment(item, path)
+        total += _decoded_size(entry, path)
+        if total > INLINE_FILES_MAX_BYTES:
+            raise SpecError(
+                f"inline files total {total} bytes decoded; the limit is "
+                f"{INLINE_FILES_MAX_BYTES} per run (send large files as https URLs)",
+                path=path,
+            )
+        checked.append(entry)
+    return checked
