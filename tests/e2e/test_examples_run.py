@@ -134,3 +134,17 @@ def test_history_runs(tmp_path: Path) -> None:
     assert "odd runs (the server counts 6):" in out
     assert out.count("'Question ") >= 6
     assert "#1 user: My name is Ada." in out and "#4 assistant:" in out
+
+
+def test_attachments_runs(tmp_path: Path) -> None:
+    out = _run_example("attachments.py", tmp_path)
+    assert "- quarterly-notes.txt (text/plain, 230 bytes)" in out
+    pdf = tmp_path / "report.pdf"
+    pdf.write_bytes(b"%PDF-1.4\n" + b"0" * 991)
+    proc = _run([str(EXAMPLES / "attachments.py"), str(pdf)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "- report.pdf (application/pdf, 1000 bytes)" in proc.stdout
+    bad = tmp_path / "archive.zip"
+    bad.write_bytes(b"PK")
+    proc = _run([str(EXAMPLES / "attachments.py"), str(bad)], tmp_path)
+    assert proc.returncode == 2 and "cannot attach" in proc.stderr
