@@ -191,7 +191,7 @@ _LAZY: dict[str, str] = {
 
 
 # Public submodules reachable as attributes without importing them first.
-_SUBMODULES = frozenset({"credentials", "feedback", "history", "oauth"})
+_SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"})
 
 
 def __getattr__(name: str) -> Any:

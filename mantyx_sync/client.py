@@ -12,6 +12,7 @@ import requests
 from . import history
 from ._base.redact import mask
 from ._base.types import UNSET
+from ._engine.evals import Evals
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import IdentityAware, TokenSource
@@ -151,6 +152,14 @@ class Client:
         the retry deadline) instead of spending a request on a certain 429.
         """
         return self._transport.rate_limits
+
+    @property
+    def evals(self) -> Evals:
+        """Evaluations of this workspace: datasets, starting, following, comparing.
+
+        See :mod:`mantyx_sync.evals`.
+        """
+        return Evals(self._transport)
 
     def models(self) -> ModelCatalog:
         """The models this workspace can run (``GET /models``).

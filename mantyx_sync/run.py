@@ -9,7 +9,6 @@ each ``local_tool_call`` to a :class:`~mantyx_sync._engine.executor.ToolExecutor
 from __future__ import annotations
 
 import collections
-import contextlib
 import json
 import logging
 import threading
@@ -20,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
@@ -29,7 +29,7 @@ from ._http.retry import create_policy, safe_policy
 from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
 from .errors import MantyxError, RunCancelled, RunError
-from .events import LocalToolCall, RunEvent, structure_payload
+from .events import RunEvent
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
@@ -389,43 +389,10 @@ class Run:
             self._finish(event)
 
     def _note_answer(self, event: RunEvent) -> None:
-        # The server's echo of an answer (by us or another process): never run that call.
-        if event.type == "local_tool_result_in":
-            tool_use_id = event.data.get("toolUseId")
-            if isinstance(tool_use_id, str):
-                self._executor.mark_answered(tool_use_id)
+        note_answer(self._executor, event)
 
     def _submit_call(self, event: RunEvent) -> None:
-        payload = event.payload
-        if isinstance(payload, LocalToolCall):
-            self._executor.submit(payload)
-            return
-        # The call did not match the documented shape. Arguments sent as a JSON
-        # string (as some model APIs do) are decoded; anything else still gets
-        # its one answer, an error, so the run does not wait for the server's
-        # tool timeout.
-        data = dict(event.data)
-        tool_use_id = data.get("toolUseId")
-        if not isinstance(tool_use_id, str) or not tool_use_id:
-            log.warning("run %s: a local_tool_call without a toolUseId cannot be answered", self.id)
-            return
-        for key in ("args", "input"):
-            if isinstance(data.get(key), str):
-                with contextlib.suppress(ValueError):
-                    data[key] = json.loads(data[key])
-        repaired = structure_payload("local_tool_call", data)
-        if isinstance(repaired, LocalToolCall):
-            self._executor.submit(repaired)
-            return
-        name = data.get("name")
-        call = LocalToolCall(
-            tool_use_id=tool_use_id, name=name if isinstance(name, str) else "?", raw=data
-        )
-        self._executor.submit(
-            call,
-            problem="malformed tool call: the arguments (or other fields) could not be read; "
-            "call the tool again with a JSON object of arguments",
-        )
+        submit_call(self._executor, event, label=f"run {self.id}")
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import sseclient
 
@@ -23,9 +23,17 @@ from ..events import MalformedEvent, RunEvent
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
-__all__ = ["RunStream", "read_backlog"]
+__all__ = ["FrameParser", "RunStream", "read_backlog"]
 
 log = logging.getLogger(__name__)
+
+
+FrameParser = Callable[..., "RunEvent | None"]
+"""``parse(data_text, event=, id=) -> RunEvent | None`` (``None``: skip the frame)."""
+
+
+def _is_run_terminal(event: RunEvent) -> bool:
+    return event.is_terminal
 
 
 class _Interrupted(TransportError):
@@ -56,6 +64,11 @@ class RunStream:
 
     Not thread-safe for iteration (use one thread); :meth:`close` may be called
     from any thread and makes the iteration stop.
+
+    Other streams of the same kind (an evaluation's flat events, EVALS.md) plug
+    in their own ``parse`` and ``terminal``; with ``resume=False`` a broken
+    stream raises instead of reconnecting, for streams that cannot resume, and
+    ``on_open`` is called each time a connection is open.
     """
 
     def __init__(
@@ -67,6 +80,10 @@ class RunStream:
         last_seq: int = 0,
         idle_timeout: float | None = None,
         until_quiet: bool = False,
+        parse: FrameParser | None = None,
+        terminal: Callable[[RunEvent], bool] = _is_run_terminal,
+        resume: bool = True,
+        on_open: Callable[[], None] | None = None,
     ) -> None:
         config = transport.config
         self._transport = transport
@@ -84,6 +101,10 @@ class RunStream:
         self._lock = threading.Lock()
         # until_quiet: stop (instead of resuming) once an open stream goes quiet.
         self._until_quiet = until_quiet
+        self._parse: FrameParser = parse or RunEvent.from_frame
+        self._terminal = terminal
+        self._resume = resume
+        self._on_open = on_open
         self._events = self._run()
 
     def __iter__(self) -> RunStream:
@@ -110,7 +131,7 @@ class RunStream:
                 for event in self._read(source):
                     progressed = True
                     yield event
-                    if event.is_terminal:
+                    if self._terminal(event):
                         self.close()
                         return
                 if self._closed.is_set():
@@ -119,7 +140,7 @@ class RunStream:
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
-                if not self._policy.should_retry(exc):
+                if not self._policy.should_retry(exc) or not self._resume:
                     raise
                 quiet = opened and isinstance(exc, TimeoutError_)
                 if quiet and self._until_quiet:
@@ -156,6 +177,8 @@ class RunStream:
                 source.close()
                 raise _Interrupted("stream closed")
             self._source = source
+        if self._on_open is not None:
+            self._on_open()
         return source
 
     def _drop_source(self) -> None:
@@ -168,13 +191,16 @@ class RunStream:
         watch = _IdleWatch(self._idle_timeout)
         # Checked once per connection: this loop runs for every streamed token.
         debug = log.isEnabledFor(logging.DEBUG)
+        parse = self._parse
         for frame in sseclient.SSEClient(watch.chunks(source)).events():
             try:
                 # sseclient reports a frame without an ``event:`` line as "message".
                 name = None if frame.event == "message" else frame.event
-                event = RunEvent.from_frame(frame.data, event=name, id=frame.id)
+                event = parse(frame.data, event=name, id=frame.id)
             except MalformedEvent as exc:
                 log.warning("run %s: skipping malformed event frame: %s", self.run_id, exc)
+                continue
+            if event is None:
                 continue
             watch.saw_event()
             if event.seq <= self.last_seq:

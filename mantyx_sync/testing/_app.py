@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from ._catalog import ModelNotFound, models_body
+from ._evals import EmulatedEval
 from ._faults import RequestFaults
 from ._history import replay_body, run_list_body, session_list_body
 from ._oauth import OAuthServer, TokenRejected, parse_form
@@ -105,6 +106,14 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/cancel/?$", "runs:write", "_cancel"),
         ("POST", r"^/agent-runs/(?P<id>[^/]+)/feedback/?$", "feedback:write", "_feedback"),
         ("GET", r"^/reply-feedback/?$", "feedback:read", "_list_feedback"),
+        ("GET", r"^/eval-datasets/?$", "evals:read", "_eval_datasets"),
+        ("GET", r"^/eval-datasets/(?P<id>[^/]+)/?$", "evals:read", "_eval_dataset"),
+        ("POST", r"^/eval-runs/?$", "evals:write", "_start_eval"),
+        ("GET", r"^/eval-runs/?$", "evals:read", "_list_evals"),
+        ("GET", r"^/eval-runs/compare/?$", "evals:read", "_compare_evals"),
+        ("GET", r"^/eval-runs/(?P<id>[^/]+)/?$", "evals:read", "_get_eval"),
+        ("GET", r"^/eval-runs/(?P<id>[^/]+)/stream/?$", "evals:read", "_eval_stream"),
+        ("POST", r"^/eval-runs/(?P<id>[^/]+)/cancel/?$", "evals:write", "_cancel_eval"),
         ("POST", r"^/agent-sessions/?$", "sessions:write", "_create_session"),
         ("GET", r"^/agent-sessions/?$", "sessions:read", "_list_sessions"),
         ("GET", r"^/agent-sessions/(?P<id>[^/]+)/events/?$", "sessions:read", "_replay"),
@@ -508,6 +517,53 @@ class EmulatorApp:
 
     def _list_feedback(self, request: _Request) -> _Response:
         return _Response(200, self._checked(lambda: self.state.feedback.list_body(request.query)))
+
+    def _eval_datasets(self, request: _Request) -> _Response:
+        return _Response(200, self.state.evals.datasets_body())
+
+    def _eval_dataset(self, request: _Request) -> _Response:
+        dataset = self.state.evals.dataset(request.params["id"])
+        if dataset is None:
+            raise _HTTPError(404, "not_found", f"dataset {request.params['id']} not found")
+        return _Response(200, dataset)
+
+    def _start_eval(self, request: _Request) -> _Response:
+        body = request.json_body()
+        try:
+            evaluation = self.state.evals.start(body)
+        except InvalidRequest as exc:
+            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+        except LookupError as exc:
+            raise _HTTPError(404, "not_found", str(exc)) from exc
+        stream = f"/api/v1/workspaces/{self.workspace}/eval-runs/{evaluation.id}/stream"
+        return _Response(
+            201, {"runId": evaluation.id, "status": evaluation.status, "streamUrl": stream}
+        )
+
+    def _eval(self, eval_id: str) -> EmulatedEval:
+        evaluation = self.state.evals.get(eval_id)
+        if evaluation is None:
+            raise _HTTPError(404, "not_found", f"evaluation {eval_id} not found")
+        return evaluation
+
+    def _list_evals(self, request: _Request) -> _Response:
+        return _Response(200, self._checked(lambda: self.state.evals.list_body(request.query)))
+
+    def _get_eval(self, request: _Request) -> _Response:
+        return _Response(200, self._eval(request.params["id"]).detail())
+
+    def _compare_evals(self, request: _Request) -> _Response:
+        a, b = request.query.get("a"), request.query.get("b")
+        if not a or not b:
+            raise _HTTPError(400, "invalid_request", "compare needs ?a= and ?b=")
+        return _Response(200, self.state.evals.compare_body(self._eval(a), self._eval(b)))
+
+    def _eval_stream(self, request: _Request) -> _Response:
+        evaluation = self._eval(request.params["id"])
+        return _Response(200, stream=evaluation.stream(self.stop_event))
+
+    def _cancel_eval(self, request: _Request) -> _Response:
+        return _Response(200, {"ok": self._eval(request.params["id"]).cancel()})
 
     @staticmethod
     def _checked(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:

@@ -439,7 +439,13 @@ class EmulatedRun:
         ref, kind = self._find_ref(call.name)
         if call.kind is not None:
             kind = call.kind
-        local = call.server_result is None and kind in _CLIENT_KINDS
+        server_result = call.server_result
+        mocks = self.spec.get("toolMocks")
+        if server_result is None and isinstance(mocks, dict) and call.name in mocks:
+            # An evaluation's tool mock answers on the server (see _evals.py).
+            mock = mocks[call.name]
+            server_result = mock if isinstance(mock, str) else _dumps(mock)
+        local = server_result is None and kind in _CLIENT_KINDS
         data: dict[str, Any] = {
             "toolUseId": tool_use_id,
             "name": call.name,
@@ -454,7 +460,8 @@ class EmulatedRun:
                 data["mcpToolName"] = call.name
                 if ref is not None and "serverInfo" in ref:
                     data["mcpServerInfo"] = ref["serverInfo"]
-        return {"local": local, "server_result": call.server_result, **data}
+        mocked = server_result is not None and call.server_result is None
+        return {"local": local, "server_result": server_result, "mocked": mocked, **data}
 
     def _find_ref(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
         for ref in self.spec.get("tools") or ():
@@ -475,6 +482,9 @@ class EmulatedRun:
             self._append(
                 "tool_result", {**base, "result": result, "ok": True, "summary": result[:80]}
             )
+            if call.get("mocked"):
+                # A mocked tool's answer reaches the model like a client's answer would.
+                self._results_in.append({**base, "result": result})
             self.cond.notify_all()
 
     def _call_and_wait(self, calls: list[dict[str, Any]]) -> None:
@@ -482,7 +492,9 @@ class EmulatedRun:
         deadline = time.monotonic() + timeout
         with self.cond:
             for call in calls:
-                data = {k: v for k, v in call.items() if k not in ("local", "server_result")}
+                data = {
+                    k: v for k, v in call.items() if k not in ("local", "server_result", "mocked")
+                }
                 # Register before logging so a fast client's POST can never miss it.
                 self._pending[call["toolUseId"]] = data
                 self._calls_made.append({k: data[k] for k in ("toolUseId", "name", "args", "kind")})

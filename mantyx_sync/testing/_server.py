@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from ._app import EmulatorApp
 from ._clock import EmulatorClock
+from ._evals import EmulatedEval
 from ._faults import Faults, RequestFault, RequestFaults
 from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
@@ -341,6 +342,33 @@ class LocalMantyx:
     def feedback(self) -> dict[str, dict[str, Any]]:
         """Run feedback by run id, as stored (``POST /agent-runs/{id}/feedback``; copies)."""
         return self._state.feedback.snapshot()
+
+    def add_eval_dataset(
+        self,
+        name: str,
+        cases: list[dict[str, Any]],
+        *,
+        description: str | None = None,
+        tool_mocks: dict[str, Any] | None = None,
+    ) -> str:
+        """Store an evaluation dataset (``GET /eval-datasets``); returns its id.
+
+        :param cases: ``{"input": {"prompt": ...}, "name"?, "scorers"?, "tags"?,
+            "toolMocks"?}`` each; scorers ``{"type": "contains"|"equals", "value"}``
+            or ``{"type": "tool_called", "name"}``.
+        :raises ValueError: a case has no ``input`` with ``prompt`` or ``messages``.
+        """
+        try:
+            return self._state.evals.add_dataset(
+                name, cases, description=description, tool_mocks=tool_mocks
+            )
+        except Exception as exc:
+            raise ValueError(str(exc)) from exc
+
+    @property
+    def evals(self) -> dict[str, EmulatedEval]:
+        """Every evaluation so far by id (a snapshot copy of the mapping)."""
+        return self._state.evals.snapshot()
 
     def wait_for_run(
         self, run_id: str | None = None, *, status: str | None = None, timeout: float = 5.0

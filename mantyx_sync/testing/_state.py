@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._catalog import resolve_model
+from ._evals import EvalStore
 from ._faults import Faults, FaultState
 from ._feedback import FeedbackStore
 from ._inputs import attachment_metadata
@@ -51,6 +52,7 @@ class EmulatorState:
         self.runs: dict[str, EmulatedRun] = {}
         self.sessions: dict[str, EmulatedSession] = {}
         self.feedback = FeedbackStore()
+        self.evals = EvalStore(self.create_run)
         self.latest_run: EmulatedRun | None = None
         self._model: ModelLike = model
         self._scripts: collections.deque[ModelLike] = collections.deque()
@@ -216,5 +218,6 @@ class EmulatorState:
             self.stopped = True
             runs = list(self.runs.values())
             self.cond.notify_all()
+        self.evals.close()
         for run in runs:
             run.close()

@@ -148,3 +148,11 @@ def test_attachments_runs(tmp_path: Path) -> None:
     bad.write_bytes(b"PK")
     proc = _run([str(EXAMPLES / "attachments.py"), str(bad)], tmp_path)
     assert proc.returncode == 2 and "cannot attach" in proc.stderr
+
+
+def test_evals_runs(tmp_path: Path) -> None:
+    out = _run_example("evals.py", tmp_path)
+    assert "dataset ds_" in out and "'forecasts', 3 cases" in out
+    assert out.count("    -> forecast(") == 3
+    assert "succeeded: 3/3 cases passed" in out
+    assert "Tomorrow in Oslo: snow, -3 C." in out

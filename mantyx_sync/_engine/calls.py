@@ -1,0 +1,58 @@
+"""Handing one ``local_tool_call`` event to an executor, whatever shape it came in.
+
+Shared by ordinary runs and evaluation case runs, so every call gets the same
+treatment: a well-formed call is submitted; arguments sent as a JSON string
+are decoded; anything else still gets its one answer, an error, so the run
+does not wait for the server's tool timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+
+from ..events import LocalToolCall, RunEvent, structure_payload
+from .executor import ToolExecutor
+
+__all__ = ["note_answer", "submit_call"]
+
+log = logging.getLogger(__name__)
+
+
+def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:
+    """Submit the call in ``event`` (a ``local_tool_call``) to ``executor``."""
+    payload = event.payload
+    if isinstance(payload, LocalToolCall):
+        executor.submit(payload)
+        return
+    data = dict(event.data)
+    tool_use_id = data.get("toolUseId")
+    if not isinstance(tool_use_id, str) or not tool_use_id:
+        log.warning("%s: a local_tool_call without a toolUseId cannot be answered", label)
+        return
+    for key in ("args", "input"):
+        if isinstance(data.get(key), str):
+            with contextlib.suppress(ValueError):
+                data[key] = json.loads(data[key])
+    repaired = structure_payload("local_tool_call", data)
+    if isinstance(repaired, LocalToolCall):
+        executor.submit(repaired)
+        return
+    name = data.get("name")
+    call = LocalToolCall(
+        tool_use_id=tool_use_id, name=name if isinstance(name, str) else "?", raw=data
+    )
+    executor.submit(
+        call,
+        problem="malformed tool call: the arguments (or other fields) could not be read; "
+        "call the tool again with a JSON object of arguments",
+    )
+
+
+def note_answer(executor: ToolExecutor, event: RunEvent) -> None:
+    """The server's echo of an answer (by us or another process): never run that call."""
+    if event.type == "local_tool_result_in":
+        tool_use_id = event.data.get("toolUseId")
+        if isinstance(tool_use_id, str):
+            executor.mark_answered(tool_use_id)

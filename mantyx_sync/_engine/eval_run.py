@@ -1,0 +1,455 @@
+"""The :class:`EvalRun` handle: follow an evaluation's stream and answer its case runs' tools.
+
+An evaluation's stream (``GET /eval-runs/{id}/stream``, EVALS.md) carries flat
+JSON events with no ``seq``; a case run that calls a client-resolved tool
+emits ``local_tool_call`` there with its ``agentRunId``. Each call goes to a
+:class:`~mantyx_sync._engine.executor.ToolExecutor` of that agent run, whose
+answers a :class:`~mantyx_sync._http.poster.ResultPoster` posts to
+``/agent-runs/{agentRunId}/tool-results`` — the same machinery, and the same
+one-answer-per-``toolUseId`` rule, as an ordinary run. Frames are read by the
+same :class:`~mantyx_sync._http.stream.RunStream` as a run's, with a flat
+parser plugged in.
+
+The stream has no resume, so when it breaks the evaluation is polled
+(``GET /eval-runs/{id}``): if it is over, iteration ends with its outcome;
+otherwise the stream is reopened and, once it is open, the log of every case
+run seen so far is read (``GET /agent-runs/{id}/stream``) so a call made
+while disconnected is still answered — exactly once, since answers in that
+log and calls already taken are never run again. (A case run that started
+and called a tool entirely while disconnected cannot be found: the
+evaluation's detail does not name agent runs. The server times such a call
+out.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from types import TracebackType
+
+from .._http.poster import ResultPoster
+from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
+from .._http.stream import RunStream, read_backlog
+from .._http.transport import HttpTransport
+from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
+from ..errors import MantyxError, RunCancelled, RunError, StreamError, TimeoutError_
+from ..events import MalformedEvent, RunEvent
+from .calls import note_answer, submit_call
+from .executor import ToolActivity, ToolExecutor
+from .resolution import ResolvedTools
+
+__all__ = ["EvalRun"]
+
+log = logging.getLogger(__name__)
+
+_TERMINAL_STATUS_EVENT = {
+    "succeeded": "run_completed",
+    "failed": "run_error",
+    "cancelled": "run_cancelled",
+}
+
+
+class _CaseRuns:
+    """The tool executors of one evaluation, one per case agent run (``agentRunId``).
+
+    Thread-safety: used from the stream-reading thread; :meth:`close` may run
+    on any thread.
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        tools: ResolvedTools,
+        *,
+        max_workers: int,
+        tool_timeout: float | None,
+        on_tool: Callable[[ToolActivity], None] | None,
+    ) -> None:
+        self._transport = transport
+        self._registry = tools.registry()
+        self._max_workers = max_workers
+        self._tool_timeout = tool_timeout
+        self._on_tool = on_tool
+        self._lock = threading.Lock()
+        self._executors: dict[str, ToolExecutor] = {}
+        self._ended = threading.Event()
+        self._closed = False
+
+    def known(self) -> list[str]:
+        """Every case agent run seen so far, in order."""
+        with self._lock:
+            return list(self._executors)
+
+    def executor(self, agent_run_id: str) -> ToolExecutor | None:
+        """The executor answering ``agent_run_id``'s calls (created on first use)."""
+        with self._lock:
+            if self._closed:
+                return None
+            executor = self._executors.get(agent_run_id)
+            if executor is None:
+                poster = ResultPoster(self._transport, agent_run_id, run_ended=self._ended)
+                executor = ToolExecutor(
+                    self._registry,
+                    poster.deliver,
+                    max_workers=self._max_workers,
+                    default_timeout=self._tool_timeout,
+                    on_tool=self._on_tool,
+                    run_label=f"eval case run {agent_run_id}",
+                )
+                self._executors[agent_run_id] = executor
+            return executor
+
+    def handle(self, agent_run_id: str, event: RunEvent) -> None:
+        """Answer a ``local_tool_call`` / note a ``local_tool_result_in`` of one case run."""
+        executor = self.executor(agent_run_id)
+        if executor is None:
+            return
+        if event.type == "local_tool_call":
+            submit_call(executor, event, label=f"eval case run {agent_run_id}")
+        else:
+            note_answer(executor, event)
+
+    def catch_up(self, agent_run_id: str, settle: float) -> None:
+        """Read a case run's log and answer the calls in it that nobody answered."""
+        executor = self.executor(agent_run_id)
+        if executor is None:
+            return
+        try:
+            backlog = read_backlog(
+                self._transport,
+                f"/agent-runs/{agent_run_id}/stream",
+                run_id=agent_run_id,
+                quiet=settle,
+            )
+        except MantyxError as exc:
+            log.warning("eval case run %s: could not read its log: %s", agent_run_id, exc)
+            return
+        # Answers first, then calls (wire-protocol §10), as attach_run does.
+        for event in backlog:
+            note_answer(executor, event)
+        if backlog and backlog[-1].is_terminal:
+            return
+        for event in backlog:
+            if event.type == "local_tool_call":
+                submit_call(executor, event, label=f"eval case run {agent_run_id}")
+
+    def close(self) -> None:
+        """Stop answering: late answers are dropped, running handlers finish alone."""
+        with self._lock:
+            self._closed = True
+            executors = list(self._executors.values())
+        self._ended.set()
+        for executor in executors:
+            executor.shutdown()
+
+
+class _FlatFrames:
+    """Parses evaluation frames (flat ``{type, ...}`` objects) into :class:`RunEvent`.
+
+    Events are numbered locally (the stream has no ``seq``). A frame repeated
+    word for word on a reopened connection is dropped as a replay.
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._earlier: set[str] = set()
+        self._current: set[str] = set()
+
+    def new_connection(self) -> None:
+        self._earlier |= self._current
+        self._current = set()
+
+    def parse(
+        self, data_text: str, *, event: str | None = None, id: str | None = None
+    ) -> RunEvent | None:
+        try:
+            obj = json.loads(data_text)
+        except ValueError as exc:
+            raise MalformedEvent(f"data is not JSON ({exc})") from exc
+        if not isinstance(obj, dict):
+            raise MalformedEvent(f"data is a JSON {type(obj).__name__}, not an object")
+        kind = obj.get("type")
+        if kind is None and event and event != "message":
+            kind = event
+        if not isinstance(kind, str) or not kind:
+            raise MalformedEvent("no event type")
+        if data_text in self._earlier:
+            return None
+        self._current.add(data_text)
+        self.count += 1
+        return RunEvent(
+            seq=self.count, type=kind, data={k: v for k, v in obj.items() if k != "type"}
+        )
+
+
+def _is_eval_terminal(event: RunEvent) -> bool:
+    return event.type in EVAL_TERMINAL_EVENTS
+
+
+class EvalRun:
+    """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
+
+    While you iterate, every ``local_tool_call`` of every case run is answered
+    on a thread pool, each exactly once. Iteration yields each event as a
+    :class:`~mantyx_sync.RunEvent` (numbered locally; progress events pass
+    through as the server sent them) and ends after ``run_completed``; after
+    ``run_error`` or ``run_cancelled`` the next step raises
+    :class:`~mantyx_sync.RunError` / :class:`~mantyx_sync.RunCancelled`.
+
+    Leaving a ``with`` block (or :meth:`close`) before the end cancels the
+    evaluation (best effort).
+
+    Thread-safety: iterate from one thread; :meth:`cancel` and :meth:`close`
+    from any.
+    """
+
+    def __init__(
+        self,
+        transport: HttpTransport,
+        eval_id: str,
+        stream_path: str,
+        *,
+        tools: ResolvedTools,
+        max_workers: int,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+        settle: float = 0.5,
+    ) -> None:
+        self.id = eval_id
+        self._transport = transport
+        self._path = stream_path
+        self._tools = tools
+        self._settle = settle
+        self._cases = _CaseRuns(
+            transport,
+            tools,
+            max_workers=max_workers,
+            tool_timeout=transport.config.tool_timeout,
+            on_tool=on_tool,
+        )
+        self._frames = _FlatFrames()
+        self._policy = RetryPolicy(safety=Safety.SAFE)
+        self._backoff = Backoff()
+        self._stream: RunStream | None = None
+        self._connections = 0
+        self._opened = False
+        self._failures = 0
+        self._events: list[RunEvent] = []
+        self._failure: RunError | None = None
+        self._done = False
+        self._closed = threading.Event()
+        self._released = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return (
+            f"<EvalRun {self.id} {'done' if self._done else 'running'}, {len(self._events)} events>"
+        )
+
+    @property
+    def events(self) -> tuple[RunEvent, ...]:
+        """Every event received so far."""
+        return tuple(self._events)
+
+    @property
+    def done(self) -> bool:
+        """Whether the evaluation's terminal event has arrived."""
+        return self._done
+
+    @property
+    def case_run_ids(self) -> tuple[str, ...]:
+        """The agent runs of the cases seen so far (``agentRunId``)."""
+        return tuple(self._cases.known())
+
+    def iterate(self) -> Iterator[RunEvent]:
+        """The events as they come (the same as iterating the handle)."""
+        return self
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        return self
+
+    def __next__(self) -> RunEvent:
+        while True:
+            if self._done:
+                self._release()
+                if self._failure is not None:
+                    raise self._failure
+                raise StopIteration
+            if self._closed.is_set():
+                raise StopIteration
+            if self._stream is None:
+                self._stream = self._new_stream()
+            try:
+                event = next(self._stream)
+            except StopIteration:
+                self._stream = None
+                if self._closed.is_set():
+                    raise
+                polled = self._interrupted(MantyxError("the evaluation stream ended early"))
+                if polled is None:
+                    continue
+                event = polled
+            except KeyboardInterrupt:
+                self.close()
+                raise
+            except MantyxError as exc:
+                self._stream = None
+                if self._closed.is_set() or not self._policy.should_retry(exc):
+                    self._release()
+                    raise
+                polled = self._interrupted(exc)
+                if polled is None:
+                    continue
+                event = polled
+            else:
+                self._failures = 0
+            self._handle(event)
+            return event
+
+    def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> EvalRunDetail:
+        """Follow the evaluation to its end and return its results (``GET /eval-runs/{id}``).
+
+        :raises RunError: the evaluation failed (``RunCancelled``: it was cancelled).
+        :raises StreamError: the stream broke and the evaluation could not be followed.
+        """
+        for event in self:
+            if on_event is not None:
+                on_event(event)
+        reply = self._transport.request(
+            "GET", f"/eval-runs/{self.id}", policy=safe_policy(self._transport.config)
+        )
+        return EvalRunDetail.from_wire(reply.body or {})
+
+    def cancel(self) -> None:
+        """Ask the server to cancel the evaluation (its stream then ends)."""
+        self._transport.request(
+            "POST", f"/eval-runs/{self.id}/cancel", policy=safe_policy(self._transport.config)
+        )
+
+    def close(self) -> None:
+        """Stop following; an evaluation still going is cancelled (best effort)."""
+        if not self._done and not self._closed.is_set():
+            try:
+                self._transport.request(
+                    "POST",
+                    f"/eval-runs/{self.id}/cancel",
+                    timeout=self._transport.config.cancel_timeout,
+                )
+            except MantyxError as exc:
+                log.warning("evaluation %s: could not cancel: %s", self.id, exc)
+        self._closed.set()
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        self._release()
+
+    def __enter__(self) -> EvalRun:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _new_stream(self) -> RunStream:
+        self._frames.new_connection()
+        self._opened = False
+        return RunStream(
+            self._transport,
+            self._path,
+            run_id=self.id,
+            last_seq=self._frames.count,
+            parse=self._frames.parse,
+            terminal=_is_eval_terminal,
+            resume=False,
+            on_open=self._on_open,
+        )
+
+    def _on_open(self) -> None:
+        self._opened = True
+        self._connections += 1
+        if self._connections > 1:
+            # Calls made while we were away are only in the case runs' own logs.
+            for agent_run_id in self._cases.known():
+                self._cases.catch_up(agent_run_id, self._settle)
+
+    def _interrupted(self, exc: MantyxError) -> RunEvent | None:
+        """The stream broke: the terminal event if the evaluation is over, else ``None``
+        after a backoff (then the stream is reopened)."""
+        quiet = self._opened and isinstance(exc, TimeoutError_)
+        self._failures = 1 if quiet else self._failures + 1
+        config = self._transport.config
+        if self._failures > config.stream_reconnects:
+            self._release()
+            raise StreamError(
+                f"evaluation {self.id}: the stream could not be followed after "
+                f"{self._failures - 1} reconnects: {exc}",
+                run_id=self.id,
+            ) from exc
+        try:
+            reply = self._transport.request(
+                "GET", f"/eval-runs/{self.id}", policy=safe_policy(config)
+            )
+            summary = EvalRunSummary.from_wire(reply.body or {})
+        except MantyxError as poll_error:
+            log.debug("evaluation %s: poll failed: %s", self.id, poll_error)
+            summary = None
+        if summary is not None and summary.done and summary.status is not None:
+            log.debug("evaluation %s ended (%s) while the stream was down", self.id, summary.status)
+            self._frames.count += 1
+            return RunEvent(
+                seq=self._frames.count,
+                type=_TERMINAL_STATUS_EVENT[summary.status],
+                data={**summary.raw, "polled": True},
+            )
+        delay = self._backoff.delay(self._failures, exc)
+        log.debug("evaluation %s: stream interrupted (%s); reopening in %.2fs", self.id, exc, delay)
+        self._closed.wait(delay)
+        return None
+
+    def _handle(self, event: RunEvent) -> None:
+        self._events.append(event)
+        agent_run_id = event.data.get("agentRunId")
+        if isinstance(agent_run_id, str) and agent_run_id:
+            if event.type in ("local_tool_call", "local_tool_result_in"):
+                self._cases.handle(agent_run_id, event)
+            else:
+                self._cases.executor(agent_run_id)
+        elif event.type == "local_tool_call":
+            log.warning(
+                "evaluation %s: a local_tool_call without agentRunId cannot be answered", self.id
+            )
+        if event.type in EVAL_TERMINAL_EVENTS:
+            self._finish(event)
+
+    def _finish(self, event: RunEvent) -> None:
+        self._done = True
+        data = event.data
+        message = data.get("error") or data.get("message")
+        text = message if isinstance(message, str) else None
+        if event.type == "run_cancelled":
+            self._failure = RunCancelled(
+                f"evaluation {self.id} was cancelled", run_id=self.id, code="cancelled"
+            )
+        elif event.type == "run_error":
+            self._failure = RunError(
+                f"evaluation {self.id} failed: {text or 'no reason given'}",
+                run_id=self.id,
+                code=data.get("code") if isinstance(data.get("code"), str) else None,
+            )
+        self._release()
+
+    def _release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        stream = self._stream
+        if stream is not None:
+            stream.close()
+        self._cases.close()
+        self._tools.close()

@@ -1,0 +1,252 @@
+"""Evaluations (EVALS.md): the ``client.evals`` front — datasets, starting, reading, comparing.
+
+Arguments are checked before anything is sent; :meth:`Evals.start` returns an
+:class:`~mantyx_sync._engine.eval_run.EvalRun` that follows the evaluation and
+answers its case runs' local tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .._http.retry import create_policy, safe_policy
+from .._http.transport import HttpTransport
+from .._models import evals as values
+from .._models.evals import EvalRunDetail
+from .._models.wire import camel
+from ..errors import MantyxError, SpecError
+from ..spec import AgentSpec
+from .eval_run import EvalRun
+from .executor import ToolActivity
+from .resolution import resolve_tools
+
+__all__ = ["Evals"]
+
+log = logging.getLogger(__name__)
+
+_OVERRIDE_KEYS = frozenset(
+    {
+        "systemPrompt",
+        "systemPromptAppend",
+        "model",
+        "llmProviderId",
+        "reasoningLevel",
+        "disableTools",
+        "toolAllowlist",
+        "disabledMocks",
+    }
+)
+
+
+def _dataset_source(dataset: Any, tool_mocks: Any) -> dict[str, Any]:
+    if isinstance(dataset, str):
+        if not dataset:
+            raise SpecError("must be a dataset id or an inline dataset", path="dataset")
+        if tool_mocks is not None:
+            raise SpecError(
+                "applies to an inline dataset only; a stored dataset keeps its own mocks "
+                "(turn some off with overrides={'disabledMocks': [...]})",
+                path="tool_mocks",
+            )
+        return {"datasetId": dataset}
+    if isinstance(dataset, values.EvalDataset):
+        dataset = {
+            "name": dataset.name,
+            "toolMocks": dataset.tool_mocks,
+            "cases": [
+                {
+                    k: v
+                    for k, v in (
+                        ("input", c.input),
+                        ("name", c.name),
+                        ("scorers", list(c.scorers)),
+                        ("tags", list(c.tags)),
+                        ("toolMocks", c.tool_mocks),
+                    )
+                    if v
+                }
+                for c in dataset.cases
+            ],
+        }
+    if not isinstance(dataset, Mapping):
+        raise SpecError(
+            "must be a dataset id (str) or an inline dataset mapping, "
+            f"got {type(dataset).__name__}",
+            path="dataset",
+        )
+    cases = dataset.get("cases")
+    if not isinstance(cases, Sequence) or isinstance(cases, str) or not cases:
+        raise SpecError("an inline dataset needs a non-empty list of cases", path="dataset.cases")
+    for index, case in enumerate(cases):
+        if not isinstance(case, Mapping) or not isinstance(case.get("input"), Mapping):
+            raise SpecError("each case needs an 'input' object", path=f"dataset.cases[{index}]")
+    inline = {k: v for k, v in dataset.items() if v is not None}
+    if tool_mocks is not None:
+        inline["toolMocks"] = tool_mocks
+    try:
+        json.dumps(inline, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"is not JSON-serialisable ({exc})", path="dataset") from exc
+    return {"dataset": inline}
+
+
+def _non_empty(value: Any, path: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
+    return value
+
+
+def _overrides(overrides: Any) -> dict[str, Any]:
+    if not isinstance(overrides, Mapping):
+        raise SpecError(f"must be a mapping, got {type(overrides).__name__}", path="overrides")
+    out = {}
+    for key, value in overrides.items():
+        wire = camel(key) if isinstance(key, str) else key
+        if wire not in _OVERRIDE_KEYS:
+            allowed = ", ".join(sorted(_OVERRIDE_KEYS))
+            raise SpecError(f"unknown override {key!r} (expected: {allowed})", path="overrides")
+        out[wire] = value
+    return out
+
+
+class Evals:
+    """Evaluations of a workspace: ``client.evals``.
+
+    Thread-safety: stateless; call it from any thread.
+
+    Example::
+
+        with client.evals.start(dataset="ds_123", agent=agent, tools=[lookup]) as run:
+            detail = run.wait()
+        print(detail.passed_cases, "/", detail.total_cases)
+    """
+
+    def __init__(self, transport: HttpTransport) -> None:
+        self._transport = transport
+
+    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
+        policy = safe_policy(self._transport.config)
+        return self._transport.request("GET", path, params=params, policy=policy).body or {}
+
+    def datasets(self) -> list[values.EvalDatasetSummary]:
+        """The workspace's datasets (``GET /eval-datasets``)."""
+        body = self._get("/eval-datasets")
+        return [values.EvalDatasetSummary.from_wire(d) for d in body.get("datasets") or ()]
+
+    def dataset(self, dataset_id: str) -> values.EvalDataset:
+        """One dataset with its cases (``GET /eval-datasets/{id}``)."""
+        return values.EvalDataset.from_wire(self._get(f"/eval-datasets/{dataset_id}"))
+
+    def list(
+        self,
+        *,
+        dataset_id: str | None = None,
+        agent_id: str | None = None,
+        status: str | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[values.EvalRunSummary]:
+        """Evaluations, one page (``GET /eval-runs``; ``limit``/``offset`` page it)."""
+        params = {
+            key: value
+            for key, value in (
+                ("datasetId", dataset_id),
+                ("agentId", agent_id),
+                ("status", status),
+                ("limit", limit),
+                ("offset", offset),
+            )
+            if value is not None
+        }
+        body = self._get("/eval-runs", params)
+        return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
+
+    def get(self, eval_id: str) -> EvalRunDetail:
+        """One evaluation with its case results (``GET /eval-runs/{id}``)."""
+        return EvalRunDetail.from_wire(self._get(f"/eval-runs/{eval_id}"))
+
+    def compare(self, a: str, b: str) -> values.EvalComparison:
+        """Two evaluations of one dataset, case by case (``GET /eval-runs/compare``)."""
+        return values.EvalComparison.from_wire(self._get("/eval-runs/compare", {"a": a, "b": b}))
+
+    def cancel(self, eval_id: str) -> bool:
+        """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
+        reply = self._transport.request(
+            "POST", f"/eval-runs/{eval_id}/cancel", policy=safe_policy(self._transport.config)
+        )
+        return bool(isinstance(reply.body, dict) and reply.body.get("ok"))
+
+    def start(
+        self,
+        *,
+        dataset: Any,
+        agent: Any,
+        tools: Sequence[Any] = (),
+        model_id: str | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        tool_mocks: Any = None,
+        max_workers: int | None = None,
+        on_tool: Callable[[ToolActivity], None] | None = None,
+    ) -> EvalRun:
+        """Start an evaluation (``POST /eval-runs``) and return its live :class:`EvalRun`.
+
+        :param dataset: a stored dataset id, or an inline dataset
+            ``{"name", "toolMocks", "cases": [{"input": {...}, ...}]}`` (or an
+            :class:`EvalDataset`).
+        :param agent: a stored agent id, or an :class:`~mantyx_sync.AgentSpec` /
+            :class:`~mantyx_sync.Agent` (sent inline, with its tools).
+        :param tools: tools added to the agent; local ones are answered by this process.
+        :param overrides: ``systemPrompt``, ``systemPromptAppend``, ``model``,
+            ``llmProviderId``, ``reasoningLevel``, ``disableTools``,
+            ``toolAllowlist``, ``disabledMocks`` (snake_case accepted).
+        :param tool_mocks: canned tool answers for an inline dataset.
+        :raises SpecError: bad arguments (nothing is sent).
+        :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
+        """
+        body = _dataset_source(dataset, tool_mocks)
+        spec = getattr(agent, "spec", agent)
+        if model_id is not None:
+            body["modelId"] = _non_empty(model_id, "model_id")
+        if overrides is not None:
+            body["overrides"] = _overrides(overrides)
+        if isinstance(spec, AgentSpec):
+            resolved = resolve_tools([*spec.tools, *tools])
+            body["agent"] = spec.to_body(resolved.refs)
+        elif isinstance(agent, str) and agent:
+            resolved = resolve_tools(tools)
+            body["agentId"] = agent
+            if resolved.refs:
+                body["tools"] = list(resolved.refs)
+        else:
+            raise SpecError(
+                f"must be an agent id, an AgentSpec or an Agent, got {type(agent).__name__}",
+                path="agent",
+            )
+        try:
+            reply = self._transport.request(
+                "POST", "/eval-runs", json_body=body, policy=create_policy(self._transport.config)
+            )
+            reply_body = reply.body if isinstance(reply.body, dict) else {}
+            eval_id = reply_body.get("runId") or reply_body.get("id")
+            if not isinstance(eval_id, str) or not eval_id:
+                raise MantyxError(
+                    f"the server accepted the evaluation but sent no runId (HTTP {reply.status})"
+                )
+        except BaseException:
+            resolved.close()
+            raise
+        stream_path = reply_body.get("streamUrl")
+        if not isinstance(stream_path, str) or not stream_path:
+            stream_path = f"/eval-runs/{eval_id}/stream"
+        log.debug("started evaluation %s", eval_id)
+        return EvalRun(
+            self._transport,
+            eval_id,
+            stream_path,
+            tools=resolved,
+            max_workers=max_workers or self._transport.config.max_workers,
+            on_tool=on_tool,
+        )
