@@ -50,7 +50,9 @@ class OAuth:
     :param timeout: seconds for each HTTP exchange with the server.
     :param http_session: a ``requests.Session`` to use (proxies, custom TLS).
 
-    Thread-safety: every method may be called from any thread.
+    Thread-safety: every method may be called from any thread. Fork-safe:
+    after ``fork()`` the child opens its own connections (unless
+    ``http_session`` was given).
 
     .. versionadded:: 0.2.0
     """
@@ -78,6 +80,7 @@ class OAuth:
         self._timeout = timeout
         self._owns_session = http_session is None
         self._session = http_session or requests.Session()
+        self._session_pid = os.getpid()
         self._lock = threading.Lock()
         self._metadata: ServerMetadata | None = None
         self._last: TokenSource | TokenSet | None = None
@@ -273,6 +276,14 @@ class OAuth:
             body = self._call("GET", endpoint, bearer=bearer, policy=_SAFE)
         return UserInfo.from_wire(body if isinstance(body, Mapping) else {})
 
+    def _http(self) -> requests.Session:
+        if self._owns_session and self._session_pid != os.getpid():
+            # A session inherited across fork shares sockets with the parent:
+            # leave it be (closing it would close the parent's) and start anew.
+            self._session = requests.Session()
+            self._session_pid = os.getpid()
+        return self._session
+
     def _refresh_grant(self, refresh_token: str, scopes: list[str] | None) -> TokenSet:
         return self.refresh(refresh_token, scopes=scopes)
 
@@ -306,7 +317,7 @@ class OAuth:
 
         def once() -> Any:
             try:
-                response = self._session.request(
+                response = self._http().request(
                     method,
                     url,
                     data=dict(form) if form is not None else None,

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterable, Sequence
 
 import attrs
@@ -30,7 +32,13 @@ class RefreshingTokenSource:
     once, one refresh request is made and all of them get its token. Refresh
     tokens that do not rotate are kept; rotated ones are followed.
 
-    Thread-safety: every method may be called from any thread.
+    A token is due ``leeway`` seconds (60) before it expires, or halfway
+    through its life if that is shorter. ``clock`` must count epoch seconds
+    (it is injectable for tests).
+
+    Thread-safety: every method may be called from any thread. Fork-safe: a
+    child process starts with a fresh lock even if the parent forked in the
+    middle of a refresh.
 
     .. versionadded:: 0.2.0
     """
@@ -55,12 +63,21 @@ class RefreshingTokenSource:
         self._clock = clock
         self._leeway = leeway
         self._lock = threading.Lock()
-        self._tokens = initial
+        # (tokens, when they are due) swapped as one value, so a reader never
+        # pairs one token with another's due time.
+        self._state: tuple[TokenSet, float | None] | None = (
+            None
+            if initial is None
+            else (initial, self._due_time(initial, lifetime=initial.expires_in(clock())))
+        )
         self.refresh_count = 0
         register_secret(refresh_token)
+        if hasattr(os, "register_at_fork"):
+            ref = weakref.ref(self)
+            os.register_at_fork(after_in_child=lambda: _new_lock(ref))
 
     def __repr__(self) -> str:
-        tokens = self._tokens
+        tokens = self.tokens
         left = tokens.expires_in(self._clock()) if tokens is not None else None
         state = "no token yet" if tokens is None else f"expires_in={left!r}"
         return f"<RefreshingTokenSource base_url={self.base_url!r} {state}>"
@@ -78,32 +95,44 @@ class RefreshingTokenSource:
     @property
     def tokens(self) -> TokenSet | None:
         """The current token set (e.g. to save with :func:`mantyx_sync.credentials.save`)."""
-        return self._tokens
+        state = self._state
+        return None if state is None else state[0]
 
-    def _fresh(self, tokens: TokenSet | None) -> bool:
-        if tokens is None:
-            return False
-        left = tokens.expires_in(self._clock())
-        return left is None or left > self._leeway
+    def _due_time(self, tokens: TokenSet, *, lifetime: float | None) -> float | None:
+        """When ``tokens`` is due: ``leeway`` before expiry, or halfway through a
+        ``lifetime`` (for a token given at the start: what is left of it) too
+        short for that."""
+        if tokens.expires_at is None:
+            return None
+        leeway = self._leeway if lifetime is None else min(self._leeway, max(0.0, lifetime) / 2)
+        return tokens.expires_at - leeway
+
+    def _fresh_token(self) -> str | None:
+        """The cached access token if it is not due yet."""
+        state = self._state
+        if state is None:
+            return None
+        tokens, due_at = state
+        return tokens.access_token if due_at is None or self._clock() < due_at else None
 
     def token(self) -> str:
         """The current access token, refreshed first when it expires within 60 s."""
-        tokens = self._tokens
-        if tokens is not None and self._fresh(tokens):
-            return tokens.access_token
+        fresh = self._fresh_token()
+        if fresh is not None:
+            return fresh
         with self._lock:
-            tokens = self._tokens
-            if tokens is not None and self._fresh(tokens):
-                return tokens.access_token
+            fresh = self._fresh_token()
+            if fresh is not None:
+                return fresh
             return self._refresh_locked().access_token
 
     def refresh(self, rejected: str) -> str:
         """A new access token after the server refused ``rejected`` (a 401);
         if another thread already replaced it, that replacement."""
         with self._lock:
-            tokens = self._tokens
-            if tokens is not None and tokens.access_token != rejected and self._fresh(tokens):
-                return tokens.access_token
+            fresh = self._fresh_token()
+            if fresh is not None and fresh != rejected:
+                return fresh
             return self._refresh_locked().access_token
 
     def workspaces(self) -> Sequence[str]:
@@ -114,11 +143,20 @@ class RefreshingTokenSource:
         tokens = self._refresh(self._refresh_token, self._scopes)
         if tokens.refresh_token and tokens.refresh_token != self._refresh_token:
             self._refresh_token = tokens.refresh_token  # a server that rotates
+        lifetime = None
         if tokens.expires_at is not None:
             # Expiry on this source's clock (injectable), not the wall clock.
-            left = tokens.expires_at - time.time()
-            tokens = attrs.evolve(tokens, expires_at=self._clock() + left)
-        self._tokens = tokens
+            lifetime = tokens.expires_at - time.time()
+            tokens = attrs.evolve(tokens, expires_at=self._clock() + lifetime)
+        self._state = (tokens, self._due_time(tokens, lifetime=lifetime))
         self.refresh_count += 1
         log.debug("refreshed the access token (expires in %s s)", tokens.expires_in(self._clock()))
         return tokens
+
+
+def _new_lock(ref: weakref.ref[RefreshingTokenSource]) -> None:
+    # In a forked child only this thread exists: a lock a parent thread held
+    # mid-refresh would stay held forever.
+    source = ref()
+    if source is not None:
+        source._lock = threading.Lock()

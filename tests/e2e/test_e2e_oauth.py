@@ -4,6 +4,9 @@ concurrency, scope errors, revocation, and no token anywhere it should not be.""
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -305,3 +308,38 @@ def test_no_token_in_logs_reprs_errors_or_output(
     assert "refreshing it and trying once more" in caplog.text  # the logs were captured
     assert "***" in repr(tokens)
     assert isinstance(source, RefreshingTokenSource)
+
+
+def test_a_short_lived_token_is_not_refreshed_on_every_call(srv: LocalMantyx) -> None:
+    # Lifetimes under two minutes are due halfway, not 60 s before expiry.
+    srv.oauth.access_token_ttl = 30
+    oauth = OAuth(CLIENT_ID, base_url=srv.base_url)
+    source = oauth.refresh_token_source(_sign_in(oauth))
+    with Client(token_source=source) as client:
+        for _ in range(3):
+            client.models()
+    assert source.refresh_count == 0 and srv.oauth.refreshes == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_mid_refresh_still_refreshes(srv: LocalMantyx, oauth: OAuth) -> None:
+    source = oauth.refresh_token_source(_sign_in(oauth))
+    client = Client(token_source=source)
+    client.models()  # pools hold live connections in the parent
+    srv.oauth.expire_access_tokens()
+    with source._lock:  # as if another thread were refreshing when the fork came
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - runs in the child
+            code = 1
+            try:
+                signal.alarm(20)  # never let a broken child hang the suite
+                client.models()
+                code = 0 if source.refresh_count == 1 else 2
+            except BaseException as exc:
+                print(f"child failed: {exc!r}", file=sys.stderr)
+            finally:
+                os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    client.models()  # and the parent refreshes on its own
+    assert source.refresh_count == 1 and srv.oauth.refreshes == 2
