@@ -244,7 +244,9 @@ class _SlowEcho:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._sent: dict[str, int] = {}  # run id -> words sent so far
+        # run id -> words sent so far; a run stopped midway leaves its small
+        # entry behind, which is fine for an offline demo's stand-in model.
+        self._sent: dict[str, int] = {}
 
     def __call__(self, ctx: Any) -> Any:
         from mantyx_sync.testing import Emit, Turn

@@ -10,14 +10,13 @@ browser tests saying why.
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from recipe_support import install_chromium
 
 CHROMIUM = "/usr/bin/chromium"
 # Headless in a sandbox-less container, with nothing phoning home: on a closed
@@ -31,37 +30,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-INSTALL_TIMEOUT_S = 900
-
-
-def _install_chromium() -> str | None:
-    """Install Debian's chromium; ``None`` on success, else why it could not be."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "not running as root, so apt-get cannot install it"
-    apt = shutil.which("apt-get")
-    if apt is None:
-        return "apt-get is not available to install it"
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for args in ([apt, "update"], [apt, "install", "-y", "--no-install-recommends", "chromium"]):
-        try:
-            proc = subprocess.run(
-                args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            return f"`{' '.join(args[1:])}` timed out"
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            return f"`apt-get {' '.join(args[1:])}` failed: {' / '.join(tail)}"
-    return None
 
 
 @pytest.fixture(scope="session")
 def chromium_path() -> str:
     """The path of Debian's Chromium, installed by apt-get first if missing."""
     if not os.path.exists(CHROMIUM):
-        problem = _install_chromium()
+        problem = install_chromium()
         if problem is not None or not os.path.exists(CHROMIUM):
-            pytest.skip(f"headless Chromium ({CHROMIUM}) is missing and {problem or 'not found'}")
+            why = problem or "apt-get installed no /usr/bin/chromium"
+            pytest.skip(f"the browser tests need Debian's chromium ({CHROMIUM}): {why}")
     return CHROMIUM
 
 

@@ -6,6 +6,7 @@ import contextlib
 import os
 import queue
 import re
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -14,10 +15,41 @@ from typing import Any
 
 from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
 
-__all__ = ["RECIPES", "GatedModel", "cancel_requests", "recipe_env", "serve"]
+__all__ = [
+    "RECIPES",
+    "GatedModel",
+    "cancel_requests",
+    "install_chromium",
+    "recipe_env",
+    "serve",
+]
 
 RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
 GATE_TIMEOUT_S = 20.0
+INSTALL_TIMEOUT_S = 900
+
+
+def install_chromium() -> str | None:
+    """Install Debian's chromium; ``None`` on success, else why it could not be."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return "not running as root, so apt-get cannot install it"
+    apt = shutil.which("apt-get")
+    if apt is None:
+        return "apt-get is not available to install it"
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    # Wait for the dpkg lock rather than fail if another install is running.
+    lock = ["-o", "DPkg::Lock::Timeout=300"]
+    for args in ([apt, *lock, "update"], [apt, *lock, "install", "-y", "chromium"]):
+        try:
+            proc = subprocess.run(
+                args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+            )
+        except subprocess.TimeoutExpired:
+            return f"`apt-get {args[-1]}` timed out"
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+            return f"`apt-get {' '.join(args[3:])}` failed: {' / '.join(tail)}"
+    return None
 
 
 class GatedModel:

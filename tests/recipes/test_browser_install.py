@@ -1,0 +1,57 @@
+"""The suite's own chromium install: what it runs, and the reason it gives when it cannot."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import recipe_support
+
+
+def _fake_apt(tmp_path: Path, exit_code: int) -> Path:
+    """An apt-get stand-in recording its arguments, failing as apt does when asked to."""
+    script = tmp_path / "apt-get"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{tmp_path}/calls"\n'
+        f'if [ "{exit_code}" != 0 ]; then echo "E: Unable to locate package chromium" >&2; fi\n'
+        f"exit {exit_code}\n"
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+@pytest.fixture
+def as_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+
+
+def test_runs_apt_get_update_then_install(
+    as_root: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apt = _fake_apt(tmp_path, 0)
+    monkeypatch.setattr(recipe_support.shutil, "which", lambda name: str(apt))
+    assert recipe_support.install_chromium() is None
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert [c.split()[-1] for c in calls] == ["update", "chromium"]
+    assert "install -y chromium" in calls[1] and "DPkg::Lock::Timeout" in calls[1]
+
+
+def test_says_why_when_apt_get_fails(
+    as_root: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apt = _fake_apt(tmp_path, 100)
+    monkeypatch.setattr(recipe_support.shutil, "which", lambda name: str(apt))
+    problem = recipe_support.install_chromium()
+    assert problem is not None
+    assert "apt-get update" in problem and "Unable to locate package chromium" in problem
+
+
+def test_says_why_without_root_or_apt(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert "not running as root" in str(recipe_support.install_chromium())
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(recipe_support.shutil, "which", lambda name: None)
+    assert "apt-get is not available" in str(recipe_support.install_chromium())
