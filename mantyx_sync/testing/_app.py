@@ -560,7 +560,8 @@ class EmulatorApp:
 
     def _eval_stream(self, request: _Request) -> _Response:
         evaluation = self._eval(request.params["id"])
-        return _Response(200, stream=evaluation.stream(self.stop_event))
+        sock = request.environ.get("werkzeug.socket")
+        return _Response(200, stream=evaluation.stream(self.stop_event, sock))
 
     def _cancel_eval(self, request: _Request) -> _Response:
         return _Response(200, {"ok": self._eval(request.params["id"]).cancel()})

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ._runs import EmulatedRun
+from ._sse import drop_connection
 from ._validation import InvalidRequest
 
 __all__ = ["EmulatedEval", "EvalStore"]
@@ -95,6 +96,11 @@ class EmulatedEval:
         self.finished_at: float | None = None
         self._create_run = create_run
         self._current: EmulatedRun | None = None
+        self.stream_connections = 0
+        # Stream faults (EvalStore.inject_stream_fault): drop the first connection
+        # after this many frames; later connections get only the live tail.
+        self.drop_after: int | None = None
+        self.live_tail_on_reconnect = False
         self._thread = threading.Thread(
             target=self._work, name=f"mantyx-eval-{eval_id}", daemon=True
         )
@@ -282,10 +288,21 @@ class EmulatedEval:
             "results": results,
         }
 
-    def stream(self, stop: threading.Event) -> Iterator[bytes]:
-        """The whole log, then the live tail; ends after the terminal event."""
+    def stream(self, stop: threading.Event, sock: Any = None) -> Iterator[bytes]:
+        """The whole log, then the live tail; ends after the terminal event.
+
+        With :attr:`drop_after` set, the first connection is cut after that many
+        frames (once the next one exists); with :attr:`live_tail_on_reconnect`,
+        later connections start at the end of the log (what a server without
+        resume may do).
+        """
+        with self.cond:
+            self.stream_connections += 1
+            first = self.stream_connections == 1
+            index = len(self.frames) if not first and self.live_tail_on_reconnect else 0
+        drop_after = self.drop_after if first else None
+        sent = 0
         yield b""
-        index = 0
         while True:
             with self.cond:
                 while len(self.frames) <= index:
@@ -293,8 +310,22 @@ class EmulatedEval:
                         return
                     self.cond.wait(0.5)
                 batch = self.frames[index:]
+            if drop_after is not None:
+                batch = batch[: drop_after - sent]
             index += len(batch)
+            sent += len(batch)
             yield b"".join(batch)
+            if drop_after is not None and sent >= drop_after:
+                # Cut only once the next frame exists, so a client cannot reconnect
+                # in time to see it live: it is missed for certain.
+                with self.cond:
+                    while len(self.frames) <= index and not (self.done or self.closed):
+                        self.cond.wait(0.5)
+                log.debug(
+                    "fault: dropping the stream of evaluation %s after %d frames", self.id, sent
+                )
+                drop_connection(sock)
+                return
 
 
 def _check_case(case: Any, where: str) -> dict[str, Any]:
@@ -313,6 +344,12 @@ class EvalStore:
         self._lock = threading.Lock()
         self.datasets: dict[str, dict[str, Any]] = {}
         self.evals: dict[str, EmulatedEval] = {}
+        self._stream_fault: tuple[int, bool] | None = None
+
+    def inject_stream_fault(self, drop_after: int, *, live_tail_on_reconnect: bool) -> None:
+        """Apply a stream fault to the next evaluation started."""
+        with self._lock:
+            self._stream_fault = (drop_after, live_tail_on_reconnect)
 
     def add_dataset(
         self,
@@ -415,6 +452,9 @@ class EvalStore:
         )
         with self._lock:
             self.evals[evaluation.id] = evaluation
+            if self._stream_fault is not None:
+                evaluation.drop_after, evaluation.live_tail_on_reconnect = self._stream_fault
+                self._stream_fault = None
         evaluation.start()
         return evaluation
 

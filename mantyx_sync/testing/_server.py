@@ -365,6 +365,19 @@ class LocalMantyx:
         except Exception as exc:
             raise ValueError(str(exc)) from exc
 
+    def inject_eval_stream_fault(
+        self, *, drop_after: int, live_tail_on_reconnect: bool = True
+    ) -> None:
+        """Cut the next evaluation's first stream connection after ``drop_after`` frames.
+
+        :param live_tail_on_reconnect: later connections then start at the end
+            of the log, so events sent while the client was away are lost to it
+            (EVALS.md: the stream has no resume).
+        """
+        self._state.evals.inject_stream_fault(
+            drop_after, live_tail_on_reconnect=live_tail_on_reconnect
+        )
+
     @property
     def evals(self) -> dict[str, EmulatedEval]:
         """Every evaluation so far by id (a snapshot copy of the mapping)."""

@@ -214,3 +214,36 @@ def test_bad_eval_arguments_raise_before_sending(
         client.evals.start(**kwargs)
     assert caught.value.path == path
     assert server.requests == []
+
+
+@pytest.mark.parametrize("live_tail", [True, False])
+def test_a_broken_eval_stream_is_resumed_and_missed_calls_still_answered_once(
+    server: LocalMantyx, live_tail: bool
+) -> None:
+    # The first connection is cut right after the first case starts, before its
+    # tool call is relayed; with live_tail the call never reaches the reopened
+    # stream and is found in the case run's own log instead.
+    dataset_id = _dataset(server)
+    server.inject_eval_stream_fault(drop_after=1, live_tail_on_reconnect=live_tail)
+    client = server.client()
+    lookup = Lookup()
+    agent = mantyx_sync.Agent(client, system_prompt="Weather bot.", tools=[lookup.tool])
+    with client.evals.start(dataset=dataset_id, agent=agent) as run:
+        detail = run.wait()
+    evaluation = server.evals[run.id]
+    assert evaluation.stream_connections == 2
+    assert detail.status == "succeeded" and detail.passed_cases == 3
+    assert sorted(lookup.calls) == sorted(CITIES)
+    posts = _tool_result_posts(server)
+    assert len(posts) == 3 and set(posts.values()) == {1}
+    first_case = evaluation.case_runs[0]
+    followed = [
+        r
+        for r in server.requests
+        if r.method == "GET" and r.path.endswith(f"/agent-runs/{first_case}/stream")
+    ]
+    assert len(followed) == 1, "the case run seen before the break is read once on reopening"
+    types = [e.type for e in run.events]
+    assert types.count("case_started") == 3 and types[-1] == "run_completed"
+    # Live tail: the first case's call was sent while the client was away.
+    assert types.count("local_tool_call") == (2 if live_tail else 3), "no replay twice"
