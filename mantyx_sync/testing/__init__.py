@@ -7,6 +7,11 @@ model, with fault plans (:class:`Faults`) for the failure paths and every
 request recorded (:class:`RecordedRequest`). It needs werkzeug
 (``pip install 'mantyx-sync[testing]'``) only once it is started.
 
+It is also an OAuth 2.0 authorization server (``LocalMantyx.oauth``: PKCE
+sign-ins approved at once, refresh, revocation, userinfo) with scopes per
+route, and it enforces rate-limit buckets when asked (``rate_limits=``), on a
+clock tests can move forward (``LocalMantyx.advance_clock``).
+
 The emulator never imports the SDK (only :meth:`LocalMantyx.client` does,
 lazily), so a bug in the SDK cannot hide a bug in the emulator.
 """
