@@ -63,7 +63,7 @@ if TYPE_CHECKING:
     from ._tools.local_tool import LocalTool, define_local_tool, local_tool
     from .agent import Agent
     from .client import Client
-    from .events import RunEvent
+    from .events import RunEvent, StructuredOutputInfo, TaskPlan
     from .feedback import Feedback
     from .history import RunSummary, SessionEvent, SessionSummary
     from .messages import Attachment, Message
@@ -71,7 +71,15 @@ if TYPE_CHECKING:
     from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
-    from .spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
+    from .spec import (
+        AgentSpec,
+        LoopDetection,
+        OutputSchema,
+        Plan,
+        ReasoningTrigger,
+        Supervisor,
+        ToolBudget,
+    )
     from .tools import (
         A2ATool,
         ClientResolvedTool,
@@ -79,6 +87,7 @@ if TYPE_CHECKING:
         McpTool,
         PluginTool,
         ToolConnection,
+        ToolOutput,
     )
 
 __all__ = (
@@ -110,9 +119,11 @@ __all__ = (
     "OutputParseError",
     "OutputSchema",
     "PermissionDenied",
+    "Plan",
     "PluginTool",
     "RateLimit",
     "RateLimitError",
+    "ReasoningTrigger",
     "Run",
     "RunCancelled",
     "RunError",
@@ -128,6 +139,9 @@ __all__ = (
     "SignInError",
     "SpecError",
     "StreamError",
+    "StructuredOutputInfo",
+    "Supervisor",
+    "TaskPlan",
     "TimeoutError_",
     "TokenSet",
     "TokenSource",
@@ -135,6 +149,7 @@ __all__ = (
     "ToolBudget",
     "ToolConnection",
     "ToolError",
+    "ToolOutput",
     "ToolResolutionError",
     "TransportError",
     "__version__",
@@ -166,6 +181,8 @@ _LAZY: dict[str, str] = {
     "Agent": ".agent",
     "Client": ".client",
     "RunEvent": ".events",
+    "StructuredOutputInfo": ".events",
+    "TaskPlan": ".events",
     "Attachment": ".messages",
     "Message": ".messages",
     "ModelCatalog": ".results",
@@ -181,12 +198,16 @@ _LAZY: dict[str, str] = {
     "LoopDetection": ".spec",
     "OutputSchema": ".spec",
     "ToolBudget": ".spec",
+    "Plan": ".spec",
+    "ReasoningTrigger": ".spec",
+    "Supervisor": ".spec",
     "A2ATool": ".tools",
     "ClientResolvedTool": ".tools",
     "MantyxTool": ".tools",
     "McpTool": ".tools",
     "PluginTool": ".tools",
     "ToolConnection": ".tools",
+    "ToolOutput": ".tools",
 }
 
 

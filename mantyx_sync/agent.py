@@ -12,7 +12,7 @@ from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import AgentSpec
+from .spec import AgentSpec, plan_only
 
 __all__ = ["Agent"]
 
@@ -35,6 +35,12 @@ class Agent:
     Thread-safety: an ``Agent`` is immutable after construction; call
     :meth:`run` from many threads at once — each call is its own run.
 
+    :param fallback_model_id: the model to switch to when ``model_id`` is
+        overloaded or unreachable; must differ from it.
+    :param supervisor: ``True`` (on, server defaults), ``False`` or a
+        :class:`~mantyx_sync.Supervisor`.
+    :param plan: ``True``/``"auto"``, ``"required"``, ``False`` or a
+        :class:`~mantyx_sync.Plan`; :meth:`run_plan` makes a plan only.
     :param max_workers: threads answering local tool calls in each run
         (default: the client's, 32).
     :param on_tool: called with a :class:`ToolActivity` when each local tool
@@ -61,6 +67,9 @@ class Agent:
         tool_budgets: Any = UNSET,
         budgets: dict[str, Any] | None = None,
         metadata: dict[str, str] | None = None,
+        fallback_model_id: str | None = None,
+        supervisor: Any = None,
+        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
@@ -76,6 +85,9 @@ class Agent:
             tool_budgets=tool_budgets,
             budgets=budgets,
             metadata=metadata,
+            fallback_model_id=fallback_model_id,
+            supervisor=supervisor,
+            plan=plan,
         )
         self.client = client if client is not None else Client()
         self._max_workers = max_workers
@@ -149,6 +161,30 @@ class Agent:
                         print(event.text, end="")
         """
         return self.start(prompt, messages=messages, attachments=attachments)
+
+    def run_plan(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        steps: Sequence[str] | None = None,
+        brief: str | None = None,
+    ) -> RunResult:
+        """Make a plan without carrying it out: a plan-only run (NEWER item 8).
+
+        The result's :attr:`~mantyx_sync.RunResult.plan` holds the brief and the
+        steps; such a run uses no tokens and reports ``turns == 0``.
+
+        :param steps: step titles to seed the plan with.
+        :param brief: a one-line goal to seed the plan with.
+        :raises SpecError: bad input (nothing is sent).
+        """
+        spec = self.spec.replace(plan=plan_only(self.spec.plan, steps=steps, brief=brief))
+        run = self.client.start_run(
+            spec, prompt, messages=messages, max_workers=self._max_workers, on_tool=self._on_tool
+        )
+        with run:
+            return run.wait()
 
     def session(self, **overrides: Any) -> Session:
         """Open a :class:`Session` with this agent's spec (fields in ``overrides`` replace it)."""

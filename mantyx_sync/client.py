@@ -193,6 +193,9 @@ class Client:
         tool_budgets: Any = UNSET,
         budgets: dict[str, Any] | None = None,
         metadata: dict[str, str] | None = None,
+        fallback_model_id: str | None = None,
+        supervisor: Any = None,
+        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> Session:
@@ -216,6 +219,9 @@ class Client:
             "tool_budgets": tool_budgets,
             "budgets": budgets,
             "metadata": metadata,
+            "fallback_model_id": fallback_model_id,
+            "supervisor": supervisor,
+            "plan": plan,
         }
         if spec is None:
             spec = AgentSpec.build(**fields)

@@ -207,7 +207,17 @@ class RunError(MantyxError):
     :ivar partial_text: salvage text the model produced before failing (diagnostic
         only: for output-schema runs it is usually incomplete JSON).
     :ivar retryable: the server's coarse retry hint, when given.
+    :ivar api_status: the provider API's HTTP status behind the failure, when given.
+    :ivar api_code: the provider API's error code, when given.
+    :ivar structured_output: a :class:`~mantyx_sync.StructuredOutputInfo` saying
+        how an output schema was applied, when the server says.
     :ivar result: the :class:`~mantyx_sync.RunResult` gathered so far (events, tokens).
+
+    With ``OutputSchema(..., enforcement="strict")`` a run that cannot be
+    constrained fails instead of answering unconstrained, with ``error_class``
+    ``structured_output_schema_rejected`` (the provider refused the schema),
+    ``structured_output_not_supported`` (the model cannot enforce schemas) or
+    ``structured_output_not_enforced`` (enforcement was lost mid-run).
     """
 
     def __init__(
@@ -221,6 +231,9 @@ class RunError(MantyxError):
         partial_text: str | None = None,
         retryable: bool | None = None,
         result: Any = None,
+        api_status: int | None = None,
+        api_code: str | None = None,
+        structured_output: Any = None,
     ) -> None:
         self.run_id = run_id
         self.code = code
@@ -230,6 +243,9 @@ class RunError(MantyxError):
         self.partial_text = partial_text
         self.retryable = retryable
         self.result = result
+        self.api_status = api_status
+        self.api_code = api_code
+        self.structured_output = structured_output
         text = f"run {run_id} failed" if run_id else "run failed"
         if code:
             text += f" ({code})"

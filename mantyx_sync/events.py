@@ -21,6 +21,17 @@ from typing import Any, Final, Union
 import attrs
 
 from ._models import wire as _wire
+from ._models.payloads import (
+    ModelFallback,
+    PlanStep,
+    PlanTransition,
+    StructuredOutputInfo,
+    SupervisorVerdict,
+    TaskPlan,
+    TaskPlanUpdate,
+    ToolFile,
+    ToolFiles,
+)
 from ._models.wire import ALIASES, RAW
 
 __all__ = [
@@ -34,14 +45,23 @@ __all__ = [
     "LocalToolResultIn",
     "LoopDetected",
     "MalformedEvent",
+    "ModelFallback",
     "ModelInfo",
+    "PlanStep",
+    "PlanTransition",
     "ResultPayload",
     "RunEvent",
     "Started",
+    "StructuredOutputInfo",
+    "SupervisorVerdict",
+    "TaskPlan",
+    "TaskPlanUpdate",
     "ThinkingDelta",
     "TokenUsage",
     "ToolBudgetExceeded",
     "ToolCallEvent",
+    "ToolFile",
+    "ToolFiles",
     "ToolResultEvent",
     "UnknownPayload",
     "structure_payload",
@@ -129,12 +149,14 @@ class AssistantMessage:
     :ivar turn: 0-based turn index (``None`` on servers that omit it).
     :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
     :ivar tool_calls: the tool calls the model made on this turn, as sent.
+    :ivar model: the model that produced this turn (after a fallback, the fallback).
     """
 
     text: str = ""
     turn: int | None = None
     finish_reason: str | None = None
     tool_calls: tuple[dict[str, Any], ...] = ()
+    model: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -189,11 +211,15 @@ class LocalToolCall:
 
 @attrs.frozen(kw_only=True)
 class LocalToolResultIn:
-    """``local_tool_result_in``: the server's echo of a tool result the SDK posted."""
+    """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
+
+    :ivar files: metadata of the files sent with the result (never their bytes).
+    """
 
     tool_use_id: str | None = None
     output: str | None = None
     error: str | None = None
+    files: tuple[dict[str, Any], ...] = ()
 
 
 @attrs.frozen(kw_only=True)
@@ -223,6 +249,8 @@ class ResultPayload:
     :ivar tokens: usage, ``None`` when the server did not report it.
     :ivar turns: model invocations, ``None`` when not reported.
     :ivar model: the model that served the run, ``None`` when not reported.
+    :ivar structured_output: how an output schema was applied (NEWER item 6).
+    :ivar plan: a plan-only run's ``{brief, steps}``, as sent.
     """
 
     subtype: str | None = None
@@ -232,6 +260,8 @@ class ResultPayload:
     tokens: TokenUsage | None = None
     turns: int | None = None
     model: ModelInfo | None = None
+    structured_output: StructuredOutputInfo | None = None
+    plan: dict[str, Any] | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
     @property
@@ -250,6 +280,9 @@ class ErrorPayload:
     :ivar code: machine-readable category (legacy alias of ``error_class``).
     :ivar partial_text: salvage text; for output-schema runs usually broken JSON.
     :ivar retryable: the server's coarse retry hint.
+    :ivar api_status: the provider API's HTTP status behind the failure (NEWER item 18).
+    :ivar api_code: the provider API's error code.
+    :ivar structured_output: how an output schema was applied (NEWER item 6).
     """
 
     error: str | None = None
@@ -261,6 +294,9 @@ class ErrorPayload:
     tokens: TokenUsage | None = None
     turns: int | None = None
     model: ModelInfo | None = None
+    api_status: int | None = None
+    api_code: str | None = None
+    structured_output: StructuredOutputInfo | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
@@ -292,6 +328,10 @@ EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
     ResultPayload,
     ErrorPayload,
     CancelledPayload,
+    ModelFallback,
+    SupervisorVerdict,
+    TaskPlanUpdate,
+    ToolFiles,
     UnknownPayload,
 ]
 """Every payload :attr:`RunEvent.payload` can return."""
@@ -310,6 +350,10 @@ _PAYLOAD_TYPES: Final[Mapping[str, type[Any]]] = {
     "result": ResultPayload,
     "error": ErrorPayload,
     "cancelled": CancelledPayload,
+    "model_fallback": ModelFallback,
+    "supervisor": SupervisorVerdict,
+    "task_plan": TaskPlanUpdate,
+    "tool_files": ToolFiles,
 }
 
 

@@ -22,7 +22,7 @@ import fastjsonschema
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError
-from .events import ModelInfo, RunEvent, TokenUsage
+from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
 from .feedback import Feedback, FeedbackLink
 from .spec import OutputSchema
 
@@ -59,9 +59,14 @@ class RunResult:
     :ivar events: every event the run streamed, in ``seq`` order.
     :ivar tokens: usage, ``None`` when the server did not report it.
     :ivar turns: model invocations, ``None`` when not reported.
-    :ivar model: the model that served the run, ``None`` when not reported.
+    :ivar model: the model that finished the run (after a fallback, the
+        fallback), ``None`` when not reported.
     :ivar session_id: the session, for session-scoped runs.
     :ivar output_schema: the schema the reply was requested in, if any.
+    :ivar structured_output: how the server applied the schema, when it says.
+    :ivar plan: the run's task plan as of its last revision, or a plan-only
+        run's plan; ``None`` when the run had none.
+    :ivar model_fallbacks: every switch to the fallback model, in order.
 
     A result returned by a run (or carried by its :class:`~mantyx_sync.RunError`)
     can send feedback on that run with :meth:`feedback`.
@@ -75,6 +80,9 @@ class RunResult:
     model: ModelInfo | None = None
     session_id: str | None = None
     output_schema: OutputSchema | None = None
+    structured_output: StructuredOutputInfo | None = None
+    plan: TaskPlan | None = None
+    model_fallbacks: tuple[ModelFallback, ...] = ()
     _feedback_link: FeedbackLink | None = attrs.field(
         default=None, repr=False, eq=False, alias="feedback_link"
     )

@@ -28,8 +28,9 @@ from ._http.ratelimit import RUNS_BUCKET
 from ._http.retry import create_policy, safe_policy
 from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
+from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import MantyxError, RunCancelled, RunError
-from .events import RunEvent
+from .events import ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
@@ -255,6 +256,7 @@ class Run:
         self._tools = tools
         self._owns_tools = owns_tools
         self._events: list[RunEvent] = []
+        self._progress = RunProgress()
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
@@ -301,6 +303,15 @@ class Run:
     def done(self) -> bool:
         """Whether the terminal event has arrived."""
         return self._done
+
+    @property
+    def plan(self) -> TaskPlan | None:
+        """The run's task plan as of the latest revision seen (``None`` before any).
+
+        Updated while you iterate; a replayed or out-of-date ``task_plan``
+        revision never moves it backwards.
+        """
+        return self._progress.plan
 
     @property
     def result(self) -> RunResult | None:
@@ -385,6 +396,8 @@ class Run:
             self._submit_call(event)
         else:
             self._note_answer(event)
+            if event.type in OBSERVED_TYPES:
+                self._progress.observe(event.type, event.data)
         if event.is_terminal:
             self._finish(event)
 
@@ -407,9 +420,12 @@ class Run:
             events=tuple(self._events),
             tokens=getattr(payload, "tokens", None),
             turns=getattr(payload, "turns", None),
-            model=getattr(payload, "model", None),
+            model=self._final_model(getattr(payload, "model", None)),
             session_id=self.session_id,
             output_schema=self._options.output_schema,
+            structured_output=getattr(payload, "structured_output", None),
+            plan=self._progress.final_plan(data),
+            model_fallbacks=self._progress.fallbacks,
             feedback_link=FeedbackLink(json_poster(self._transport)),
         )
         self._result = result
@@ -432,6 +448,9 @@ class Run:
                 partial_text=_text_field(data, "partialText"),
                 retryable=retryable if isinstance(retryable, bool) else None,
                 result=result,
+                api_status=getattr(payload, "api_status", None),
+                api_code=getattr(payload, "api_code", None),
+                structured_output=result.structured_output,
             )
         elif not _result_succeeded(data):
             subtype = _text_field(data, "subtype")
@@ -444,6 +463,12 @@ class Run:
             )
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
+
+    def _final_model(self, reported: ModelInfo | None) -> ModelInfo | None:
+        # A server that reports no model still said which one it fell back to.
+        if reported is None and self._progress.fallbacks:
+            return ModelInfo(id=self._progress.fallbacks[-1].model)
+        return reported
 
     def _release(self) -> None:
         if self._done:

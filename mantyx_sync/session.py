@@ -17,7 +17,7 @@ from .events import RunEvent
 from .history import EventReplay, replay_session
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import MessageOverrides, OutputSchema, turn_input
+from .spec import MessageOverrides, OutputSchema, plan_only, turn_input
 
 __all__ = ["Session"]
 
@@ -79,6 +79,8 @@ class Session:
         loop_detection: Any = UNSET,
         tool_budgets: Any = UNSET,
         metadata: Any = UNSET,
+        supervisor: Any = UNSET,
+        plan: Any = UNSET,
     ) -> Run:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
 
@@ -95,6 +97,8 @@ class Session:
             loop_detection=loop_detection,
             tool_budgets=tool_budgets,
             metadata=metadata,
+            supervisor=supervisor,
+            plan=plan,
         )
         if tools is UNSET:
             resolved, owns = self._tools, False
@@ -139,6 +143,23 @@ class Session:
     ) -> Run:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
         return self.start(prompt, messages=messages, **overrides)
+
+    def run_plan(
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        steps: Sequence[str] | None = None,
+        brief: str | None = None,
+    ) -> RunResult:
+        """Make a plan for this turn without carrying it out (see :meth:`Agent.run_plan`).
+
+        The plan is not added to the session's history.
+        """
+        with self.start(
+            prompt, messages=messages, plan=plan_only(None, steps=steps, brief=brief)
+        ) as run:
+            return run.wait()
 
     def info(self) -> SessionInfo:
         """The session as the server has it (status, metadata, messages)."""

@@ -45,6 +45,17 @@ from ._models.checks import (
     turn_input,
     validate_tool_refs,
 )
+from ._models.controls import (
+    Plan,
+    PlanArg,
+    ReasoningTrigger,
+    Supervisor,
+    SupervisorArg,
+    coerce_plan,
+    coerce_supervisor,
+    control_wire,
+    plan_only,
+)
 from ._models.wire import OMIT
 from ._tools.local_tool import as_local_tool
 from .errors import SpecError
@@ -56,7 +67,11 @@ __all__ = [
     "LoopDetection",
     "MessageOverrides",
     "OutputSchema",
+    "Plan",
+    "ReasoningTrigger",
+    "Supervisor",
     "ToolBudget",
+    "plan_only",
     "turn_input",
     "validate_tool_refs",
 ]
@@ -64,6 +79,7 @@ __all__ = [
 # wire-protocol §8.1: the server's thresholds when a field is omitted.
 _DEFAULT_CONSECUTIVE: Final = 3
 _DEFAULT_HARD_CUTOFF: Final = 6
+_ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
 @attrs.frozen(kw_only=True)
@@ -72,8 +88,11 @@ class OutputSchema:
 
     :ivar schema: the JSON Schema; its root must describe a JSON object.
     :ivar name: provider-facing identifier (server default ``"output"``).
-    :ivar enforcement: ``"best_effort"`` or ``"strict"`` on servers that support
-        it (NEWER item 6); passed through unchanged.
+    :ivar enforcement: ``"best_effort"`` (the server default: the schema is
+        asked for, and a model that cannot be constrained answers unconstrained)
+        or ``"strict"`` (the run fails with ``structured_output_schema_rejected``,
+        ``structured_output_not_supported`` or ``structured_output_not_enforced``
+        rather than answer unconstrained); NEWER item 6.
     """
 
     schema: dict[str, Any]
@@ -120,8 +139,11 @@ class OutputSchema:
                 "must be 1-64 characters from a-z, A-Z, 0-9, '_' and '-'", path=f"{path}.name"
             )
         enforcement: Any = self.enforcement
-        if enforcement is not None and not isinstance(enforcement, str):
-            raise SpecError("must be a string", path=f"{path}.enforcement")
+        if enforcement is not None and enforcement not in _ENFORCEMENTS:
+            raise SpecError(
+                f"must be 'best_effort' or 'strict', got {enforcement!r}",
+                path=f"{path}.enforcement",
+            )
         size = _json_size(_wire.unstructure(self), path)
         if size > OUTPUT_SCHEMA_MAX_BYTES:
             raise SpecError(
@@ -305,6 +327,9 @@ class AgentSpec:
     tool_budgets: dict[str, ToolBudget] | UnsetType = UNSET
     budgets: dict[str, Any] | None = None
     metadata: dict[str, str] | None = None
+    fallback_model_id: str | None = None
+    supervisor: bool | Supervisor | None = attrs.field(default=None, metadata={OMIT: True})
+    plan: bool | str | Plan | None = attrs.field(default=None, metadata={OMIT: True})
 
     @classmethod
     def build(
@@ -321,6 +346,9 @@ class AgentSpec:
         tool_budgets: ToolBudgetsArg = UNSET,
         budgets: Mapping[str, Any] | None = None,
         metadata: Mapping[str, str] | None = None,
+        fallback_model_id: str | None = None,
+        supervisor: SupervisorArg = None,
+        plan: PlanArg = None,
     ) -> AgentSpec:
         """Normalise and check a spec.
 
@@ -342,8 +370,15 @@ class AgentSpec:
             ``None``) keeps them.
         :param budgets: passed through, e.g. ``{"maxToolTurns": 32}``.
         :param metadata: up to 16 string key/values for filtering runs.
+        :param fallback_model_id: a model to switch to when ``model_id`` is
+            overloaded or unreachable (NEWER item 4); must differ from ``model_id``.
+        :param supervisor: ``True`` (server defaults), ``False`` or a :class:`Supervisor`.
+        :param plan: ``True``/``"auto"``, ``"required"``, ``False``/``"off"`` or a :class:`Plan`.
         :raises SpecError: the first rule broken, with its wire path.
         """
+        fallback = _coerce_text(fallback_model_id, "fallbackModelId")
+        if fallback is not None and fallback == model_id:
+            raise SpecError("must differ from modelId", path="fallbackModelId")
         system_prompt = _coerce_text(system_prompt, "systemPrompt")
         agent_id = _coerce_text(agent_id, "agentId")
         if system_prompt is None and agent_id is None:
@@ -370,6 +405,9 @@ class AgentSpec:
             ),
             budgets=None if budgets is None else _coerce_budgets(budgets),
             metadata=None if metadata is None else _coerce_metadata(metadata),
+            fallback_model_id=fallback,
+            supervisor=None if supervisor is None else coerce_supervisor(supervisor),
+            plan=None if plan is None else coerce_plan(plan),
         )
 
     def replace(self, **overrides: Any) -> AgentSpec:
@@ -398,6 +436,10 @@ class AgentSpec:
                 out[key] = body.pop(key)
         out["tools"] = [dict(ref) for ref in tool_refs]
         out.update(body)
+        if self.supervisor is not None:
+            out["supervisor"] = control_wire(self.supervisor)
+        if self.plan is not None:
+            out["plan"] = control_wire(self.plan)
         return out
 
 
@@ -415,6 +457,8 @@ class MessageOverrides:
     loop_detection: LoopDetection | Literal[False] | UnsetType = UNSET
     tool_budgets: dict[str, ToolBudget] | UnsetType = UNSET
     metadata: dict[str, str] | UnsetType = UNSET
+    supervisor: bool | Supervisor | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
+    plan: bool | str | Plan | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
 
     @classmethod
     def build(
@@ -426,6 +470,8 @@ class MessageOverrides:
         loop_detection: LoopDetectionArg = UNSET,
         tool_budgets: ToolBudgetsArg = UNSET,
         metadata: Mapping[str, str] | UnsetType | None = UNSET,
+        supervisor: SupervisorArg | UnsetType = UNSET,
+        plan: PlanArg | UnsetType = UNSET,
     ) -> MessageOverrides:
         """Normalise and check overrides with the same rules as :meth:`AgentSpec.build`.
 
@@ -444,6 +490,8 @@ class MessageOverrides:
             loop_detection=_coerce_loop_detection(loop_detection),
             tool_budgets=_coerce_tool_budgets(tool_budgets) if given(tool_budgets) else UNSET,
             metadata=_coerce_metadata(metadata) if given(metadata) else UNSET,
+            supervisor=coerce_supervisor(supervisor) if given(supervisor) else UNSET,
+            plan=coerce_plan(plan) if given(plan) else UNSET,
         )
 
     def to_body(self, tool_refs: Sequence[Mapping[str, Any]] | None) -> JSONDict:
@@ -455,4 +503,8 @@ class MessageOverrides:
         body = _wire.unstructure(self)
         if tool_refs is not None:
             body["tools"] = [dict(ref) for ref in tool_refs]
+        if not isinstance(self.supervisor, UnsetType):
+            body["supervisor"] = control_wire(self.supervisor)
+        if not isinstance(self.plan, UnsetType):
+            body["plan"] = control_wire(self.plan)
         return body

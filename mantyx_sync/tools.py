@@ -19,6 +19,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
 
+from .messages import Attachment
+
 __all__ = [
     "A2ATool",
     "ClientResolvedTool",
@@ -26,6 +28,7 @@ __all__ = [
     "McpTool",
     "PluginTool",
     "ToolConnection",
+    "ToolOutput",
 ]
 
 
@@ -172,3 +175,31 @@ class ClientResolvedTool(Protocol):
         :raises ToolResolutionError: when it cannot, with what went wrong.
         """
         ...
+
+
+def _files_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen
+class ToolOutput:
+    """What a local tool handler may return to send files along with its result.
+
+    ``result`` is sent like any return value (a ``str`` as is, anything else as
+    JSON); ``files`` (:class:`~mantyx_sync.Attachment` values or
+    ``pathlib.Path`` files) go with it as the tool result's ``files[]``
+    (NEWER item 15): at most 20, 5 MB decoded in total, inline only. A set that
+    breaks a limit is answered to the model as a tool error instead.
+
+    Example::
+
+        @mantyx_sync.local_tool
+        def chart(city: str) -> mantyx_sync.ToolOutput:
+            \"\"\"Draw the weather chart of a city.\"\"\"
+            png = render(city)
+            return mantyx_sync.ToolOutput("chart attached",
+                                          files=[Attachment.from_bytes(png, filename="chart.png")])
+    """
+
+    result: Any
+    files: tuple[Attachment | Any, ...] = attrs.field(default=(), converter=_files_tuple)

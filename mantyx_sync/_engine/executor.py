@@ -27,7 +27,6 @@ still joined at interpreter exit: Python cannot stop a running thread.)
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
@@ -38,18 +37,20 @@ from typing import Any, Literal
 import attrs
 
 from .._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
-from .._tools.convert import to_jsonable
 from .._tools.local_tool import LocalTool
 from .._tools.validator import compile_validator
 from ..errors import ToolError
 from ..events import LocalToolCall
 from ..tools import ToolConnection
+from .outputs import encode_result, split_output
 
 __all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry", "encode_result", "fit_bytes"]
 
 log = logging.getLogger(__name__)
 
-Deliver = Callable[[str, "str | None", "str | None"], object]
+Deliver = Callable[..., object]
+"""``deliver(tool_use_id, result, error)``, called with ``files=[...]`` too when a
+handler returned files (see :class:`~mantyx_sync.ToolOutput`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -88,13 +89,6 @@ def _describe_exception(exc: BaseException) -> str:
     text = str(exc)
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
-
-
-def encode_result(value: Any) -> str:
-    """A handler's return value as the text sent to the model."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(to_jsonable(value), ensure_ascii=False)
 
 
 @attrs.frozen
@@ -311,7 +305,7 @@ class ToolExecutor:
         )
         try:
             value = target.run(call.args, timeout)
-            text = encode_result(value)
+            text, files = split_output(value)
         except ToolError as exc:
             self._finish(call, answer, None, str(exc), started=started, kind=target.kind)
         except BaseException as exc:
@@ -331,7 +325,7 @@ class ToolExecutor:
                 kind=target.kind,
             )
         else:
-            self._finish(call, answer, text, None, started=started, kind=target.kind)
+            self._finish(call, answer, text, None, started=started, kind=target.kind, files=files)
 
     def _finish(
         self,
@@ -342,6 +336,7 @@ class ToolExecutor:
         *,
         started: float,
         kind: str,
+        files: list[dict[str, Any]] | None = None,
     ) -> None:
         if not answer.take():
             log.debug("%s: dropping late answer for %s", self._label, call.tool_use_id)
@@ -358,11 +353,22 @@ class ToolExecutor:
         else:
             if error is not None:
                 result, error = None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
+                if files:
+                    log.warning(
+                        "%s: %d file(s) of %s dropped: files go only with a result",
+                        self._label,
+                        len(files),
+                        call.tool_use_id,
+                    )
+                    files = None
             else:
                 assert result is not None
                 result = fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result")
             try:
-                outcome = self._deliver(call.tool_use_id, result, error)
+                if files:
+                    outcome = self._deliver(call.tool_use_id, result, error, files=files)
+                else:
+                    outcome = self._deliver(call.tool_use_id, result, error)
             except Exception:
                 # deliver() classifies every answer it gets; this is a bug, not an outcome.
                 log.exception(

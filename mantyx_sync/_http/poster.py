@@ -83,14 +83,22 @@ class ResultPoster:
         self._policy = policy
 
     def post(
-        self, tool_use_id: str, *, result: str | None = None, error: str | None = None
+        self,
+        tool_use_id: str,
+        *,
+        result: str | None = None,
+        error: str | None = None,
+        files: list[dict[str, Any]] | None = None,
     ) -> Delivery:
-        """Send the one answer for ``tool_use_id`` (exactly one of ``result`` / ``error``)."""
+        """Send the one answer for ``tool_use_id`` (exactly one of ``result`` / ``error``);
+        ``files`` (already checked and encoded) go with a result only."""
         body: dict[str, Any] = {"toolUseId": tool_use_id}
         if error is not None:
             body["error"] = error
         else:
             body["result"] = result if result is not None else ""
+            if files:
+                body["files"] = files
         attempts = _Attempts()
         label = f"tool result {tool_use_id}"
 
@@ -118,9 +126,15 @@ class ResultPoster:
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
-    def deliver(self, tool_use_id: str, result: str | None, error: str | None) -> Delivery:
+    def deliver(
+        self,
+        tool_use_id: str,
+        result: str | None,
+        error: str | None,
+        files: list[dict[str, Any]] | None = None,
+    ) -> Delivery:
         """:meth:`post` in the shape :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
-        return self.post(tool_use_id, result=result, error=error)
+        return self.post(tool_use_id, result=result, error=error, files=files)
 
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:

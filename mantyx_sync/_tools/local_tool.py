@@ -87,6 +87,10 @@ class LocalTool:
     :ivar execute: the handler.
     :ivar output_schema: JSON Schema of a structured return value, if declared.
     :ivar long_running: ask MANTYX to tell the model not to call again while pending.
+    :ivar read_only: the tool has no side effects (``readOnly``): MANTYX may have
+        several of its calls outstanding in one turn; each is answered exactly once.
+    :ivar retain: MANTYX keeps the (text) result and replays it on later session
+        turns (``retain``; about 8 KB kept).
     :ivar timeout: seconds the handler may run; None means the client-wide default.
 
     .. versionadded:: 0.1
@@ -104,6 +108,8 @@ class LocalTool:
         default=None, converter=_output_schema, hash=False
     )
     long_running: bool = attrs.field(default=False, converter=bool)
+    read_only: bool = attrs.field(default=False, converter=bool)
+    retain: bool = attrs.field(default=False, converter=bool)
     timeout: float | None = attrs.field(default=None, validator=_check_timeout)
     _invoke: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
         default=None, repr=False, eq=False, alias="invoke"
@@ -124,6 +130,10 @@ class LocalTool:
             out["outputSchema"] = object_schema(self.output_schema, what="output_schema")
         if self.long_running:
             out["longRunning"] = True
+        if self.read_only:
+            out["readOnly"] = True
+        if self.retain:
+            out["retain"] = True
         return out
 
     def validate_args(self, args: Any) -> str | None:
@@ -164,6 +174,8 @@ def define_local_tool(
     execute: Callable[..., Any],
     output_schema: Any = None,
     long_running: bool = False,
+    read_only: bool = False,
+    retain: bool = False,
     timeout: float | None = None,
 ) -> LocalTool:
     """Define a local tool from an explicit schema (or model class) and a handler.
@@ -188,6 +200,9 @@ def define_local_tool(
     :param execute: the handler.
     :param output_schema: an object JSON Schema dict or a model class for the return value.
     :param long_running: add MANTYX's "do not call again while pending" hint.
+    :param read_only: no side effects: several calls may be outstanding at once
+        (sent as ``readOnly``).
+    :param retain: keep the result for later session turns (sent as ``retain``).
     :param timeout: seconds the handler may run (> 0); None for the client default.
     :returns: the :class:`LocalTool`.
     :raises SpecError: a bad name, schema, timeout or non-callable handler.
@@ -204,6 +219,8 @@ def define_local_tool(
         execute=execute,
         output_schema=output_schema,
         long_running=long_running,
+        read_only=read_only,
+        retain=retain,
         timeout=timeout,
         invoke=invoke,
     )
@@ -216,6 +233,8 @@ def _from_function(
     description: str | None,
     output_schema: Any,
     long_running: bool,
+    read_only: bool,
+    retain: bool,
     timeout: float | None,
 ) -> LocalTool:
     if isinstance(fn, LocalTool):
@@ -230,6 +249,8 @@ def _from_function(
         execute=fn,
         output_schema=output_schema,
         long_running=long_running,
+        read_only=read_only,
+        retain=retain,
         timeout=timeout,
         invoke=spec.bind,
     )
@@ -248,6 +269,8 @@ def local_tool(
     description: str | None = None,
     output_schema: Any = None,
     long_running: bool = False,
+    read_only: bool = False,
+    retain: bool = False,
     timeout: float | None = None,
 ) -> Callable[[Callable[..., Any]], LocalTool]: ...
 
@@ -260,6 +283,8 @@ def local_tool(
     description: str | None = None,
     output_schema: Any = None,
     long_running: bool = False,
+    read_only: bool = False,
+    retain: bool = False,
     timeout: float | None = None,
 ) -> LocalTool | Callable[[Callable[..., Any]], LocalTool]:
     """Turn a function into a :class:`LocalTool`; use as ``@local_tool`` or ``@local_tool(...)``.
@@ -285,6 +310,9 @@ def local_tool(
     :param description: the description, instead of the docstring summary.
     :param output_schema: an object JSON Schema dict or a model class for the return value.
     :param long_running: add MANTYX's "do not call again while pending" hint.
+    :param read_only: no side effects: several calls may be outstanding at once
+        (sent as ``readOnly``).
+    :param retain: keep the result for later session turns (sent as ``retain``).
     :param timeout: seconds the handler may run (> 0); None for the client default.
     :returns: the tool, or a decorator that makes one.
     :raises SpecError: the function cannot be a tool (bad name, ``*args``, ...).
@@ -297,6 +325,8 @@ def local_tool(
             description=description,
             output_schema=output_schema,
             long_running=long_running,
+            read_only=read_only,
+            retain=retain,
             timeout=timeout,
         )
 

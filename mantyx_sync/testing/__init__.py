@@ -23,6 +23,7 @@ from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
 from ._recorder import RecordedRequest
 from ._runs import EmulatedRun, EmulatedSession
 from ._server import LocalMantyx
+from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
     "Emit",
@@ -33,8 +34,12 @@ __all__ = [
     "Faults",
     "LocalMantyx",
     "ModelContext",
+    "Overload",
+    "PlanUpdate",
     "RecordedRequest",
     "Step",
+    "Supervise",
     "ToolCall",
+    "ToolFiles",
     "Turn",
 ]

@@ -19,6 +19,8 @@ from typing import Any
 
 import attrs
 
+from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
+
 __all__ = [
     "DefaultModel",
     "Emit",
@@ -158,7 +160,7 @@ class Emit:
     data: dict[str, Any] = attrs.field(factory=dict)
 
 
-Step = Turn | ToolCall | Fail | FailResult | Emit
+Step = Turn | ToolCall | Fail | FailResult | Emit | PlanUpdate | Supervise | Overload | ToolFiles
 ModelLike = Sequence[Step] | Callable[[ModelContext], Step] | None
 
 

@@ -14,7 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from ._catalog import resolve_model
+from ._controls import CONTROL_STEPS, plan_only_result, play_control, structured_output_info
 from ._faults import FaultState
+from ._inputs import attachment_metadata
 from ._model import (
     TERMINAL_TYPES,
     Emit,
@@ -78,6 +81,8 @@ class EmulatedSession:
         self.created_at = time.time()
         self.last_interaction_at = self.created_at
         self.active_run: EmulatedRun | None = None
+        # Set once a run of the session fell back: later runs use that model.
+        self.active_model_id: str | None = None
         self.lock = threading.Lock()
 
     def snapshot(self) -> dict[str, Any]:
@@ -86,7 +91,9 @@ class EmulatedSession:
             return {
                 "sessionId": self.id,
                 "status": self.status,
-                "spec": self.spec,
+                "spec": {**self.spec, "activeModelId": self.active_model_id}
+                if self.active_model_id
+                else self.spec,
                 "metadata": self.spec.get("metadata") or {},
                 "messages": [dict(m) for m in self.messages],
                 "createdAt": _iso(self.created_at),
@@ -163,6 +170,9 @@ class EmulatedRun:
         self._calls_made: list[dict[str, Any]] = []
         self._call_counter = 0
         self._model_turns = 0
+        self._plan_revisions: dict[str, int] = {}
+        self._switched = session is not None and session.active_model_id is not None
+        self._turn = 0
         self._chars_out = 0
         self._chars_thinking = 0
         self._thread = threading.Thread(target=self._work, name=f"mantyx-run-{run_id}", daemon=True)
@@ -190,6 +200,50 @@ class EmulatedRun:
         if faults.unknown_event_after == seq and kind not in TERMINAL_TYPES:
             self._append("mystery_event", {"x": 1})
 
+    @property
+    def model_id(self) -> str | None:
+        """The catalog id of the model now serving the run."""
+        value = self._model_info.get("id")
+        return value if isinstance(value, str) else None
+
+    def emit_event(self, kind: str, data: dict[str, Any]) -> None:
+        """Log one non-terminal event (used by the control steps)."""
+        self._emit(kind, data)
+
+    def overload(self, error_class: str) -> bool:
+        """The serving model failed: fall back if configured, else fail the run.
+
+        :returns: ``True`` when the run ended.
+        """
+        fallback = self.spec.get("fallbackModelId")
+        primary = self.model_id
+        if isinstance(fallback, str) and not self._switched:
+            self._model_info = resolve_model(fallback)
+            self._switched = True
+            if self._session is not None:
+                with self._session.lock:
+                    self._session.active_model_id = fallback
+            self._emit(
+                "model_fallback",
+                {
+                    "errorClass": error_class,
+                    "model": self.model_id,
+                    "primaryModelId": primary,
+                    "fallbackModelId": fallback,
+                },
+            )
+            return False
+        self._fail(
+            Fail(
+                f"model {primary} is unavailable ({error_class})",
+                code=error_class,
+                error_class=error_class,
+                retryable=True,
+            ),
+            self._turn,
+        )
+        return True
+
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
         with self.cond:
             self._append(kind, data)
@@ -200,8 +254,14 @@ class EmulatedRun:
         with self.cond:
             if self.done or self.closed:
                 return False
-            if self._options.usage and kind in ("result", "error"):
+            if kind in ("result", "error") and "structuredOutput" not in data:
+                info = structured_output_info(self.spec)
+                if info is not None:
+                    data["structuredOutput"] = info
+            if self._options.usage and kind in ("result", "error") and "tokens" not in data:
                 self._add_usage(data)
+            elif kind in ("result", "error") and "tokens" in data:
+                data.setdefault("model", dict(self._model_info))
             self._append(kind, data)
             self.done = True
             self.status = status
@@ -211,7 +271,7 @@ class EmulatedRun:
                 setattr(self, name, value)
             if self._options.usage and kind != "cancelled":
                 self.tokens, self.turns, self.model = data["tokens"], data["turns"], data["model"]
-            if status == "succeeded" and self._session is not None:
+            if status == "succeeded" and self._session is not None and "plan" not in data:
                 # Before anyone is woken: a waiter may send the next message at once.
                 with self._session.lock:
                     self._session.messages.extend(self._input_messages)
@@ -260,6 +320,10 @@ class EmulatedRun:
             data: dict[str, Any] = {"toolUseId": tool_use_id}
             if "result" in body:
                 echo["result"] = data["output"] = body["result"]
+                if body.get("files"):
+                    # Metadata only, never the bytes (NEWER.md item 15).
+                    meta = [attachment_metadata(f) for f in body["files"]]
+                    echo["files"] = data["files"] = meta
             else:
                 echo["error"] = data["error"] = body["error"]
             self._results_in.append(echo)
@@ -312,6 +376,12 @@ class EmulatedRun:
                 self._on_change()
             if self._options.started_event:
                 self._emit("started", {})
+            ctx = self._context(0)
+            plan_result = plan_only_result(self.spec, ctx.prompt)
+            if plan_result is not None:
+                # A plan-only run: no model turn, zero tokens, not added to the session.
+                self._finish("result", plan_result, "succeeded", final_text="")
+                return
             source = StepSource(self._model_like)
             turn = 0
             while True:
@@ -324,6 +394,10 @@ class EmulatedRun:
                     if self._play_turn(step, ctx):
                         return
                     turn += 1
+                elif isinstance(step, CONTROL_STEPS):
+                    self._turn = turn
+                    if play_control(self, step, self._plan_revisions):
+                        return
                 elif isinstance(step, Emit):
                     if step.type in TERMINAL_TYPES:
                         self._finish_raw(step)
@@ -401,7 +475,7 @@ class EmulatedRun:
         text = step.text(ctx) if callable(step.text) else step.text
         chunks = list(step.chunks) if step.chunks is not None else chunk_text(text)
         calls = [self._describe_call(call) for call in step.tool_calls]
-        message: dict[str, Any] = {"text": text, "turn": ctx.turn}
+        message: dict[str, Any] = {"text": text, "turn": ctx.turn, "model": self.model_id}
         if step.finish_reason is not None:
             message["finishReason"] = step.finish_reason
         if calls:

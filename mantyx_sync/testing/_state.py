@@ -22,7 +22,16 @@ __all__ = ["EmulatorState"]
 
 # Per-message fields that replace the session's value for one run (agent-runs §6,
 # wire-protocol §2.2); metadata is merged instead.
-_OVERRIDES = ("tools", "reasoningLevel", "outputSchema", "loopDetection", "toolBudgets", "modelId")
+_OVERRIDES = (
+    "tools",
+    "reasoningLevel",
+    "outputSchema",
+    "loopDetection",
+    "toolBudgets",
+    "modelId",
+    "supervisor",
+    "plan",
+)
 
 
 def _input_messages(body: dict[str, Any]) -> list[dict[str, Any]]:
@@ -115,7 +124,11 @@ class EmulatorState:
                 messages=history + new_input,
                 input_messages=new_input,
                 model=model,
-                model_info=resolve_model(spec.get("modelId")),
+                model_info=resolve_model(
+                    session.active_model_id
+                    if session is not None and session.active_model_id
+                    else spec.get("modelId")
+                ),
                 faults=FaultState(faults),
                 options=self.options,
                 session=session,

@@ -12,7 +12,8 @@ import re
 from typing import Any, Final, Literal
 
 from ._catalog import resolve_model
-from ._inputs import check_attachments
+from ._controls import check_controls
+from ._inputs import check_attachments, check_tool_files
 
 __all__ = [
     "CLIENT_RESOLVED_KINDS",
@@ -116,6 +117,8 @@ def validate_tool_result(body: Any) -> None:
     limit = 2_000_000 if has_result else 8_000
     if len(body[key].encode("utf-8")) > limit:
         raise _fail(f"{key}: longer than {limit} bytes")
+    if "files" in body and has_result:
+        check_tool_files(body["files"], InvalidRequest)
 
 
 def _check_input(body: dict[str, Any]) -> None:
@@ -163,6 +166,7 @@ def _check_overrides(body: dict[str, Any]) -> None:
         _check_loop_detection(body["loopDetection"])
     if "toolBudgets" in body:
         _check_tool_budgets(body["toolBudgets"])
+    check_controls(body, InvalidRequest)
 
 
 def _check_reasoning(value: Any) -> None:

@@ -30,6 +30,9 @@ EXPECTED = {
     "LoopDetection",
     "OutputSchema",
     "ToolBudget",
+    "Supervisor",
+    "ReasoningTrigger",
+    "Plan",
     # conversation input
     "Message",
     "Attachment",
@@ -41,6 +44,7 @@ EXPECTED = {
     "LocalTool",
     "ClientResolvedTool",
     "ToolConnection",
+    "ToolOutput",
     "ToolActivity",
     "define_local_tool",
     "local_tool",
@@ -53,6 +57,8 @@ EXPECTED = {
     # what comes back
     "RunEvent",
     "RunResult",
+    "TaskPlan",
+    "StructuredOutputInfo",
     "RunSnapshot",
     "SessionInfo",
     "ModelCatalog",

@@ -259,7 +259,7 @@ def test_guard_events() -> None:
 
 def test_unknown_type_passes_through() -> None:
     data = {"v": 2, "planId": "p1", "steps": []}
-    assert payload("task_plan", data) == UnknownPayload(data=data)
+    assert payload("memory_compacted", data) == UnknownPayload(data=data)
 
 
 def test_extra_keys_never_break_a_known_type() -> None:

@@ -33,7 +33,9 @@ def test_turn_chunks_thinking_and_finish_reason(api: Any) -> None:
     ]
     assert events[0]["data"] == {"text": "hmm"}
     assert [e["data"]["text"] for e in events[1:4]] == ["Hel", "lo ", "world"]
-    assert events[4]["data"] == {"text": "Hello world", "turn": 0, "finishReason": "end_turn"}
+    message = events[4]["data"]
+    assert message.pop("model")  # the serving model (NEWER.md item 4)
+    assert message == {"text": "Hello world", "turn": 0, "finishReason": "end_turn"}
     assert events[5]["data"]["subtype"] == "success"
     assert events[5]["data"]["text"] == "Hello world"
 
@@ -146,6 +148,7 @@ def test_bare_tool_call_step_is_a_one_call_turn(api: Any) -> None:
         "data": {
             "text": "",
             "turn": 0,
+            "model": "platform:cm6abc123",
             "toolCalls": [{"id": call["toolUseId"], "name": "calc", "input": {"x": 1}}],
         },
     }

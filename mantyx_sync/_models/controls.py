@@ -1,0 +1,248 @@
+"""Run controls of the newest protocol: supervisor and plan settings (NEWER.md items 7-9).
+
+The values are public through :mod:`mantyx_sync.spec`. Each coerce function
+accepts every documented shorthand, checks the documented bounds and returns
+the value as it is kept in a spec; :func:`controls_wire` writes it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any, Final, Literal, Union
+
+import attrs
+
+from ..errors import SpecError
+from .checks import _check_int, _coerce_text
+
+__all__ = [
+    "PLAN_MODES",
+    "Plan",
+    "PlanArg",
+    "ReasoningTrigger",
+    "Supervisor",
+    "SupervisorArg",
+    "coerce_plan",
+    "coerce_supervisor",
+    "control_wire",
+    "plan_only",
+]
+
+PLAN_MODES: Final = ("auto", "required", "off")
+"""The ``mode`` values of :class:`Plan` (``True`` means ``"auto"``, ``False`` ``"off"``)."""
+
+SUPERVISOR_INTERVAL_MAX: Final = 100
+TRIGGER_CHARS_MAX: Final = 50_000
+TRIGGER_MS_MAX: Final = 600_000
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningTrigger:
+    """When the supervisor also looks at long reasoning (NEWER item 7).
+
+    ``None`` keeps the server defaults (3,000 characters, 30,000 ms).
+
+    :ivar chars: reasoning characters before a check, 1-50,000.
+    :ivar ms: milliseconds of reasoning before a check, 1-600,000.
+    """
+
+    chars: int | None = None
+    ms: int | None = None
+
+    def _check(self, path: str) -> None:
+        if self.chars is not None:
+            _check_int(self.chars, f"{path}.chars", low=1, high=TRIGGER_CHARS_MAX)
+        if self.ms is not None:
+            _check_int(self.ms, f"{path}.ms", low=1, high=TRIGGER_MS_MAX)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``reasoningTrigger`` object."""
+        return {k: v for k, v in (("chars", self.chars), ("ms", self.ms)) if v is not None}
+
+
+@attrs.frozen(kw_only=True)
+class Supervisor:
+    """A supervisor model that watches the run and may redirect or finish it (NEWER item 7).
+
+    ``supervisor=True`` turns it on with the server's defaults; this value sets them.
+
+    :ivar interval: check every N model turns, 1-100 (server default 5).
+    :ivar model_id: the supervising model (default: the server's choice).
+    :ivar reasoning_trigger: ``False`` to ignore reasoning, or a
+        :class:`ReasoningTrigger`; ``None`` keeps the server default.
+    """
+
+    interval: int | None = None
+    model_id: str | None = None
+    reasoning_trigger: ReasoningTrigger | Literal[False] | None = None
+
+    def _check(self, path: str) -> None:
+        if self.interval is not None:
+            _check_int(self.interval, f"{path}.interval", low=1, high=SUPERVISOR_INTERVAL_MAX)
+        _coerce_text(self.model_id, f"{path}.modelId")
+        trigger: Any = self.reasoning_trigger
+        if isinstance(trigger, ReasoningTrigger):
+            trigger._check(f"{path}.reasoningTrigger")
+        elif trigger is not None and trigger is not False:
+            raise SpecError(
+                f"must be False or a ReasoningTrigger, got {type(trigger).__name__}",
+                path=f"{path}.reasoningTrigger",
+            )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``supervisor`` object."""
+        out: dict[str, Any] = {}
+        if self.interval is not None:
+            out["interval"] = self.interval
+        if self.model_id is not None:
+            out["modelId"] = self.model_id
+        if self.reasoning_trigger is False:
+            out["reasoningTrigger"] = False
+        elif isinstance(self.reasoning_trigger, ReasoningTrigger):
+            out["reasoningTrigger"] = self.reasoning_trigger.to_wire()
+        return out
+
+
+def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise SpecError("must be a list of step titles, not a string", path="plan.steps")
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class Plan:
+    """Task-plan settings (NEWER item 8).
+
+    :ivar mode: ``"auto"`` (the model plans when useful), ``"required"`` or ``"off"``.
+    :ivar brief: a one-line goal to seed the plan with.
+    :ivar steps: step titles to seed the plan with.
+    :ivar plan_only: only make the plan: the run ends with ``RunResult.plan``,
+        zero tokens and ``turns == 0`` (use :meth:`Agent.run_plan`).
+    """
+
+    mode: str | None = None
+    brief: str | None = None
+    steps: tuple[str, ...] | None = attrs.field(default=None, converter=_steps_tuple)
+    plan_only: bool | None = None
+
+    def _check(self, path: str) -> None:
+        if self.mode is not None and self.mode not in PLAN_MODES:
+            raise SpecError(
+                f"must be 'auto', 'required' or 'off', got {self.mode!r}", path=f"{path}.mode"
+            )
+        _coerce_text(self.brief, f"{path}.brief")
+        steps: tuple[Any, ...] = self.steps or ()
+        for index, step in enumerate(steps):
+            if not isinstance(step, str) or not step.strip():
+                raise SpecError("must be a non-empty string", path=f"{path}.steps[{index}]")
+        if self.plan_only is not None and not isinstance(self.plan_only, bool):
+            raise SpecError("must be True or False", path=f"{path}.planOnly")
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``plan`` object."""
+        out: dict[str, Any] = {}
+        if self.mode is not None:
+            out["mode"] = self.mode
+        if self.brief is not None:
+            out["brief"] = self.brief
+        if self.steps is not None:
+            out["steps"] = list(self.steps)
+        if self.plan_only is not None:
+            out["planOnly"] = self.plan_only
+        return out
+
+
+SupervisorArg = Union[bool, Supervisor, Mapping[str, Any], None]  # noqa: UP007 - runtime alias
+"""What ``supervisor`` accepts."""
+PlanArg = Union[bool, str, Plan, Mapping[str, Any], None]  # noqa: UP007 - runtime alias
+"""What ``plan`` accepts."""
+
+
+def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor:
+    """``True``/``False``, a :class:`Supervisor` or its wire mapping, checked."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, Supervisor):
+        result = value
+    elif isinstance(value, Mapping):
+        unknown = set(value) - {
+            "interval",
+            "modelId",
+            "model_id",
+            "reasoningTrigger",
+            "reasoning_trigger",
+        }
+        if unknown:
+            raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
+        trigger = value.get("reasoningTrigger", value.get("reasoning_trigger"))
+        if isinstance(trigger, Mapping):
+            trigger = ReasoningTrigger(chars=trigger.get("chars"), ms=trigger.get("ms"))
+        result = Supervisor(
+            interval=value.get("interval"),
+            model_id=value.get("modelId", value.get("model_id")),
+            reasoning_trigger=trigger,
+        )
+    else:
+        raise SpecError(
+            f"must be True, False or a Supervisor, got {type(value).__name__}", path=path
+        )
+    result._check(path)
+    return result
+
+
+def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
+    """``True``/``"auto"``, ``"required"``, ``False``/``"off"``, a :class:`Plan` or its
+    wire mapping, checked."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        if value not in PLAN_MODES:
+            raise SpecError(
+                f"must be True, 'auto', 'required', False, 'off' or a Plan, got {value!r}",
+                path=path,
+            )
+        return value
+    if isinstance(value, Plan):
+        result = value
+    elif isinstance(value, Mapping):
+        unknown = set(value) - {"mode", "brief", "steps", "planOnly", "plan_only"}
+        if unknown:
+            raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
+        result = Plan(
+            mode=value.get("mode"),
+            brief=value.get("brief"),
+            steps=value.get("steps"),
+            plan_only=value.get("planOnly", value.get("plan_only")),
+        )
+    else:
+        raise SpecError(
+            f"must be True, 'auto', 'required', False or a Plan, got {type(value).__name__}",
+            path=path,
+        )
+    result._check(path)
+    return result
+
+
+def control_wire(value: bool | str | Supervisor | Plan) -> Any:
+    """The wire form of a coerced ``supervisor`` or ``plan`` value."""
+    if isinstance(value, (Supervisor, Plan)):
+        return value.to_wire()
+    return value
+
+
+def plan_only(
+    current: bool | str | Plan | Any | None,
+    *,
+    steps: Iterable[str] | None = None,
+    brief: str | None = None,
+) -> Plan:
+    """The ``plan`` of a plan-only run, keeping the mode of ``current`` when it names one."""
+    mode = current.mode if isinstance(current, Plan) else current
+    return Plan(
+        mode=mode if isinstance(mode, str) and mode != "off" else None,
+        brief=brief if brief is not None else getattr(current, "brief", None),
+        steps=tuple(steps) if steps is not None else getattr(current, "steps", None),
+        plan_only=True,
+    )

@@ -1,0 +1,199 @@
+"""Typed payloads of the newest protocol's events (NEWER.md items 4, 6-8, 15, 16, 18).
+
+Public through :mod:`mantyx_sync.events`. Like every payload, each field is
+optional and unknown keys are ignored (``raw`` keeps the object as sent).
+:class:`PlanTracker` applies ``task_plan`` revisions idempotently.
+
+All values are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+from . import wire as _wire
+from .wire import RAW
+
+__all__ = [
+    "ModelFallback",
+    "PlanStep",
+    "PlanTracker",
+    "PlanTransition",
+    "StructuredOutputInfo",
+    "SupervisorVerdict",
+    "TaskPlan",
+    "TaskPlanUpdate",
+    "ToolFile",
+    "ToolFiles",
+]
+
+
+@attrs.frozen(kw_only=True)
+class StructuredOutputInfo:
+    """How an output schema was applied to a run (NEWER item 6), from its terminal event.
+
+    :ivar schema_requested: the run asked for structured output.
+    :ivar schema_enforced: the provider constrained the reply to the schema.
+    :ivar enforcement_mechanism: ``"native_schema"``, ``"synthetic_tool"`` or ``"none"``.
+    :ivar unconstrained_fallback_occurred: best-effort enforcement fell back to an
+        unconstrained reply.
+    """
+
+    schema_requested: bool | None = None
+    schema_enforced: bool | None = None
+    enforcement_mechanism: str | None = None
+    unconstrained_fallback_occurred: bool | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModelFallback:
+    """``model_fallback``: the primary model failed and the run switched (NEWER item 4).
+
+    :ivar error_class: why, e.g. ``overloaded``, ``server_error``, ``unreachable``.
+    :ivar model: the model now serving the run.
+    :ivar primary_model_id: the model that failed.
+    :ivar fallback_model_id: the configured fallback.
+    """
+
+    error_class: str | None = None
+    model: str | None = None
+    primary_model_id: str | None = None
+    fallback_model_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SupervisorVerdict:
+    """``supervisor``: the supervisor's verdict (NEWER item 7; observability only).
+
+    :ivar action: ``"on_track"``, ``"redirect"`` or ``"finalize"``.
+    :ivar redirect: the instruction given to the model on a redirect.
+    :ivar llm_calls: model calls the supervisor has made so far.
+    :ivar phase: ``"turn_boundary"`` or ``"reasoning"``.
+    :ivar model: the supervising model.
+    """
+
+    action: str | None = None
+    reason: str | None = None
+    redirect: str | None = None
+    llm_calls: int | None = None
+    phase: str | None = None
+    model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PlanStep:
+    """One step of a task plan: ``status`` is ``pending``, ``in_progress``, ``done``,
+    ``blocked`` or ``skipped``."""
+
+    id: str | None = None
+    title: str = ""
+    status: str = "pending"
+
+
+@attrs.frozen(kw_only=True)
+class PlanTransition:
+    """What changed in a plan revision: ``kind`` (e.g. ``step_started``) and the step."""
+
+    kind: str | None = None
+    step_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskPlanUpdate:
+    """``task_plan`` (v2): a revision of the run's plan (NEWER item 8).
+
+    Apply revisions by ``plan_id`` + ``revision`` (see :attr:`mantyx_sync.Run.plan`).
+    ``plan`` is the server's canonical snapshot, as sent.
+    """
+
+    v: int | None = None
+    plan_id: str | None = None
+    revision: int | None = None
+    mode: str | None = None
+    source: str | None = None
+    transition: PlanTransition | None = None
+    transition_index: int | None = None
+    transition_count: int | None = None
+    brief: str | None = None
+    steps: tuple[PlanStep, ...] = ()
+    plan: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskPlan:
+    """A run's plan: its goal and steps, as of its latest revision.
+
+    :ivar plan_id: the plan (``None`` for a plan-only run's result).
+    :ivar revision: the revision applied (``None`` for a plan-only run's result).
+    """
+
+    brief: str | None = None
+    steps: tuple[PlanStep, ...] = ()
+    plan_id: str | None = None
+    revision: int | None = None
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> TaskPlan:
+        """A plan from a ``{brief, steps[]}`` object (steps as objects or titles)."""
+        raw_steps = data.get("steps")
+        steps: list[PlanStep] = []
+        for index, step in enumerate(raw_steps if isinstance(raw_steps, list) else ()):
+            if isinstance(step, str):
+                steps.append(PlanStep(id=str(index + 1), title=step))
+            elif isinstance(step, Mapping):
+                steps.append(_wire.structure(step, PlanStep))
+        brief = data.get("brief")
+        return cls(brief=brief if isinstance(brief, str) else None, steps=tuple(steps))
+
+
+@attrs.frozen(kw_only=True)
+class ToolFile:
+    """A file a server-resolved tool produced (metadata only)."""
+
+    filename: str | None = None
+    mime_type: str | None = None
+    size_bytes: int | None = None
+    storage_key: str | None = None
+    url: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolFiles:
+    """``tool_files``: files from a server-resolved tool; precedes its ``tool_result``."""
+
+    name: str | None = None
+    files: tuple[ToolFile, ...] = ()
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+class PlanTracker:
+    """The current :class:`TaskPlan` of a run, from its ``task_plan`` events.
+
+    A revision is applied only when it is newer than the one held for the same
+    ``planId`` (a new ``planId`` replaces the plan): a replayed or out-of-date
+    revision never moves the plan backwards. Used by the thread reading the
+    run's events; readers of :attr:`plan` see an immutable value.
+    """
+
+    def __init__(self) -> None:
+        self.plan: TaskPlan | None = None
+
+    def apply(self, update: TaskPlanUpdate) -> bool:
+        """Apply ``update``; ``True`` when it changed the plan."""
+        current = self.plan
+        if (
+            current is not None
+            and update.plan_id == current.plan_id
+            and (update.revision is None or (current.revision or 0) >= update.revision)
+        ):
+            return False
+        self.plan = TaskPlan(
+            brief=update.brief,
+            steps=update.steps,
+            plan_id=update.plan_id,
+            revision=update.revision,
+        )
+        return True
