@@ -156,3 +156,11 @@ def test_evals_runs(tmp_path: Path) -> None:
     assert out.count("    -> forecast(") == 3
     assert "succeeded: 3/3 cases passed" in out
     assert "Tomorrow in Oslo: snow, -3 C." in out
+
+
+def test_plans_runs(tmp_path: Path) -> None:
+    out = _run_example("plans.py", tmp_path)
+    assert "turns: 0" in out
+    assert "revision 1: Release note for 2.0\n    [~] Collect the changes" in out
+    assert "revision 4: Release note for 2.0" in out and "    [x] Proofread" in out
+    assert "Version 2.0 brings plans" in out
