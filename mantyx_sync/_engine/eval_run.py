@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from types import TracebackType
 
@@ -184,6 +185,55 @@ class _FlatFrames:
         )
 
 
+class _Resources:
+    """What an evaluation holds until it ends, released once (the finalizer can
+    reach it without keeping the :class:`EvalRun` alive)."""
+
+    def __init__(self, cases: _CaseRuns, tools: ResolvedTools) -> None:
+        self.cases = cases
+        self.tools = tools
+        self.stream: RunStream | None = None
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        stream = self.stream
+        if stream is not None:
+            stream.close()
+        self.cases.close()
+        self.tools.close()
+
+
+def _cancel_quietly(transport: HttpTransport, eval_id: str) -> None:
+    try:
+        transport.request(
+            "POST", f"/eval-runs/{eval_id}/cancel", timeout=transport.config.cancel_timeout
+        )
+    except MantyxError as exc:
+        log.warning("evaluation %s: could not cancel: %s", eval_id, exc)
+
+
+def _abandon(transport: HttpTransport, eval_id: str, resources: _Resources) -> None:
+    log.warning("evaluation %s was dropped before it ended without close(); cancelling it", eval_id)
+    _cancel_quietly(transport, eval_id)
+    resources.release()
+
+
+def _weakly(method: Callable[[], None]) -> Callable[[], None]:
+    ref = weakref.WeakMethod(method)
+
+    def call() -> None:
+        bound = ref()
+        if bound is not None:
+            bound()
+
+    return call
+
+
 def _is_eval_terminal(event: RunEvent) -> bool:
     return event.type in EVAL_TERMINAL_EVENTS
 
@@ -199,7 +249,8 @@ class EvalRun:
     :class:`~mantyx_sync.RunError` / :class:`~mantyx_sync.RunCancelled`.
 
     Leaving a ``with`` block (or :meth:`close`) before the end cancels the
-    evaluation (best effort).
+    evaluation (best effort); so does dropping an unfinished handle, when it
+    is garbage-collected.
 
     Thread-safety: iterate from one thread; :meth:`cancel` and :meth:`close`
     from any.
@@ -231,7 +282,9 @@ class EvalRun:
         self._frames = _FlatFrames()
         self._policy = RetryPolicy(safety=Safety.SAFE)
         self._backoff = Backoff()
-        self._stream: RunStream | None = None
+        self._resources = _Resources(self._cases, tools)
+        self._finalizer = weakref.finalize(self, _abandon, transport, eval_id, self._resources)
+        self._finalizer.atexit = False
         self._connections = 0
         self._opened = False
         self._failures = 0
@@ -239,8 +292,6 @@ class EvalRun:
         self._failure: RunError | None = None
         self._done = False
         self._closed = threading.Event()
-        self._released = False
-        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return (
@@ -278,12 +329,13 @@ class EvalRun:
                 raise StopIteration
             if self._closed.is_set():
                 raise StopIteration
-            if self._stream is None:
-                self._stream = self._new_stream()
+            stream = self._resources.stream
+            if stream is None:
+                stream = self._resources.stream = self._new_stream()
             try:
-                event = next(self._stream)
+                event = next(stream)
             except StopIteration:
-                self._stream = None
+                self._resources.stream = None
                 if self._closed.is_set():
                     raise
                 polled = self._interrupted(MantyxError("the evaluation stream ended early"))
@@ -294,7 +346,7 @@ class EvalRun:
                 self.close()
                 raise
             except MantyxError as exc:
-                self._stream = None
+                self._resources.stream = None
                 if self._closed.is_set() or not self._policy.should_retry(exc):
                     self._release()
                     raise
@@ -329,19 +381,10 @@ class EvalRun:
 
     def close(self) -> None:
         """Stop following; an evaluation still going is cancelled (best effort)."""
-        if not self._done and not self._closed.is_set():
-            try:
-                self._transport.request(
-                    "POST",
-                    f"/eval-runs/{self.id}/cancel",
-                    timeout=self._transport.config.cancel_timeout,
-                )
-            except MantyxError as exc:
-                log.warning("evaluation %s: could not cancel: %s", self.id, exc)
+        first = self._finalizer.detach() is not None
+        if first and not self._done:
+            _cancel_quietly(self._transport, self.id)
         self._closed.set()
-        stream = self._stream
-        if stream is not None:
-            stream.close()
         self._release()
 
     def __enter__(self) -> EvalRun:
@@ -366,7 +409,9 @@ class EvalRun:
             parse=self._frames.parse,
             terminal=_is_eval_terminal,
             resume=False,
-            on_open=self._on_open,
+            # Weakly: the stream is reachable from the finalizer's arguments and
+            # must not keep this handle alive.
+            on_open=_weakly(self._on_open),
         )
 
     def _on_open(self) -> None:
@@ -444,12 +489,6 @@ class EvalRun:
         self._release()
 
     def _release(self) -> None:
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        stream = self._stream
-        if stream is not None:
-            stream.close()
-        self._cases.close()
-        self._tools.close()
+        if self._done:
+            self._finalizer.detach()
+        self._resources.release()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import gc
 import threading
 from typing import Any
 
@@ -247,3 +248,34 @@ def test_a_broken_eval_stream_is_resumed_and_missed_calls_still_answered_once(
     assert types.count("case_started") == 3 and types[-1] == "run_completed"
     # Live tail: the first case's call was sent while the client was away.
     assert types.count("local_tool_call") == (2 if live_tail else 3), "no replay twice"
+
+
+def test_a_dropped_unfinished_eval_run_is_cancelled_when_collected(server: LocalMantyx) -> None:
+    dataset_id = _dataset(server)
+    client = server.client()
+    entered, release = threading.Event(), threading.Event()
+
+    @mantyx_sync.local_tool(name="lookup")
+    def slow_lookup(city: str) -> str:
+        """Look up slowly.
+
+        Args:
+            city: The city.
+        """
+        entered.set()
+        release.wait(10)
+        return "late"
+
+    run = client.evals.start(
+        dataset=dataset_id,
+        agent=mantyx_sync.AgentSpec.build(system_prompt="s", tools=[slow_lookup]),
+    )
+    eval_id = run.id
+    events = iter(run)
+    while not entered.is_set():
+        next(events)
+    del run, events
+    gc.collect()
+    release.set()
+    assert server.evals[eval_id].status == "cancelled"
+    assert any(r.path.endswith(f"/eval-runs/{eval_id}/cancel") for r in server.requests)
