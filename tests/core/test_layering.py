@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("facades", frozenset({"run", "session", "client", "agent"})),
     ("applications", frozenset({"serve", "cli", "notebook", "oauth", "evals", "credentials"})),
     # The package's face re-exports every public name, applications (OAuth) included.
-    ("public face", frozenset({"__init__"})),
+    ("public face", frozenset({"__init__", "__main__"})),
 )
 # The emulator is outside the layers: it shares no code with the client at all.
 OUTSIDE = frozenset({"testing"})

@@ -1,0 +1,85 @@
+"""``mantyx-sync``: run MANTYX agents from a terminal, a script or cron.
+
+Commands: ``run``, ``chat``, ``models``, ``run-info``, ``cancel``, ``emulator``.
+Exit codes: 0 success; 1 the run failed; 2 usage or spec error; 3
+authentication or permission; 4 transport or stream failure; 130 interrupted.
+An error prints one line on stderr (with the server's hint); ``--debug`` adds
+the traceback.
+
+Install with ``pip install "mantyx-sync[cli]"``; also ``python -m mantyx_sync``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from types import FrameType
+from typing import TextIO
+
+from ._chat import cmd_chat
+from ._commands import cmd_cancel, cmd_emulator, cmd_models, cmd_run, cmd_run_info
+from ._exit import INTERRUPTED, exit_code_for
+from ._parser import build_parser
+from ._term import Terminal
+
+__all__ = ["main"]
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], int]] = {
+    "run": cmd_run,
+    "chat": cmd_chat,
+    "models": cmd_models,
+    "run-info": cmd_run_info,
+    "cancel": cmd_cancel,
+    "emulator": cmd_emulator,
+}
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    # `timeout`, systemd and cron stop a job with SIGTERM: treat it as Ctrl-C
+    # so the run is cancelled on the server rather than left burning tokens.
+    raise KeyboardInterrupt
+
+
+def main(
+    argv: Sequence[str] | None = None, *, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
+    args = build_parser().parse_args(argv)
+    term = Terminal.detect(out, err)
+    debug = bool(getattr(args, "debug", False))
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return _COMMANDS[args.command](args, term)
+    except KeyboardInterrupt:
+        return INTERRUPTED
+    except BrokenPipeError:
+        # `mantyx-sync run ... | head`: the reader left; that is not an error.
+        return 0
+    except Exception as exc:  # the one place that turns errors into exit codes
+        term.status(None)
+        if debug:
+            term.note("".join(traceback.format_exception(exc)).rstrip("\n"))
+        term.error(_one_line(exc))
+        if not debug and exit_code_for(exc) == 1 and not _is_ours(exc):
+            term.note(term.dim("(run again with --debug for the traceback)"))
+        return exit_code_for(exc)
+    finally:
+        term.close()
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _is_ours(exc: BaseException) -> bool:
+    return type(exc).__module__.startswith("mantyx_sync")
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if _is_ours(exc) else f"{type(exc).__name__}: {text}"
+
+
+def console_main() -> None:
+    """The ``mantyx-sync`` console script."""
+    sys.exit(main())

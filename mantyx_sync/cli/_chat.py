@@ -1,0 +1,95 @@
+"""``mantyx-sync chat``: an interactive session whose history lives on the server.
+
+Lines are read with :func:`input`, which gives line editing and history
+(arrow keys, Ctrl-R) once :mod:`readline` is loaded, where the platform has it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+
+from ..client import Client
+from ..errors import RunError
+from ..session import Session
+from ._commands import SESSION_CONFLICT, agent_spec, follow
+from ._exit import INTERRUPTED, OK, UsageError
+from ._term import Terminal
+from ._tools import load_tools
+from ._view import RunView
+
+__all__ = ["cmd_chat"]
+
+_HELP = "/history shows the conversation, /cancel cancels the last reply, /end ends the session"
+
+
+def _enable_line_editing() -> None:
+    # Importing readline is what switches input() to line editing; Windows has none.
+    with contextlib.suppress(ImportError):
+        importlib.import_module("readline")
+
+
+def _show_history(session: Session, term: Terminal) -> None:
+    messages = session.history()
+    if not messages:
+        term.note(term.dim("(no messages yet)"))
+    for message in messages:
+        role = str(message.get("role", "?"))
+        content = message.get("content", "")
+        shown = content if isinstance(content, str) else repr(content)
+        term.line(f"{role}: {shown}")
+
+
+def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
+    """Read prompts until ``/end`` (ends the session) or end of input (keeps it)."""
+    if args.session and (args.agent_id or args.system_prompt or args.model_id):
+        raise UsageError(SESSION_CONFLICT)
+    tools = load_tools(args.tool, args.mcp, args.mcp_url)
+    _enable_line_editing()
+    with Client() as client:
+        if args.session:
+            session = client.resume_session(args.session, tools=tools)
+        else:
+            session = client.create_session(agent_spec(args, tools))
+        term.note(term.dim(f"session {session.id} · {_HELP}"))
+        last_run: str | None = None
+        while True:
+            try:
+                line = input("you> ")
+            except EOFError:
+                kept = f"session {session.id} kept; continue it with --session {session.id}"
+                term.note(term.dim(kept))
+                return OK
+            except KeyboardInterrupt:
+                term.note("")
+                return INTERRUPTED
+            prompt = line.strip()
+            if not prompt:
+                continue
+            if prompt == "/end":
+                session.end()
+                term.note(term.dim(f"session {session.id} ended"))
+                return OK
+            if prompt == "/history":
+                _show_history(session, term)
+                continue
+            if prompt == "/cancel":
+                if last_run is None:
+                    term.note(term.dim("no reply to cancel yet"))
+                else:
+                    client.cancel(last_run)
+                    term.note(term.dim(f"cancelled run {last_run}"))
+                continue
+            if prompt.startswith("/"):
+                term.note(term.dim(f"unknown command {prompt.split()[0]}; {_HELP}"))
+                continue
+            overrides = {"reasoning_level": args.reasoning} if args.reasoning else {}
+            run = session.start(prompt, **overrides)
+            last_run = run.id
+            try:
+                follow(run, RunView(term, show_thinking=args.reasoning is not None))
+            except KeyboardInterrupt:
+                term.note(term.dim(f"interrupted: run {run.id} cancelled"))
+            except RunError as exc:
+                term.error(str(exc))

@@ -1,0 +1,204 @@
+"""The one-shot commands: ``run``, ``models``, ``run-info``, ``cancel``, ``emulator``."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import threading
+from typing import Any
+
+from ..client import Client
+from ..run import Run
+from ..spec import AgentSpec
+from ..testing import LocalMantyx
+from ._exit import INTERRUPTED, OK, UsageError
+from ._term import Terminal
+from ._tools import load_tools
+from ._view import JsonView, RunView
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "SESSION_CONFLICT",
+    "agent_spec",
+    "cmd_cancel",
+    "cmd_emulator",
+    "cmd_models",
+    "cmd_run",
+    "cmd_run_info",
+    "follow",
+]
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
+SESSION_CONFLICT = (
+    "--session continues an existing session with its own agent; "
+    "drop --agent-id, --system-prompt and --model"
+)
+
+
+def agent_spec(args: argparse.Namespace, tools: list[Any]) -> AgentSpec:
+    """The spec ``--agent-id``/``--system-prompt``/``--model``/``--reasoning`` describe.
+
+    :raises SpecError: a field breaks a documented limit (nothing is sent).
+    """
+    system_prompt = args.system_prompt
+    if args.agent_id is None and system_prompt is None:
+        system_prompt = DEFAULT_SYSTEM_PROMPT
+    return AgentSpec.build(
+        system_prompt=system_prompt,
+        agent_id=args.agent_id,
+        model_id=args.model_id,
+        tools=tools,
+        reasoning_level=args.reasoning,
+    )
+
+
+def _prompt(args: argparse.Namespace) -> str:
+    if args.prompt is not None:
+        prompt: str = args.prompt
+    elif not sys.stdin.isatty():
+        prompt = sys.stdin.read()
+    else:
+        raise UsageError('give a prompt: mantyx-sync run "your question" (or pipe it on stdin)')
+    if not prompt.strip():
+        raise UsageError("the prompt is empty")
+    return prompt
+
+
+def follow(run: Run, view: RunView | JsonView) -> None:
+    """Render ``run`` to the end; a failure raises after the footer is shown.
+
+    Ctrl-C cancels the run on the server (the :class:`Run` does it) and
+    re-raises ``KeyboardInterrupt``.
+    """
+    view.started(run.id)
+    with run:
+        try:
+            for event in run:
+                view.on_event(event)
+        finally:
+            view.finished(run.result)
+
+
+def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync run "prompt" ...``."""
+    prompt = _prompt(args)
+    if args.session and (args.agent_id or args.system_prompt or args.model_id):
+        raise UsageError(SESSION_CONFLICT)
+    tools = load_tools(args.tool, args.mcp, args.mcp_url)
+    view: RunView | JsonView
+    if args.json:
+        view = JsonView(term)
+    else:
+        view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning is not None)
+    with Client() as client:
+        if args.session:
+            session = client.resume_session(args.session, tools=tools)
+            overrides: dict[str, Any] = {}
+            if args.reasoning:
+                overrides["reasoning_level"] = args.reasoning
+            run = session.start(prompt, **overrides)
+        else:
+            run = client.start_run(agent_spec(args, tools), prompt)
+        try:
+            follow(run, view)
+        except KeyboardInterrupt:
+            term.note(term.dim(f"interrupted: run {run.id} cancelled"))
+            return INTERRUPTED
+    return OK
+
+
+def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync models``: one line per model, the default marked ``*``."""
+    with Client() as client:
+        catalog = client.models()
+    if args.json:
+        rows = [
+            {
+                "id": m.id,
+                "label": m.label,
+                "provider": m.provider,
+                "contextWindowTokens": m.context_window_tokens,
+                "default": m.id == catalog.default_model_id,
+            }
+            for m in catalog
+        ]
+        term.line(json.dumps(rows, ensure_ascii=False))
+        return OK
+    width = max((len(m.id) for m in catalog), default=0)
+    for model in catalog:
+        mark = "*" if model.id == catalog.default_model_id else " "
+        details = " · ".join(
+            part
+            for part in (
+                model.label,
+                model.provider,
+                f"{model.context_window_tokens} tokens" if model.context_window_tokens else None,
+            )
+            if part
+        )
+        term.line(f"{mark} {model.id.ljust(width)}  {details}".rstrip())
+    if catalog.default_model_id:
+        term.note(term.dim("* the workspace default"))
+    return OK
+
+
+def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync run-info ID``: the run's state, usage and answer."""
+    with Client() as client:
+        snapshot = client.get_run(args.run_id)
+    if args.json:
+        term.line(json.dumps(snapshot.raw, ensure_ascii=False, default=str))
+        return OK
+    term.line(f"run      {snapshot.id}")
+    term.line(f"status   {snapshot.status or 'unknown'}")
+    if snapshot.session_id:
+        term.line(f"session  {snapshot.session_id}")
+    if snapshot.model is not None and snapshot.model.id:
+        term.line(f"model    {snapshot.model.id}")
+    if snapshot.tokens is not None:
+        tokens = snapshot.tokens
+        term.line(
+            f"tokens   {tokens.total_tokens} ({tokens.input_tokens} in, {tokens.output_tokens} out)"
+        )
+    if snapshot.turns is not None:
+        term.line(f"turns    {snapshot.turns}")
+    if snapshot.error:
+        term.line(f"error    {snapshot.error}")
+    if snapshot.final_text:
+        term.line("")
+        term.line(snapshot.final_text)
+    return OK
+
+
+def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync cancel ID``."""
+    with Client() as client:
+        client.cancel(args.run_id)
+    term.note(f"cancelled run {args.run_id}")
+    return OK
+
+
+def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync emulator``: a local MANTYX until Ctrl-C (or SIGTERM)."""
+    server = LocalMantyx(host=args.host, port=args.port, workspace=args.workspace)
+    try:
+        server.start()
+    except RuntimeError as exc:
+        raise UsageError(f"{exc} (pip install 'mantyx-sync[cli]')") from exc
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {reason}") from exc
+    try:
+        term.line(f"MANTYX emulator listening on {server.base_url}")
+        term.line("Use it from another terminal with:")
+        term.line(f"  export MANTYX_BASE_URL={server.base_url}")
+        term.line(f"  export MANTYX_WORKSPACE={server.workspace}")
+        term.line(f"  export MANTYX_API_KEY={server.api_key}")
+        term.line("Press Ctrl-C to stop.")
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    finally:
+        server.stop()
+    return OK

@@ -1,0 +1,104 @@
+"""The ``mantyx-sync`` command line: every command and option, nothing else."""
+
+from __future__ import annotations
+
+import argparse
+
+from .._version import __version__
+
+__all__ = ["build_parser"]
+
+_EPILOG = """\
+Configuration comes from the environment: MANTYX_API_KEY, MANTYX_WORKSPACE and
+MANTYX_BASE_URL (try `mantyx-sync emulator` for a local MANTYX).
+
+exit codes: 0 success, 1 the run failed, 2 usage or spec error,
+3 authentication or permission, 4 transport or stream failure, 130 interrupted.
+"""
+
+
+def _agent_options(parser: argparse.ArgumentParser) -> None:
+    who = parser.add_mutually_exclusive_group()
+    who.add_argument("--agent-id", help="run a persisted workspace agent")
+    who.add_argument(
+        "--system-prompt",
+        help="the agent's system prompt (default: 'You are a helpful assistant.')",
+    )
+    parser.add_argument("--model", dest="model_id", metavar="MODEL", help="model id (see `models`)")
+    parser.add_argument(
+        "--tool",
+        action="append",
+        default=[],
+        metavar="MODULE:FUNCTION",
+        help="a typed Python function the model may call (repeatable)",
+    )
+    parser.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        metavar="CMD",
+        help="a stdio MCP server to start, e.g. --mcp 'npx -y @scope/server' (repeatable)",
+    )
+    parser.add_argument(
+        "--mcp-url",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a Streamable HTTP MCP server (repeatable)",
+    )
+    parser.add_argument(
+        "--session", metavar="ID", help="continue this session (its history is on the server)"
+    )
+    parser.add_argument("--reasoning", choices=("low", "medium", "high"), help="reasoning effort")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``mantyx-sync``."""
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the traceback of an error",
+    )
+    parser = argparse.ArgumentParser(
+        prog="mantyx-sync",
+        description="Run MANTYX agents from the terminal.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[common],
+    )
+    parser.add_argument("--version", action="version", version=f"mantyx-sync {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run", parents=[common], help="run an agent once and stream its answer"
+    )
+    run.add_argument("prompt", nargs="?", help="the prompt (default: read from stdin)")
+    _agent_options(run)
+    output = run.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="one JSON event per line")
+    output.add_argument("--quiet", "-q", action="store_true", help="only the answer text")
+
+    chat = commands.add_parser(
+        "chat", parents=[common], help="an interactive session (/history, /cancel, /end)"
+    )
+    _agent_options(chat)
+
+    models = commands.add_parser("models", parents=[common], help="the models you can run")
+    models.add_argument("--json", action="store_true", help="the catalog as JSON")
+
+    info = commands.add_parser("run-info", parents=[common], help="a run's state and answer")
+    info.add_argument("run_id", metavar="ID")
+    info.add_argument("--json", action="store_true", help="the run as the server sent it")
+
+    cancel = commands.add_parser("cancel", parents=[common], help="cancel a run")
+    cancel.add_argument("run_id", metavar="ID")
+
+    emulator = commands.add_parser(
+        "emulator", parents=[common], help="serve a local MANTYX emulator until Ctrl-C"
+    )
+    emulator.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    emulator.add_argument("--host", default="127.0.0.1")
+    emulator.add_argument("--workspace", default="test-ws")
+    return parser

@@ -1,0 +1,1 @@
+"""The CLI tests run the installed console script against the ``mantyx_server`` emulator."""

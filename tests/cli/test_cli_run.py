@@ -1,0 +1,315 @@
+"""``mantyx-sync run`` through the real console script, in pipes: output and exit codes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+
+import pytest
+from cli_support import HERE, cli_env, console_script, run_cli
+
+from mantyx_sync.testing import Fail, FailResult, LocalMantyx, ModelContext, ToolCall, Turn
+
+ANSI = "\x1b["
+
+
+def test_run_streams_the_answer_to_stdout_and_notes_to_stderr(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "hello there", "--tool", "cli_tools:add", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    # The answer alone on stdout: the default model's two turns.
+    assert done.stdout == "Calling add.\nYou said: hello there\nadd → 2\n"
+    lines = done.stderr.splitlines()
+    # One line for the tool call and its outcome, then the footer.
+    assert lines[0].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
+    assert lines[0].endswith("s")
+    run_id = next(iter(mantyx_server.runs))
+    assert lines[1] == f"53 tokens (42 in, 11 out) · 2 turns · model platform:cm6abc123 · run {run_id}"
+    assert len(lines) == 2
+    # Not a terminal: no colour, no spinner.
+    assert ANSI not in done.stdout + done.stderr
+    assert "thinking" not in done.stderr
+
+
+def test_the_run_carries_the_spec_the_options_describe(mantyx_server: LocalMantyx) -> None:
+    done = run_cli(
+        "run",
+        "hi",
+        "--system-prompt",
+        "Be terse.",
+        "--model",
+        "provider:cm6def456",
+        "--reasoning",
+        "high",
+        server=mantyx_server,
+    )
+    assert done.returncode == 0, done.stderr
+    (run,) = mantyx_server.runs.values()
+    assert run.spec["systemPrompt"] == "Be terse."
+    assert run.spec["modelId"] == "provider:cm6def456"
+    assert run.spec["reasoningLevel"] == "high"
+    # --reasoning shows the model's reasoning, dimmed notes on stderr.
+    assert "Thinking about: hi" in done.stderr
+    assert done.stdout == "You said: hi\n"
+
+
+def test_a_failing_tool_is_shown_as_such(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "x", "--tool", "cli_tools:broken", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    assert "  ✗ broken(" in done.stderr
+    assert "RuntimeError: the tool broke" in done.stderr
+
+
+def test_json_prints_one_event_per_line(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "hello", "--json", "--tool", "cli_tools:add", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    run_id = next(iter(mantyx_server.runs))
+    assert {e["runId"] for e in events} == {run_id}
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    types = [e["type"] for e in events]
+    assert types[-1] == "result"
+    assert "local_tool_call" in types and "local_tool_result_in" in types
+    assert events[-1]["data"]["text"] == "You said: hello\nadd → 2"
+    assert done.stderr == ""
+
+
+def test_quiet_prints_only_the_answer(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "hello", "--quiet", "--tool", "cli_tools:add", server=mantyx_server)
+    assert done.returncode == 0
+    assert done.stdout == "Calling add.\nYou said: hello\nadd → 2\n"
+    assert done.stderr == ""
+
+
+def test_the_prompt_can_come_on_stdin(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "-q", server=mantyx_server, stdin="from a pipe\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: from a pipe\n"
+
+
+def test_session_continues_a_conversation(mantyx_server: LocalMantyx) -> None:
+    with mantyx_server.client() as client:
+        session = client.create_session(system_prompt="You are terse.")
+        session.run("first")
+    done = run_cli("run", "second", "--session", session.id, "-q", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: second\n"
+    contents = [m["content"] for m in mantyx_server.sessions[session.id].messages]
+    assert contents[:1] == ["first"] and "second" in contents
+
+
+def test_python_dash_m_is_the_same_command(mantyx_server: LocalMantyx) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "mantyx_sync", "run", "hi", "-q"],
+        env=cli_env(mantyx_server),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: hi\n"
+
+
+# -- exit codes -------------------------------------------------------------
+
+
+def test_a_failed_run_exits_1_with_one_line(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.queue_script([Fail("the model fell over", code="model_error")])
+    done = run_cli("run", "x", server=mantyx_server)
+    assert done.returncode == 1
+    errors = [line for line in done.stderr.splitlines() if "error" in line]
+    assert len(errors) == 1
+    assert errors[0].startswith("mantyx-sync: error: run ")
+    assert "(model_error): the model fell over" in errors[0]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_non_success_result_exits_1(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.queue_script([FailResult("error_max_turns", "too many turns")])
+    done = run_cli("run", "x", "--json", server=mantyx_server)
+    assert done.returncode == 1
+    assert json.loads(done.stdout.splitlines()[-1])["data"]["subtype"] == "error_max_turns"
+    assert "too many turns" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "x", "--agent-id", "a", "--system-prompt", "b"], "not allowed with argument"),
+        (["run", "x", "--reasoning", "extreme"], "invalid choice"),
+        (["run", "x", "--tool", "nope"], "expected module:function"),
+        (["run", "x", "--tool", "no_such_module:f"], "cannot import 'no_such_module'"),
+        (["run", "x", "--tool", "cli_tools:missing"], "has no 'missing'"),
+        (["run", "x", "--tool", "cli_tools:not_a_function"], "is not a function"),
+        (["run", "x", "--session", "s", "--model", "m"], "--session continues"),
+        (["run", "   "], "the prompt is empty"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_usage_errors_exit_2(mantyx_server: LocalMantyx, args: list[str], message: str) -> None:
+    done = run_cli(*args, server=mantyx_server)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert mantyx_server.runs == {}
+
+
+def test_a_spec_error_exits_2_before_anything_is_sent(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "x", "--system-prompt", "", server=mantyx_server)
+    assert done.returncode == 2
+    assert done.stderr.startswith("mantyx-sync: error: systemPrompt")
+    assert mantyx_server.requests == []
+
+
+def test_a_model_the_server_refuses_exits_2_with_its_candidates(
+    mantyx_server: LocalMantyx,
+) -> None:
+    done = run_cli("run", "x", "--model", "no-such-model", server=mantyx_server)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "invalid_model" in done.stderr and "candidates: platform:cm6abc123" in done.stderr
+
+
+def test_missing_configuration_exits_2_naming_the_variable(mantyx_server: LocalMantyx) -> None:
+    env = cli_env(mantyx_server)
+    del env["MANTYX_API_KEY"]
+    done = run_cli("run", "x", env=env)
+    assert done.returncode == 2
+    assert "MANTYX_API_KEY" in done.stderr
+
+
+def test_a_bad_key_exits_3_and_is_never_shown(mantyx_server: LocalMantyx) -> None:
+    env = cli_env(mantyx_server, MANTYX_API_KEY="mantyx_wrong_secret_value")
+    done = run_cli("run", "x", env=env)
+    assert done.returncode == 3
+    assert "HTTP 401" in done.stderr
+    assert "wrong_secret" not in done.stderr + done.stdout
+
+
+def test_permission_denied_exits_3_with_the_hint(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.fail_next(
+        "POST",
+        r"/agent-runs$",
+        403,
+        json={"error": "forbidden", "message": "no runs for you", "hint": "ask an admin"},
+    )
+    done = run_cli("run", "x", server=mantyx_server)
+    assert done.returncode == 3
+    assert "no runs for you" in done.stderr and "hint: ask an admin" in done.stderr
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_server_exits_4() -> None:
+    env = cli_env(
+        MANTYX_BASE_URL=f"http://127.0.0.1:{_closed_port()}",
+        MANTYX_WORKSPACE="ws",
+        MANTYX_API_KEY="mantyx_k",
+        MANTYX_MAX_RETRIES="0",
+    )
+    done = run_cli("run", "x", env=env)
+    assert done.returncode == 4
+    assert done.stderr.startswith("mantyx-sync: error: ")
+    assert done.stderr.count("\n") == 1
+    assert "Traceback" not in done.stderr
+
+
+def test_debug_adds_the_traceback(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.queue_script([Fail("kaput")])
+    done = run_cli("--debug", "run", "x", server=mantyx_server)
+    assert done.returncode == 1
+    assert "Traceback (most recent call last)" in done.stderr
+    assert "mantyx_sync.errors.RunError" in done.stderr
+    after = run_cli("run", "x", "--debug", server=mantyx_server)
+    assert "Traceback" not in after.stderr and after.returncode == 0
+
+
+# -- Ctrl-C -----------------------------------------------------------------
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
+    mantyx_server: LocalMantyx, release: threading.Event
+) -> None:
+    def model(ctx: ModelContext) -> Turn:
+        if ctx.turn == 0:
+            return Turn("Looking it up.", tool_calls=[ToolCall("search", server_result="found")])
+        release.wait(20)  # the second turn never comes while the test runs
+        return Turn("too late")
+
+    mantyx_server.set_model(model)
+    process = subprocess.Popen(
+        [console_script(), "run", "x", "--json"],
+        env=cli_env(mantyx_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if json.loads(line)["type"] == "tool_result":
+                break
+        run_id = next(iter(mantyx_server.runs))
+        assert mantyx_server.runs[run_id].status == "running"
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+    assert process.returncode == 130
+    assert f"interrupted: run {run_id} cancelled" in stderr
+    assert "Traceback" not in stderr
+    assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+    assert any(
+        r.method == "POST" and r.path.endswith(f"/agent-runs/{run_id}/cancel")
+        for r in mantyx_server.requests
+    )
+
+
+def test_sigterm_also_cancels(mantyx_server: LocalMantyx, release: threading.Event) -> None:
+    def model(ctx: ModelContext) -> Turn:
+        if ctx.turn == 0:
+            return Turn("Working.", tool_calls=[ToolCall("search", server_result="found")])
+        release.wait(20)
+        return Turn("too late")
+
+    mantyx_server.set_model(model)
+    process = subprocess.Popen(
+        [console_script(), "run", "x", "--json"],
+        env=cli_env(mantyx_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+    )
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:
+            if json.loads(line)["type"] == "tool_result":
+                break
+        process.terminate()
+        process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+    assert process.returncode == 130
+    run_id = next(iter(mantyx_server.runs))
+    assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
