@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import socket
 import sys
 import threading
 from typing import Any
@@ -180,16 +181,27 @@ def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
     return OK
 
 
+def _check_port_free(host: str, port: int) -> None:
+    # werkzeug exits the process itself on a busy port; say it our way first.
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise UsageError(f"cannot listen on {host}:{port}: {reason}") from exc
+
+
 def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync emulator``: a local MANTYX until Ctrl-C (or SIGTERM)."""
+    _check_port_free(args.host, args.port)
     server = LocalMantyx(host=args.host, port=args.port, workspace=args.workspace)
     try:
         server.start()
     except RuntimeError as exc:
         raise UsageError(f"{exc} (pip install 'mantyx-sync[cli]')") from exc
-    except OSError as exc:
-        reason = exc.strerror or exc
-        raise UsageError(f"cannot listen on {args.host}:{args.port}: {reason}") from exc
     try:
         term.line(f"MANTYX emulator listening on {server.base_url}")
         term.line("Use it from another terminal with:")

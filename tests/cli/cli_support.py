@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
 import select
 import shutil
 import subprocess
 import sys
+import termios
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -58,6 +60,10 @@ def run_cli(
     )
 
 
+def _take_terminal() -> None:
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+
 class PtyProcess:
     """The console script on a pseudo-terminal: what a person at a terminal sees."""
 
@@ -65,6 +71,7 @@ class PtyProcess:
         master, slave = pty.openpty()
         self._master = master
         self.output = b""
+        self._pos = 0
         full_env = dict(env)
         full_env.setdefault("TERM", "xterm-256color")
         full_env["COLUMNS"] = str(cols)
@@ -76,6 +83,10 @@ class PtyProcess:
             env=full_env,
             cwd=HERE,
             close_fds=True,
+            # A session of its own with the terminal as its controlling tty, so
+            # that ^C typed on it is a real SIGINT from the line discipline.
+            start_new_session=True,
+            preexec_fn=_take_terminal,
         )
         os.close(slave)
 
@@ -98,19 +109,24 @@ class PtyProcess:
         return True
 
     def expect(self, needle: str, timeout: float = 15) -> str:
-        """Read until ``needle`` has appeared (after what was already consumed)."""
+        """Read until ``needle`` appears after the previous match; the text up to it."""
         deadline = time.monotonic() + timeout
-        start = len(self.text)
-        while needle not in self.text[start:]:
+        while (found := self.text.find(needle, self._pos)) < 0:
             remaining = deadline - time.monotonic()
-            assert remaining > 0, f"{needle!r} did not appear; got {self.text[start:]!r}"
-            if not self._read_some(min(remaining, 0.5)) and needle not in self.text[start:]:
+            assert remaining > 0, f"{needle!r} did not appear; got {self.text[self._pos :]!r}"
+            if not self._read_some(min(remaining, 0.5)) and needle not in self.text[self._pos :]:
                 raise AssertionError(f"terminal closed before {needle!r}; got {self.text!r}")
-        return self.text
+        seen = self.text[self._pos : found]
+        self._pos = found + len(needle)
+        return seen
 
     def send(self, line: str) -> None:
         """Type ``line`` and Enter."""
         os.write(self._master, line.encode() + b"\r")
+
+    def write(self, keys: str) -> None:
+        """Type ``keys`` as they are (control characters included)."""
+        os.write(self._master, keys.encode())
 
     def wait(self, timeout: float = 20) -> int:
         """Read everything until the process exits; its exit status."""

@@ -28,7 +28,9 @@ def test_run_streams_the_answer_to_stdout_and_notes_to_stderr(mantyx_server: Loc
     assert lines[0].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
     assert lines[0].endswith("s")
     run_id = next(iter(mantyx_server.runs))
-    assert lines[1] == f"53 tokens (42 in, 11 out) · 2 turns · model platform:cm6abc123 · run {run_id}"
+    assert (
+        lines[1] == f"53 tokens (42 in, 11 out) · 2 turns · model platform:cm6abc123 · run {run_id}"
+    )
     assert len(lines) == 2
     # Not a terminal: no colour, no spinner.
     assert ANSI not in done.stdout + done.stderr

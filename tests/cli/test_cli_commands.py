@@ -1,0 +1,123 @@
+"""``models``, ``run-info``, ``cancel`` and ``emulator`` through the console script."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+
+import pytest
+import requests
+from cli_support import HERE, cli_env, console_script, run_cli
+
+from mantyx_sync import AgentSpec
+from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
+
+
+def test_models_lists_the_catalog_with_the_default_marked(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("models", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("* platform:cm6abc123  Anthropic Claude Sonnet 4.5")
+    assert len(lines) == 4 and all(line.startswith("  ") for line in lines[1:])
+    assert "* the workspace default" in done.stderr
+
+
+def test_models_json(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("models", "--json", server=mantyx_server)
+    rows = json.loads(done.stdout)
+    assert [row["id"] for row in rows if row["default"]] == ["platform:cm6abc123"]
+    assert {"id", "label", "provider", "contextWindowTokens"} <= set(rows[0])
+
+
+def test_run_info_shows_state_usage_and_answer(mantyx_server: LocalMantyx) -> None:
+    with mantyx_server.client() as client:
+        result = client.start_run(AgentSpec.build(system_prompt="s"), "hello").wait()
+    done = run_cli("run-info", result.run_id, server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[:2] == [f"run      {result.run_id}", "status   succeeded"]
+    tokens = result.tokens
+    assert tokens is not None
+    assert (
+        f"tokens   {tokens.total_tokens} ({tokens.input_tokens} in, {tokens.output_tokens} out)"
+        in done.stdout
+    )
+    assert "model    platform:cm6abc123" in done.stdout
+    assert done.stdout.endswith("\nYou said: hello\n")
+    as_json = json.loads(run_cli("run-info", result.run_id, "--json", server=mantyx_server).stdout)
+    assert as_json["status"] == "succeeded"
+
+
+def test_run_info_of_an_unknown_run_exits_2(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run-info", "run_missing", server=mantyx_server)
+    assert done.returncode == 2
+    assert done.stderr == "mantyx-sync: error: HTTP 404 not_found: run run_missing not found\n"
+
+
+@pytest.fixture
+def release() -> Iterator[threading.Event]:
+    event = threading.Event()
+    yield event
+    event.set()
+
+
+def test_cancel_cancels_a_running_run(mantyx_server: LocalMantyx, release: threading.Event) -> None:
+    def model(ctx: ModelContext) -> Turn:
+        release.wait(20)
+        return Turn("too late")
+
+    mantyx_server.set_model(model)
+    with mantyx_server.client() as client:
+        run = client.start_run(AgentSpec.build(system_prompt="s"), "x")
+        with run:
+            done = run_cli("cancel", run.id, server=mantyx_server)
+            assert done.returncode == 0, done.stderr
+            assert done.stderr == f"cancelled run {run.id}\n"
+            assert mantyx_server.wait_for_run(run.id, timeout=5).status == "cancelled"
+
+
+def test_emulator_serves_until_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [console_script(), "emulator", "--port", "0"],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+    )
+    try:
+        assert process.stdout is not None
+        lines = []
+        for line in process.stdout:
+            lines.append(line.rstrip("\n"))
+            if line.startswith("Press Ctrl-C"):
+                break
+        match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", lines[0])
+        assert match, lines
+        assert "  export MANTYX_WORKSPACE=test-ws" in lines
+        env = cli_env(
+            MANTYX_BASE_URL=match[1], MANTYX_WORKSPACE="test-ws", MANTYX_API_KEY="mantyx_test_key"
+        )
+        # The commands it prints are enough to use it.
+        done = run_cli("run", "via the emulator", "-q", env=env)
+        assert done.stdout == "You said: via the emulator\n"
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+    assert process.returncode == 0
+    with pytest.raises(requests.ConnectionError):
+        requests.get(match[1], timeout=2)
+
+
+def test_emulator_on_a_busy_port_exits_2(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("emulator", "--port", str(mantyx_server.port))
+    assert done.returncode == 2
+    assert done.stderr.startswith(
+        f"mantyx-sync: error: cannot listen on 127.0.0.1:{mantyx_server.port}"
+    )

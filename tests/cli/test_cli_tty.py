@@ -1,0 +1,160 @@
+"""What a person at a terminal sees: the console script on a pseudo-terminal."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+from cli_support import PtyProcess, cli_env
+
+from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
+
+DIM = "\x1b[2m"
+RED = "\x1b[31m"
+CLEAR_LINE = "\r\x1b[2K"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+SPINNER = re.compile(r"\r\x1b\[2K(?:\x1b\[2m)?[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] (thinking|running [a-z_, ]+)…")
+
+
+def _run_on_tty(*args: str, **env: str) -> tuple[int, str]:
+    term = PtyProcess(*args, env=cli_env(**env))
+    try:
+        return term.wait(), term.text
+    finally:
+        term.close()
+
+
+def _server_env(server: LocalMantyx) -> dict[str, str]:
+    return {
+        "MANTYX_BASE_URL": server.base_url,
+        "MANTYX_WORKSPACE": server.workspace,
+        "MANTYX_API_KEY": server.api_key,
+    }
+
+
+def test_on_a_terminal_tool_lines_are_dim_and_a_spinner_runs(mantyx_server: LocalMantyx) -> None:
+    status, text = _run_on_tty(
+        "run", "hello", "--tool", "cli_tools:add", **_server_env(mantyx_server)
+    )
+    assert status == 0, text
+    spinners = SPINNER.findall(text)
+    assert "thinking" in spinners
+    assert f"{DIM}  ✓ add(" in text
+    assert re.search(re.escape(DIM) + r"\d+ tokens \(\d+ in, \d+ out\) · 2 turns", text)
+    # The spinner is wiped before anything else is written: the screen ends clean.
+    plain = ANSI.sub("", text.replace(CLEAR_LINE, "\n")).replace("\r", "")
+    lines = [line for line in plain.split("\n") if line and not SPINNER_TEXT.match(line)]
+    # In the order it happened: the turn, its tool call, the answer, the footer.
+    assert lines[0] == "Calling add."
+    assert lines[1].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
+    assert lines[2:4] == ["You said: hello", "add → 2"]
+    assert re.match(r"\d+ tokens", lines[4])
+    assert len(lines) == 5
+
+
+SPINNER_TEXT = re.compile(r"^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ")
+
+
+def test_no_color_removes_colour_but_keeps_the_spinner(mantyx_server: LocalMantyx) -> None:
+    status, text = _run_on_tty(
+        "run", "hello", "--tool", "cli_tools:add", NO_COLOR="1", **_server_env(mantyx_server)
+    )
+    assert status == 0, text
+    assert DIM not in text and RED not in text and "\x1b[0m" not in text
+    assert "  ✓ add(" in text
+    assert SPINNER.search(text)
+
+
+def test_errors_are_red_on_a_terminal_and_plain_with_no_color(mantyx_server: LocalMantyx) -> None:
+    env = _server_env(mantyx_server)
+    env["MANTYX_API_KEY"] = "mantyx_bad"
+    status, text = _run_on_tty("models", **env)
+    assert status == 3
+    assert f"{RED}\x1b[1mmantyx-sync: error: \x1b[0mHTTP 401" in text
+    status, text = _run_on_tty("models", NO_COLOR="1", **env)
+    assert status == 3
+    assert "mantyx-sync: error: HTTP 401" in text and "\x1b[" not in text
+
+
+def test_quiet_on_a_terminal_shows_no_spinner(mantyx_server: LocalMantyx) -> None:
+    status, text = _run_on_tty("run", "hello", "-q", **_server_env(mantyx_server))
+    assert status == 0
+    assert text.replace("\r\n", "\n") == "You said: hello\n"
+
+
+def test_chat_on_a_terminal(mantyx_server: LocalMantyx) -> None:
+    term = PtyProcess(
+        "chat", "--system-prompt", "Be brief.", env=cli_env(**_server_env(mantyx_server))
+    )
+    try:
+        term.expect("you> ")
+        (session_id,) = mantyx_server.sessions
+        assert f"session {session_id}" in term.text
+        term.send("My name is Ada")
+        term.expect("You said: My name is Ada")
+        term.expect("you> ")
+        term.send("/history")
+        term.expect("assistant: You said: My name is Ada")
+        term.expect("you> ")
+        term.send("/bogus")
+        term.expect("unknown command /bogus")
+        term.expect("you> ")
+        term.send("/end")
+        assert term.wait() == 0
+    finally:
+        term.close()
+    assert f"session {session_id} ended" in term.text
+    session = mantyx_server.sessions[session_id]
+    assert session.status == "ended"
+    assert [m["content"] for m in session.messages][:1] == ["My name is Ada"]
+    # Each reply carried its footer, and the spinner ran while the model worked.
+    assert "1 turn · model platform:cm6abc123" in term.text
+    assert SPINNER.search(term.text)
+
+
+def test_chat_line_editing_and_end_of_input(mantyx_server: LocalMantyx) -> None:
+    term = PtyProcess("chat", env=cli_env(**_server_env(mantyx_server)))
+    try:
+        term.expect("you> ")
+        # readline: Ctrl-A jumps to the start of the line, so "llo" + ^A + "he" is "hello".
+        term.send("llo\x01he")
+        term.expect("You said: hello")
+        term.expect("you> ")
+        term.write("\x04")  # Ctrl-D: leave, keeping the session for --session
+        assert term.wait() == 0
+    finally:
+        term.close()
+    (session_id,) = mantyx_server.sessions
+    assert f"continue it with --session {session_id}" in term.text
+    assert mantyx_server.sessions[session_id].status == "active"
+
+
+def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
+    mantyx_server: LocalMantyx,
+) -> None:
+    release = threading.Event()
+
+    def model(ctx: ModelContext) -> Turn:
+        if ctx.prompt == "slow":
+            release.wait(20)
+        return Turn(f"You said: {ctx.prompt}")
+
+    mantyx_server.set_model(model)
+    term = PtyProcess("chat", env=cli_env(**_server_env(mantyx_server)))
+    try:
+        term.expect("you> ")
+        term.send("slow")
+        term.expect("thinking…")
+        run = mantyx_server.wait_for_run(status="running", timeout=10)
+        term.write("\x03")  # Ctrl-C, as the terminal sends it
+        term.expect(f"interrupted: run {run.id} cancelled")
+        assert mantyx_server.wait_for_run(run.id, timeout=5).status == "cancelled"
+        term.expect("you> ")
+        term.send("fast")
+        term.expect("You said: fast")
+        term.expect("you> ")
+        term.send("/end")
+        assert term.wait() == 0
+    finally:
+        release.set()
+        term.close()
