@@ -1,6 +1,7 @@
 """``mantyx-sync``: run MANTYX agents from a terminal, a script or cron.
 
-Commands: ``run``, ``chat``, ``models``, ``run-info``, ``cancel``, ``emulator``.
+Commands: ``run``, ``chat``, ``models``, ``runs``, ``sessions``, ``run-info``,
+``cancel``, ``emulator``.
 Exit codes: 0 success; 1 the run failed; 2 usage or spec error; 3
 authentication or permission; 4 transport or stream failure; 130 interrupted.
 An error prints one line on stderr (with the server's hint); ``--debug`` adds
@@ -20,7 +21,15 @@ from types import FrameType
 from typing import TextIO
 
 from ._chat import cmd_chat
-from ._commands import cmd_cancel, cmd_emulator, cmd_models, cmd_run, cmd_run_info
+from ._commands import (
+    cmd_cancel,
+    cmd_emulator,
+    cmd_models,
+    cmd_run,
+    cmd_run_info,
+    cmd_runs,
+    cmd_sessions,
+)
 from ._exit import INTERRUPTED, exit_code_for
 from ._parser import build_parser
 from ._term import Terminal
@@ -31,6 +40,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], int]] = {
     "run": cmd_run,
     "chat": cmd_chat,
     "models": cmd_models,
+    "runs": cmd_runs,
+    "sessions": cmd_sessions,
     "run-info": cmd_run_info,
     "cancel": cmd_cancel,
     "emulator": cmd_emulator,

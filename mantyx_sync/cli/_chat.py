@@ -13,7 +13,7 @@ import importlib
 from ..client import Client
 from ..errors import RunError
 from ..session import Session
-from ._commands import SESSION_CONFLICT, agent_spec, follow
+from ._commands import SESSION_CONFLICT, agent_spec, confirm_cancel, follow
 from ._exit import INTERRUPTED, OK, UsageError
 from ._term import Terminal
 from ._tools import load_tools
@@ -90,6 +90,6 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
             try:
                 follow(run, RunView(term, show_thinking=args.reasoning is not None))
             except KeyboardInterrupt:
-                term.note(term.dim(f"interrupted: run {run.id} cancelled"))
+                confirm_cancel(run, term)
             except RunError as exc:
                 term.error(str(exc))

@@ -11,13 +11,14 @@ import threading
 from typing import Any
 
 from ..client import Client
+from ..errors import MantyxError
 from ..run import Run
 from ..spec import AgentSpec
 from ..testing import LocalMantyx
 from ._exit import INTERRUPTED, OK, UsageError
 from ._term import Terminal
 from ._tools import load_tools
-from ._view import JsonView, RunView
+from ._view import JsonView, RunView, short
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -28,6 +29,9 @@ __all__ = [
     "cmd_models",
     "cmd_run",
     "cmd_run_info",
+    "cmd_runs",
+    "cmd_sessions",
+    "confirm_cancel",
     "follow",
 ]
 
@@ -82,6 +86,24 @@ def follow(run: Run, view: RunView | JsonView) -> None:
             view.finished(run.result)
 
 
+def confirm_cancel(run: Run, term: Terminal) -> None:
+    """After Ctrl-C, make sure ``run`` is cancelled and say so.
+
+    The :class:`Run` already sent a best-effort cancel with a short timeout;
+    this one is retried like any safe request (cancelling is idempotent), so
+    "cancelled" is only printed once the server has agreed.
+    """
+    if run.done:
+        term.note(term.dim(f"interrupted: run {run.id} had already ended"))
+        return
+    try:
+        run.cancel()
+    except MantyxError as exc:
+        term.error(f"interrupted, but run {run.id} could not be cancelled: {exc}")
+        return
+    term.note(term.dim(f"interrupted: run {run.id} cancelled"))
+
+
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync run "prompt" ...``."""
     prompt = _prompt(args)
@@ -105,7 +127,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
         try:
             follow(run, view)
         except KeyboardInterrupt:
-            term.note(term.dim(f"interrupted: run {run.id} cancelled"))
+            confirm_cancel(run, term)
             return INTERRUPTED
     return OK
 
@@ -213,4 +235,43 @@ def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
             threading.Event().wait()
     finally:
         server.stop()
+    return OK
+
+
+def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync runs``: recent runs, newest first."""
+    with Client() as client:
+        runs = list(client.list_runs(status=args.status, max_items=args.limit))
+    if args.json:
+        for summary in runs:
+            term.line(json.dumps(summary.raw, ensure_ascii=False, default=str))
+        return OK
+    for summary in runs:
+        tokens = f"{summary.tokens.total_tokens} tokens" if summary.tokens is not None else ""
+        preview = short(summary.input_preview or "", 50)
+        term.line(
+            f"{summary.id}  {(summary.status or '?'):<10} {summary.created_at or '':<25} "
+            f"{tokens:>12}  {preview}".rstrip()
+        )
+    if not runs:
+        term.note(term.dim("no runs"))
+    return OK
+
+
+def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync sessions``: sessions, newest first."""
+    with Client() as client:
+        sessions = list(client.list_sessions(status=args.status, max_items=args.limit))
+    if args.json:
+        for summary in sessions:
+            term.line(json.dumps(summary.raw, ensure_ascii=False, default=str))
+        return OK
+    for summary in sessions:
+        when = summary.last_interaction_date or summary.creation_date or ""
+        term.line(
+            f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
+            f"{short(summary.summary or '', 50)}".rstrip()
+        )
+    if not sessions:
+        term.note(term.dim("no sessions"))
     return OK

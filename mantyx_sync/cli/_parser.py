@@ -52,6 +52,16 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--reasoning", choices=("low", "medium", "high"), help="reasoning effort")
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for ``mantyx-sync``."""
     common = argparse.ArgumentParser(add_help=False)
@@ -87,6 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     models = commands.add_parser("models", parents=[common], help="the models you can run")
     models.add_argument("--json", action="store_true", help="the catalog as JSON")
+
+    runs = commands.add_parser("runs", parents=[common], help="recent runs, newest first")
+    runs.add_argument("--status", help="only runs with this status, e.g. failed or running")
+    runs.add_argument("--limit", type=_positive, default=20, help="at most this many (20)")
+    runs.add_argument("--json", action="store_true", help="one run per line, as the server sent it")
+
+    sessions = commands.add_parser("sessions", parents=[common], help="sessions, newest first")
+    sessions.add_argument("--status", choices=("active", "ended"), help="only these sessions")
+    sessions.add_argument("--limit", type=_positive, default=20, help="at most this many (20)")
+    sessions.add_argument(
+        "--json", action="store_true", help="one session per line, as the server sent it"
+    )
 
     info = commands.add_parser("run-info", parents=[common], help="a run's state and answer")
     info.add_argument("run_id", metavar="ID")

@@ -13,8 +13,8 @@ import pytest
 import requests
 from cli_support import HERE, cli_env, console_script, run_cli
 
-from mantyx_sync import AgentSpec
-from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
+from mantyx_sync import Agent, AgentSpec, RunError
+from mantyx_sync.testing import Fail, LocalMantyx, ModelContext, Turn
 
 
 def test_models_lists_the_catalog_with_the_default_marked(mantyx_server: LocalMantyx) -> None:
@@ -121,3 +121,42 @@ def test_emulator_on_a_busy_port_exits_2(mantyx_server: LocalMantyx) -> None:
     assert done.stderr.startswith(
         f"mantyx-sync: error: cannot listen on 127.0.0.1:{mantyx_server.port}"
     )
+
+
+def test_runs_lists_recent_runs_newest_first(mantyx_server: LocalMantyx) -> None:
+    empty = run_cli("runs", server=mantyx_server)
+    assert (empty.returncode, empty.stdout, empty.stderr) == (0, "", "no runs\n")
+    with mantyx_server.client() as client:
+        agent = Agent(client, system_prompt="s")
+        first = agent.run("first prompt")
+        mantyx_server.queue_script([Fail("nope")])
+        with pytest.raises(RunError) as failed:
+            agent.run("second prompt")
+    done = run_cli("runs", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert [line.split()[0] for line in lines] == [failed.value.run_id, first.run_id]
+    assert "first prompt" in lines[1] and "second prompt" in lines[0]
+    only_failed = run_cli("runs", "--status", "failed", "--json", server=mantyx_server)
+    assert [json.loads(line)["id"] for line in only_failed.stdout.splitlines()] == [
+        failed.value.run_id
+    ]
+    assert run_cli("runs", "--limit", "1", server=mantyx_server).stdout.count("\n") == 1
+    bad = run_cli("runs", "--limit", "0", server=mantyx_server)
+    assert bad.returncode == 2 and "must be at least 1" in bad.stderr
+
+
+def test_sessions_lists_sessions(mantyx_server: LocalMantyx) -> None:
+    with mantyx_server.client() as client:
+        kept = client.create_session(system_prompt="s")
+        kept.run("hello")
+        ended = client.create_session(system_prompt="s")
+        ended.end()
+    done = run_cli("sessions", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    listed = [line.split()[:2] for line in done.stdout.splitlines()]
+    assert sorted(listed) == sorted([[kept.id, "active"], [ended.id, "ended"]])
+    active = run_cli("sessions", "--status", "active", "--json", server=mantyx_server)
+    assert [json.loads(line)["sessionId"] for line in active.stdout.splitlines()] == [kept.id]
+    none = run_cli("sessions", "--status", "ended", "--limit", "1", server=mantyx_server)
+    assert none.stdout.split()[:2] == [ended.id, "ended"]

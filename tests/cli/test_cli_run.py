@@ -215,7 +215,6 @@ def test_an_unreachable_server_exits_4() -> None:
         MANTYX_BASE_URL=f"http://127.0.0.1:{_closed_port()}",
         MANTYX_WORKSPACE="ws",
         MANTYX_API_KEY="mantyx_k",
-        MANTYX_MAX_RETRIES="0",
     )
     done = run_cli("run", "x", env=env)
     assert done.returncode == 4

@@ -140,7 +140,8 @@ def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
         return Turn(f"You said: {ctx.prompt}")
 
     mantyx_server.set_model(model)
-    term = PtyProcess("chat", env=cli_env(**_server_env(mantyx_server)))
+    # MANTYX_LOG=info: should this fail, the output shows what the cancel did.
+    term = PtyProcess("chat", env=cli_env(MANTYX_LOG="info", **_server_env(mantyx_server)))
     try:
         term.expect("you> ")
         term.send("slow")
@@ -148,7 +149,7 @@ def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
         run = mantyx_server.wait_for_run(status="running", timeout=10)
         term.write("\x03")  # Ctrl-C, as the terminal sends it
         term.expect(f"interrupted: run {run.id} cancelled")
-        assert mantyx_server.wait_for_run(run.id, timeout=5).status == "cancelled"
+        assert mantyx_server.wait_for_run(run.id, timeout=10).status == "cancelled"
         term.expect("you> ")
         term.send("fast")
         term.expect("You said: fast")
