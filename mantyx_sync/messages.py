@@ -202,7 +202,8 @@ class Attachment:
         return self.url is None
 
     def __repr__(self) -> str:
-        where = self.url if self.url is not None else (str(self.path) if self.path else "bytes")
+        # A signed URL's query carries a credential: never shown.
+        where = _shown_url(self.url) if self.url is not None else str(self.path or "bytes")
         return (
             f"Attachment({self.filename!r}, {self.mime_type!r}, {_repr_size(self.size)}, {where})"
         )
@@ -234,6 +235,12 @@ class Attachment:
             "filename": self.filename,
             "data": self.encoded(),
         }
+
+
+def _shown_url(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    suffix = "?…" if parts.query or parts.fragment else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}{suffix}"
 
 
 def _encode_file(path: Path, expected: int) -> str:

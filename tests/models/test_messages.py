@@ -253,3 +253,10 @@ def test_files_are_not_read_when_another_check_fails(tmp_path: Path) -> None:
     file.unlink()  # reading it would fail: the limit error must come first
     with pytest.raises(SpecError, match="limit is 20"):
         turn_input("p", attachments=[att] * 21)
+
+
+def test_repr_never_shows_bytes_or_a_signed_query() -> None:
+    signed = Attachment.from_url("https://user:pw@bucket.test/r.pdf?X-Amz-Signature=secret123")
+    assert "secret123" not in repr(signed) and "pw" not in repr(signed)
+    assert "https://bucket.test/r.pdf?…" in repr(signed)
+    assert "hunter2" not in repr(Attachment.from_bytes(b"hunter2", filename="p.txt"))

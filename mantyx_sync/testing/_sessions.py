@@ -1,0 +1,75 @@
+"""Sessions and server-wide run settings as the emulator keeps them."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._runs import EmulatedRun
+
+__all__ = ["EmulatedSession", "RunOptions"]
+
+
+class RunOptions:
+    """Server-wide settings a run needs; immutable once the run starts.
+
+    :ivar tool_timeout: seconds a local tool call batch may wait.
+    :ivar result_shape: ``"subtype"`` or ``"ok"`` for the terminal success.
+    :ivar usage: whether terminal events carry tokens/turns/model.
+    :ivar started_event: whether the run opens with a ``started`` event.
+    """
+
+    __slots__ = ("result_shape", "started_event", "tool_timeout", "usage")
+
+    def __init__(
+        self, *, tool_timeout: float, result_shape: str, usage: bool, started_event: bool
+    ) -> None:
+        self.tool_timeout = tool_timeout
+        self.result_shape = result_shape
+        self.usage = usage
+        self.started_event = started_event
+
+
+class EmulatedSession:
+    """A session as the emulator stores it.
+
+    Thread-safety: attributes are read freely; changes happen under :attr:`lock`.
+
+    :ivar id: the ``sessionId``.
+    :ivar spec: the spec the session was created with.
+    :ivar status: ``"active"`` or ``"ended"``.
+    :ivar messages: the history, as ``{role, content}`` dicts.
+    """
+
+    def __init__(self, session_id: str, spec: dict[str, Any]) -> None:
+        self.id = session_id
+        self.spec = spec
+        self.status = "active"
+        self.messages: list[dict[str, Any]] = []
+        self.created_at = time.time()
+        self.last_interaction_at = self.created_at
+        self.active_run: EmulatedRun | None = None
+        # Set once a run of the session fell back: later runs use that model.
+        self.active_model_id: str | None = None
+        self.lock = threading.Lock()
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ``GET /agent-sessions/{id}`` body."""
+        with self.lock:
+            return {
+                "sessionId": self.id,
+                "status": self.status,
+                "spec": {**self.spec, "activeModelId": self.active_model_id}
+                if self.active_model_id
+                else self.spec,
+                "metadata": self.spec.get("metadata") or {},
+                "messages": [dict(m) for m in self.messages],
+                "createdAt": _iso(self.created_at),
+                "lastInteractionAt": _iso(self.last_interaction_at),
+            }
+
+
+def _iso(ts: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
