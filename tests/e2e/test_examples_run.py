@@ -110,9 +110,27 @@ def test_a2a_local_runs(tmp_path: Path) -> None:
     assert out.rstrip().endswith("A2A peer stopped.")
 
 
+@pytest.mark.parametrize("example", ["serve_flask.py", "serve_django.py"])
+def test_serve_examples_answer_over_both_protocols(tmp_path: Path, example: str) -> None:
+    proc = _run([str(EXAMPLES / example), "--check"], tmp_path)
+    assert proc.returncode == 0, f"{example} failed:\n{proc.stdout}\n{proc.stderr}"
+    out = proc.stdout
+    assert "local MANTYX emulator" in out
+    assert "The agent is served at /a2a/ and /agent-api/process." in out
+    assert "A2A card: word_counter at http://127.0.0.1:" in out and "/a2a/\n" in out
+    assert "A2A task TASK_STATE_COMPLETED: '3 words.'" in out
+    assert "Agent API response completed after" in out
+    assert "Agent API answer: '2 words.'" in out
+
+
 @pytest.mark.parametrize(
     ("example", "module", "advice"),
-    [("mcp_local.py", "mcp", "pip install mcp"), ("a2a_local.py", "a2a", "pip install")],
+    [
+        ("mcp_local.py", "mcp", "pip install mcp"),
+        ("a2a_local.py", "a2a", "pip install"),
+        ("serve_flask.py", "flask", "pip install flask"),
+        ("serve_django.py", "django", "pip install django"),
+    ],
 )
 def test_examples_explain_a_missing_package(
     tmp_path: Path, example: str, module: str, advice: str
