@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 import fastjsonschema
 
+from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError
@@ -105,6 +106,23 @@ class RunResult:
         """
         link = self._feedback_link or FeedbackLink(None)
         return link.send(self.run_id, verdict, explanation, content_snapshot)
+
+    def _repr_html_(self) -> str:
+        # Jupyter: the answer, each tool call collapsible, a tokens/model footer.
+        return render_html(self._display())
+
+    def _repr_markdown_(self) -> str:
+        return render_markdown(self._display())
+
+    def _display(self) -> Any:
+        return view_of(
+            self.run_id,
+            self.events,
+            final_text=self.text,
+            tokens=self.tokens,
+            turns=self.turns,
+            model=self.model,
+        )
 
     def parse(self, validator: Validator | None = None) -> Any:
         """The reply as data: JSON-decoded, checked against :attr:`output_schema`,

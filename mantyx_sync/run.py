@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.resolution import ResolvedTools
@@ -293,6 +294,17 @@ class Run:
     def __repr__(self) -> str:
         state = "done" if self._done else "running"
         return f"<Run {self.id} {state}, {len(self._events)} events>"
+
+    def _repr_html_(self) -> str:
+        # Jupyter: what has arrived so far (see mantyx_sync.notebook.show).
+        if self._result is not None:
+            return self._result._repr_html_()
+        return render_html(view_of(self.id, self._events))
+
+    def _repr_markdown_(self) -> str:
+        if self._result is not None:
+            return self._result._repr_markdown_()
+        return render_markdown(view_of(self.id, self._events))
 
     @property
     def events(self) -> tuple[RunEvent, ...]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from ..client import Client
 from ..errors import MantyxError
+from ..messages import Attachment
 from ..run import Run
 from ..spec import AgentSpec
 from ..testing import LocalMantyx
@@ -109,6 +110,10 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     prompt = _prompt(args)
     if args.session and (args.agent_id or args.system_prompt or args.model_id):
         raise UsageError(SESSION_CONFLICT)
+    attachments = [
+        Attachment.from_url(item) if item.startswith("https://") else Attachment.from_path(item)
+        for item in args.attach
+    ]
     tools = load_tools(args.tool, args.mcp, args.mcp_url)
     view: RunView | JsonView
     if args.json:
@@ -121,9 +126,9 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
             overrides: dict[str, Any] = {}
             if args.reasoning:
                 overrides["reasoning_level"] = args.reasoning
-            run = session.start(prompt, **overrides)
+            run = session.start(prompt, attachments=attachments or None, **overrides)
         else:
-            run = client.start_run(agent_spec(args, tools), prompt)
+            run = client.start_run(agent_spec(args, tools), prompt, attachments=attachments or None)
         try:
             follow(run, view)
         except KeyboardInterrupt:

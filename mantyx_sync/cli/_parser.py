@@ -86,6 +86,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("prompt", nargs="?", help="the prompt (default: read from stdin)")
     _agent_options(run)
+    run.add_argument(
+        "--attach",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="a file (or https URL) for the model to read (repeatable)",
+    )
     output = run.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON event per line")
     output.add_argument("--quiet", "-q", action="store_true", help="only the answer text")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import base64
 import json
+import pathlib
 import signal
 import socket
 import subprocess
@@ -314,3 +316,27 @@ def test_sigterm_also_cancels(mantyx_server: LocalMantyx, release: threading.Eve
     assert process.returncode == 130
     run_id = next(iter(mantyx_server.runs))
     assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+
+
+def test_attach_sends_the_file_with_the_prompt(
+    mantyx_server: LocalMantyx, tmp_path: pathlib.Path
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("quarterly numbers: 42\n")
+    done = run_cli("run", "read it", "--attach", str(note), "-q", server=mantyx_server)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: read it\nReceived 1 file: text/plain\n"
+    (post,) = [r for r in mantyx_server.requests if r.method == "POST"]
+    assert post.json is not None
+    (attachment,) = post.json["messages"][-1]["attachments"]
+    assert attachment["filename"] == "note.txt" and attachment["mimeType"] == "text/plain"
+    assert base64.b64decode(attachment["data"]) == b"quarterly numbers: 42\n"
+
+
+def test_attach_of_a_missing_file_exits_2_before_sending(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "x", "--attach", "no/such/file.pdf", server=mantyx_server)
+    assert done.returncode == 2
+    assert done.stderr == (
+        "mantyx-sync: error: cannot read attachment 'no/such/file.pdf': No such file or directory\n"
+    )
+    assert mantyx_server.requests == []

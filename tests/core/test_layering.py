@@ -28,7 +28,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "wire values",
         frozenset(
-            {"tools", "spec", "events", "results", "history", "feedback", "messages", "_models"}
+            {
+                "tools",
+                "spec",
+                "events",
+                "results",
+                "history",
+                "feedback",
+                "messages",
+                "_models",
+                "_display",
+            }
         ),
     ),
     ("http and peer protocols", frozenset({"_http", "_peers"})),

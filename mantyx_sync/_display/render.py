@@ -1,0 +1,226 @@
+"""How a run looks in a notebook: HTML and Markdown built from its events.
+
+Used by :meth:`RunResult._repr_html_` and the live :class:`~mantyx_sync.Run`'s
+reprs, and by :func:`mantyx_sync.notebook.show`. Every piece of text from the
+run (answer, tool arguments and results, errors) is HTML-escaped: a model
+cannot inject markup into the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from ..events import ModelInfo, RunEvent, TokenUsage
+
+__all__ = ["RunDisplay", "ToolLine", "outcome_of", "render_html", "render_markdown", "view_of"]
+
+_CALL_TYPES = frozenset({"local_tool_call", "tool_call"})
+_RESULT_TYPES = frozenset({"local_tool_result_in", "tool_result"})
+_SUMMARY_WIDTH = 80
+# Fenced blocks and inline code spans keep their text verbatim in Markdown.
+_CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
+
+
+@attrs.frozen(kw_only=True)
+class ToolLine:
+    """One tool call and, once known, its outcome."""
+
+    name: str
+    args: Any
+    done: bool = False
+    ok: bool = True
+    outcome: Any = None
+
+
+@attrs.frozen(kw_only=True)
+class RunDisplay:
+    """What a run shows: the text so far, its tool calls, a status and a footer."""
+
+    run_id: str
+    text: str
+    tools: tuple[ToolLine, ...] = ()
+    status: str = "running"
+    error: str | None = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=2, default=str)
+
+
+def _one_line(value: Any, width: int = _SUMMARY_WIDTH) -> str:
+    compact = (
+        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    )
+    text = " ".join(compact.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _tool_lines(events: Sequence[RunEvent]) -> tuple[ToolLine, ...]:
+    order: list[str] = []
+    lines: dict[str, ToolLine] = {}
+    for event in events:
+        data = event.data
+        key = data.get("toolUseId")
+        if not isinstance(key, str):
+            continue
+        if event.type in _CALL_TYPES and key not in lines:
+            name = data.get("name")
+            args = data.get("args", data.get("input"))
+            lines[key] = ToolLine(name=name if isinstance(name, str) else "?", args=args or {})
+            order.append(key)
+        elif event.type in _RESULT_TYPES and key in lines:
+            if event.type == "tool_result":
+                ok = data.get("ok") is not False and not data.get("isError")
+                outcome = data.get("result", data.get("summary"))
+            else:
+                ok = data.get("error") is None
+                outcome = data.get("output") if ok else data.get("error")
+            lines[key] = attrs.evolve(lines[key], done=True, ok=ok, outcome=outcome)
+    return tuple(lines[key] for key in order)
+
+
+def _streamed_text(events: Sequence[RunEvent]) -> str:
+    turns: list[str] = []
+    current: list[str] = []
+    for event in events:
+        if event.type == "assistant_delta":
+            current.append(event.text or "")
+        elif event.type == "assistant_message":
+            turns.append("".join(current) or event.text or "")
+            current = []
+    if current:
+        turns.append("".join(current))
+    return "\n\n".join(turn for turn in turns if turn)
+
+
+def view_of(
+    run_id: str,
+    events: Sequence[RunEvent],
+    *,
+    final_text: str | None = None,
+    status: str | None = None,
+    tokens: TokenUsage | None = None,
+    turns: int | None = None,
+    model: ModelInfo | None = None,
+) -> RunDisplay:
+    """The display of a run from its events.
+
+    :param final_text: the answer, when known (else the text streamed so far).
+    :param status: overrides the status read from the terminal event.
+    """
+    found, error = outcome_of(events)
+    text = final_text if final_text else _streamed_text(events)
+    return RunDisplay(
+        run_id=run_id,
+        text=text,
+        tools=_tool_lines(events),
+        status=status or found,
+        error=error,
+        tokens=tokens,
+        turns=turns,
+        model=model,
+    )
+
+
+def outcome_of(events: Sequence[RunEvent]) -> tuple[str, str | None]:
+    """``(status, error)`` from a run's terminal event: ``done``, ``failed`` or
+    ``cancelled`` (``running`` when there is none yet)."""
+    if not events or not events[-1].is_terminal:
+        return "running", None
+    last = events[-1]
+    data = last.data
+    if last.type == "cancelled":
+        return "cancelled", None
+    message = data.get("error", data.get("message"))
+    text = message if isinstance(message, str) else None
+    if last.type == "error":
+        return "failed", text or "the run failed"
+    subtype = data.get("subtype")
+    succeeded = subtype == "success" if subtype is not None else data.get("ok") is True
+    if succeeded:
+        return "done", None
+    return "failed", text or f"the run ended with {subtype or 'no success flag'}"
+
+
+def _footer(view: RunDisplay) -> str:
+    parts = []
+    if view.tokens is not None:
+        tokens = view.tokens
+        parts.append(
+            f"{tokens.total_tokens} tokens ({tokens.input_tokens} in, {tokens.output_tokens} out)"
+        )
+    if view.turns is not None:
+        parts.append(f"{view.turns} turn{'' if view.turns == 1 else 's'}")
+    if view.model is not None and view.model.id:
+        parts.append(f"model {view.model.id}")
+    parts.append(f"run {view.run_id}")
+    if view.status != "done":
+        parts.insert(0, view.status)
+    return " · ".join(parts)
+
+
+def _mark(line: ToolLine) -> str:
+    if not line.done:
+        return "…"
+    return "✓" if line.ok else "✗"
+
+
+def _tool_html(line: ToolLine) -> str:
+    e = html.escape
+    summary = f"{_mark(line)} {line.name}({_one_line(line.args, 40)})"
+    if line.done:
+        summary += f" → {_one_line(line.outcome)}"
+    body = f"<pre>{e(_as_text(line.args))}</pre>"
+    if line.done:
+        body += f"<pre>{e(_as_text(line.outcome))}</pre>"
+    return f"<details><summary><code>{e(summary)}</code></summary>{body}</details>"
+
+
+def render_html(view: RunDisplay) -> str:
+    """The view as one self-contained HTML fragment (every text escaped)."""
+    e = html.escape
+    parts = ['<div class="mantyx-run">']
+    if view.tools:
+        parts.append('<div class="mantyx-tools">')
+        parts.extend(_tool_html(line) for line in view.tools)
+        parts.append("</div>")
+    parts.append(f'<div class="mantyx-text" style="white-space: pre-wrap">{e(view.text)}</div>')
+    if view.error:
+        parts.append(f'<div class="mantyx-error" style="color: #b00">{e(view.error)}</div>')
+    parts.append(
+        f'<div class="mantyx-footer" style="opacity: 0.6"><small>{e(_footer(view))}</small></div>'
+    )
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _escape_markdown_html(text: str) -> str:
+    # Markup from the model is neutralised; its Markdown (and code) stays.
+    pieces = _CODE.split(text)
+    return "".join(
+        piece if index % 2 else html.escape(piece, quote=False)
+        for index, piece in enumerate(pieces)
+    )
+
+
+def render_markdown(view: RunDisplay) -> str:
+    """The view as Markdown: the answer as Markdown, tool calls as ``<details>``."""
+    parts = [_tool_html(line) for line in view.tools]
+    parts.append(_escape_markdown_html(view.text))
+    if view.error:
+        parts.append(f"**{html.escape(view.error, quote=False)}**")
+    parts.append(f"<small>{html.escape(_footer(view), quote=False)}</small>")
+    return "\n\n".join(part for part in parts if part)

@@ -1,0 +1,117 @@
+"""Runs in Jupyter: :func:`show` a live run in one output area that updates as it streams.
+
+A :class:`~mantyx_sync.RunResult` and a :class:`~mantyx_sync.Run` already
+display themselves in a notebook (the answer, each tool call collapsible,
+a tokens/model footer); :func:`show` keeps that display current while the
+run streams::
+
+    from mantyx_sync.notebook import show
+
+    result = show(agent.start("Summarise the report"))
+
+Interrupting the cell (the stop button, ``I I``) cancels the run on the
+server, as it does for :meth:`Agent.run`. Outside IPython the run is printed
+as plain text instead, the way ``mantyx-sync run`` shows it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from typing import Any, TextIO
+
+from ._display.render import RunDisplay, render_html, render_markdown, view_of
+from .cli._term import Terminal
+from .cli._view import RunView
+from .results import RunResult
+from .run import Run
+
+__all__ = ["show"]
+
+_DEFAULT_INTERVAL = 0.1
+
+
+def _ipython_display() -> Any:
+    """``IPython.display`` when running inside an IPython kernel or shell, else ``None``."""
+    ipython = sys.modules.get("IPython")
+    if ipython is None or getattr(ipython, "get_ipython", lambda: None)() is None:
+        return None
+    return importlib.import_module("IPython.display")
+
+
+def show(
+    run: Run | RunResult, *, interval: float = _DEFAULT_INTERVAL, out: TextIO | None = None
+) -> RunResult:
+    """Display ``run`` and keep the display current until it ends; returns its result.
+
+    In IPython (Jupyter, VS Code, Colab) one output area shows the run and is
+    updated in place at most every ``interval`` seconds, and once at the end.
+    Elsewhere the text streams to ``out`` (default ``sys.stdout``) as plain
+    lines. A :class:`RunResult` is simply displayed.
+
+    :raises RunError: the run failed (``RunCancelled``: it was cancelled); the
+        display shows it first.
+    :raises KeyboardInterrupt: the cell was interrupted; the run was cancelled.
+    """
+    display = _ipython_display()
+    if isinstance(run, RunResult):
+        if display is not None:
+            display.display(run)
+        else:
+            term = _plain(out)
+            term.text(run.text)
+            term.end_text()
+        return run
+    if display is None:
+        return _show_plain(run, out)
+    handle = display.display(run, display_id=True)
+    last = time.monotonic()
+    try:
+        for event in run:
+            now = time.monotonic()
+            if event.is_terminal or now - last >= interval:
+                handle.update(run)
+                last = now
+    except KeyboardInterrupt:
+        # The Run has cancelled itself on the server; say so where the run is shown.
+        handle.update(_Snapshot(view_of(run.id, run.events, status="interrupted, cancelled")))
+        raise
+    finally:
+        # Failed or cancelled: the display shows how it ended.
+        if run.done:
+            handle.update(run)
+    result = run.result
+    assert result is not None
+    return result
+
+
+class _Snapshot:
+    """A fixed picture of a run, for the display's last update."""
+
+    def __init__(self, view: RunDisplay) -> None:
+        self._view = view
+
+    def _repr_html_(self) -> str:
+        return render_html(self._view)
+
+    def _repr_markdown_(self) -> str:
+        return render_markdown(self._view)
+
+
+def _plain(out: TextIO | None) -> Terminal:
+    stream = out if out is not None else sys.stdout
+    return Terminal(stream, stream, color=False, spinner=False)
+
+
+def _show_plain(run: Run, out: TextIO | None) -> RunResult:
+    view = RunView(_plain(out))
+    view.started(run.id)
+    try:
+        for event in run:
+            view.on_event(event)
+    finally:
+        view.finished(run.result)
+    result = run.result
+    assert result is not None
+    return result

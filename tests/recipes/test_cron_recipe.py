@@ -1,0 +1,98 @@
+"""examples/recipes/cron_job.py: the answer on stdout and an exit status cron can act on."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from mantyx_sync.testing import Fail, LocalMantyx
+
+SCRIPT = Path(__file__).parents[2] / "examples" / "recipes" / "cron_job.py"
+
+
+def _env(**values: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANTYX_")}
+    env.update(values)
+    return env
+
+
+def _server_env(server: LocalMantyx, **overrides: str) -> dict[str, str]:
+    values = {
+        "MANTYX_API_KEY": server.api_key,
+        "MANTYX_WORKSPACE": server.workspace,
+        "MANTYX_BASE_URL": server.base_url,
+    }
+    values.update(overrides)
+    return _env(**values)
+
+
+def _cron(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_success_prints_the_answer_and_exits_0(mantyx_server: LocalMantyx) -> None:
+    done = _cron("Report on today", env=_server_env(mantyx_server))
+    assert done.returncode == 0, done.stderr
+    (run,) = mantyx_server.runs.values()
+    # The default model calls the local tool once; its answer comes back.
+    assert done.stdout.startswith("You said: Report on today\ntoday → 20")
+    assert run.spec["tools"][0]["name"] == "today"
+    assert done.stderr.startswith(f"cron_job: run {run.id} done, ")
+
+
+def test_without_a_key_it_uses_its_own_emulator() -> None:
+    done = _cron("offline", env=_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("You said: offline\n")
+    assert "MANTYX_API_KEY is not set: using a local MANTYX emulator" in done.stderr
+
+
+def test_a_failed_run_exits_1(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.queue_script([Fail("upstream model overloaded", code="overloaded")])
+    done = _cron("x", env=_server_env(mantyx_server))
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert done.stderr.startswith("cron_job: error: run ")
+    assert "(overloaded): upstream model overloaded" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_key_exits_3(mantyx_server: LocalMantyx) -> None:
+    done = _cron("x", env=_server_env(mantyx_server, MANTYX_API_KEY="mantyx_not_the_key"))
+    assert done.returncode == 3
+    assert done.stderr == "cron_job: error: HTTP 401 unauthorized: invalid API key\n"
+    assert mantyx_server.runs == {}
+
+
+def test_an_unreachable_server_exits_4() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = _env(
+        MANTYX_API_KEY="mantyx_k",
+        MANTYX_WORKSPACE="ws",
+        MANTYX_BASE_URL=f"http://127.0.0.1:{port}",
+    )
+    done = _cron("x", env=env)
+    assert done.returncode == 4
+    assert done.stderr.startswith("cron_job: error: ")
+    assert done.stderr.count("\n") == 1
+
+
+def test_usage_and_configuration_errors_exit_2(mantyx_server: LocalMantyx) -> None:
+    assert _cron(env=_server_env(mantyx_server)).returncode == 2
+    no_workspace = _server_env(mantyx_server)
+    del no_workspace["MANTYX_WORKSPACE"]
+    done = _cron("x", env=no_workspace)
+    assert done.returncode == 2
+    assert "MANTYX_WORKSPACE" in done.stderr
