@@ -245,8 +245,6 @@ class ResponseBuilder:
         failure = None
         if outcome == "failed":
             failure = {"code": "run_failed", "message": error or "the run failed"}
-        elif outcome == "canceled":
-            failure = None
         out.append(self.response(outcome, error=failure, usage=usage))
         return out
 

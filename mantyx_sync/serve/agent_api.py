@@ -34,7 +34,7 @@ from ..agent import Agent
 from ..errors import MantyxError
 from ..events import RunEvent
 from ._agent_api_wire import ResponseBuilder, request_text
-from ._conversations import Conversations, Turn
+from ._conversations import Conversations
 from ._pump import RunPump, Tick
 from ._wsgi import (
     SSE_HEARTBEAT,
@@ -127,7 +127,7 @@ class AgentApiApp:
             return [sse_data(obj) for obj in objects]
         pump = RunPump(turn.run, listen=True, on_end=turn.finish)
         if not stream:
-            return json_reply(start_response, self._collect(builder, pump, turn))
+            return json_reply(start_response, self._collect(builder, pump))
         start_response("200 OK", StreamBody.HEADERS)
         return StreamBody(self._frames(builder, pump), on_close=lambda: _abandon(pump))
 
@@ -147,15 +147,14 @@ class AgentApiApp:
         for obj in self._objects(builder, pump):
             yield SSE_HEARTBEAT if obj is Tick.HEARTBEAT else sse_data(obj)
 
-    def _collect(self, builder: ResponseBuilder, pump: RunPump, turn: Turn) -> dict[str, Any]:
+    def _collect(self, builder: ResponseBuilder, pump: RunPump) -> dict[str, Any]:
         final: dict[str, Any] = {}
         try:
             for obj in self._objects(builder, pump):
                 if isinstance(obj, dict) and obj.get("object") == "response":
                     final = obj
         finally:
-            _abandon(pump)
-            turn.finish()
+            _abandon(pump)  # only if reading failed part-way: the run must not burn on
         return final
 
     def close(self) -> None:

@@ -129,3 +129,34 @@ def test_bad_arguments() -> None:
         serve.a2a_app(agent, conversation="nope")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_sessions"):
         serve.a2a_app(agent, max_sessions=0)
+
+
+def test_return_immediately_then_get_task(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
+    release = threading.Event()
+
+    @mantyx_sync.local_tool
+    def slow() -> str:
+        """Wait for the test."""
+        release.wait(20)
+        return "late"
+
+    mantyx_server.set_model([Turn("", tool_calls=[ToolCall("slow")]), Turn("finished")])
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+    url = serve_wsgi(serve.a2a_app(agent)).url
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "bg"}]}
+    params = {"message": message, "configuration": {"returnImmediately": True}}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": params}
+    try:
+        task = requests.post(f"{url}/", json=body, timeout=30).json()["result"]["task"]
+        assert task["status"]["state"] == "TASK_STATE_WORKING"
+    finally:
+        release.set()
+
+    def state() -> Any:
+        get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task["id"]}}
+        return requests.post(f"{url}/", json=get, timeout=30).json()["result"]
+
+    assert _wait_until(lambda: state()["status"]["state"] == "completed")
+    final = state()
+    assert final["kind"] == "task"  # asked in 0.3, answered in 0.3
+    assert final["artifacts"][0]["parts"] == [{"kind": "text", "text": "finished"}]
