@@ -21,7 +21,10 @@ from ._view import RunView
 
 __all__ = ["cmd_chat"]
 
-_HELP = "/history shows the conversation, /cancel cancels the last reply, /end ends the session"
+_HELP = (
+    "/history shows the conversation, /cancel cancels this session's running replies "
+    "(e.g. one sent from another terminal with --session), /end ends the session"
+)
 
 
 def _enable_line_editing() -> None:
@@ -41,6 +44,21 @@ def _show_history(session: Session, term: Terminal) -> None:
         term.line(f"{role}: {shown}")
 
 
+def _cancel_running(client: Client, session: Session, term: Terminal) -> None:
+    # While this terminal waits at the prompt its own reply has ended; a run of
+    # the session may still be going elsewhere (another terminal, a web app).
+    running = [
+        summary.id
+        for summary in client.list_runs(status="running", max_items=200)
+        if summary.session_id == session.id
+    ]
+    if not running:
+        term.note(term.dim("nothing is running in this session (Ctrl-C stops a reply)"))
+    for run_id in running:
+        client.cancel(run_id)
+        term.note(term.dim(f"cancelled run {run_id}"))
+
+
 def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
     """Read prompts until ``/end`` (ends the session) or end of input (keeps it)."""
     if args.session and (args.agent_id or args.system_prompt or args.model_id):
@@ -53,7 +71,6 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
         else:
             session = client.create_session(agent_spec(args, tools))
         term.note(term.dim(f"session {session.id} · {_HELP}"))
-        last_run: str | None = None
         while True:
             try:
                 line = input("you> ")
@@ -75,18 +92,13 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
                 _show_history(session, term)
                 continue
             if prompt == "/cancel":
-                if last_run is None:
-                    term.note(term.dim("no reply to cancel yet"))
-                else:
-                    client.cancel(last_run)
-                    term.note(term.dim(f"cancelled run {last_run}"))
+                _cancel_running(client, session, term)
                 continue
             if prompt.startswith("/"):
                 term.note(term.dim(f"unknown command {prompt.split()[0]}; {_HELP}"))
                 continue
             overrides = {"reasoning_level": args.reasoning} if args.reasoning else {}
             run = session.start(prompt, **overrides)
-            last_run = run.id
             try:
                 follow(run, RunView(term, show_thinking=args.reasoning is not None))
             except KeyboardInterrupt:

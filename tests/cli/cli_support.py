@@ -30,7 +30,8 @@ def console_script() -> str:
 def cli_env(server: LocalMantyx | None = None, **extra: str) -> dict[str, str]:
     """A clean environment pointing at ``server``; ``extra`` overrides."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MANTYX_") and k != "NO_COLOR"}
-    env["PYTHONPATH"] = str(HERE)  # so --tool cli_tools:... imports
+    # So that --tool cli_tools:... imports (keeping any path the caller set).
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     if server is not None:
         env.update(
             MANTYX_BASE_URL=server.base_url,

@@ -340,3 +340,23 @@ def test_attach_of_a_missing_file_exits_2_before_sending(mantyx_server: LocalMan
         "mantyx-sync: error: cannot read attachment 'no/such/file.pdf': No such file or directory\n"
     )
     assert mantyx_server.requests == []
+
+
+def test_mcp_starts_a_stdio_server_whose_tools_the_model_calls(
+    mantyx_server: LocalMantyx,
+) -> None:
+    peer = HERE.parent / "peers" / "mcp_py_server.py"
+    command = f"{sys.executable} {peer} stdio"
+    done = run_cli("run", "x", "--mcp", command, server=mantyx_server, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert '  ✓ mcp_echo({"text": "example"}) → example  ' in done.stderr
+    assert '  ✗ mcp_fail({"message": "example"}) → ' in done.stderr  # isError: a failed call
+    assert "mcp_echo → example" in done.stdout
+
+
+def test_an_mcp_server_that_cannot_start_exits_4(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("run", "x", "--mcp", "/no/such/mcp-server", server=mantyx_server)
+    assert done.returncode == 4
+    assert done.stderr.startswith("mantyx-sync: error: ")
+    assert done.stderr.count("\n") == 1
+    assert mantyx_server.runs == {}

@@ -5,8 +5,10 @@ from __future__ import annotations
 import re
 import threading
 
+import pytest
 from cli_support import PtyProcess, cli_env
 
+from mantyx_sync import RunCancelled
 from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
 
 DIM = "\x1b[2m"
@@ -153,6 +155,42 @@ def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
         term.expect("you> ")
         term.send("fast")
         term.expect("You said: fast")
+        term.expect("you> ")
+        term.send("/end")
+        assert term.wait() == 0
+    finally:
+        release.set()
+        term.close()
+
+
+def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
+    mantyx_server: LocalMantyx,
+) -> None:
+    release = threading.Event()
+
+    def model(ctx: ModelContext) -> Turn:
+        if ctx.prompt == "slow":
+            release.wait(20)
+        return Turn(f"You said: {ctx.prompt}")
+
+    mantyx_server.set_model(model)
+    term = PtyProcess("chat", env=cli_env(**_server_env(mantyx_server)))
+    try:
+        term.expect("you> ")
+        term.send("/cancel")
+        term.expect("nothing is running in this session")
+        term.expect("you> ")
+        (session_id,) = mantyx_server.sessions
+        # Another process (here: this test) sends a message to the same session.
+        with mantyx_server.client() as client:
+            elsewhere = client.resume_session(session_id).start("slow")
+            with elsewhere:
+                mantyx_server.wait_for_run(elsewhere.id, status="running", timeout=10)
+                term.send("/cancel")
+                term.expect(f"cancelled run {elsewhere.id}")
+                with pytest.raises(RunCancelled):
+                    elsewhere.wait()
+        assert mantyx_server.runs[elsewhere.id].status == "cancelled"
         term.expect("you> ")
         term.send("/end")
         assert term.wait() == 0
