@@ -90,3 +90,32 @@ def test_serves_an_agent_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path)
         assert task["artifacts"][0]["parts"][0]["text"] == "You said: hi"
     finally:
         peerkit.stop(proc)
+
+
+def test_serves_agent_api_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
+    (tmp_path / "trial_agent2.py").write_text(
+        "import mantyx_sync\n\ndef make():\n    return mantyx_sync.Agent(system_prompt='Echo.')\n"
+    )
+    port = peerkit.free_port()
+    env = dict(
+        os.environ,
+        MANTYX_API_KEY=mantyx_server.api_key,
+        MANTYX_WORKSPACE=mantyx_server.workspace,
+        MANTYX_BASE_URL=mantyx_server.base_url,
+        PYTHONPATH=str(tmp_path),
+    )
+    args = ["agent-api", "--agent", "trial_agent2:make", "--port", str(port)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mantyx_sync.serve", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        peerkit.wait_port(port, proc)
+        body = {"input": [{"role": "user", "content": "hello"}], "stream": False}
+        final = requests.post(f"http://127.0.0.1:{port}/process", json=body, timeout=30).json()
+        assert final["status"] == "completed"
+        assert final["output"][-1]["content"][0]["text"] == "You said: hello"
+    finally:
+        peerkit.stop(proc)
