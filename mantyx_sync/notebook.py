@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
 from .cli._view import RunView
+from .errors import MantyxError
 from .results import RunResult
 from .run import Run
 
@@ -65,25 +66,34 @@ def show(
         return run
     if display is None:
         return _show_plain(run, out)
-    handle = display.display(run, display_id=True)
-    last = time.monotonic()
-    try:
-        for event in run:
-            now = time.monotonic()
-            if event.is_terminal or now - last >= interval:
+    # The with-block cancels the run however show() is left early (an
+    # interrupt during a display update included).
+    with run:
+        handle = display.display(run, display_id=True)
+        last = time.monotonic()
+        try:
+            for event in run:
+                now = time.monotonic()
+                if event.is_terminal or now - last >= interval:
+                    handle.update(run)
+                    last = now
+        except KeyboardInterrupt:
+            run.close()
+            # Say so in the same output area.
+            view = view_of(run.id, run.events, status="interrupted, cancelled")
+            handle.update(_Snapshot(view))
+            raise
+        finally:
+            # Failed or cancelled: the display shows how it ended.
+            if run.done:
                 handle.update(run)
-                last = now
-    except KeyboardInterrupt:
-        # The Run has cancelled itself on the server; say so where the run is shown.
-        handle.update(_Snapshot(view_of(run.id, run.events, status="interrupted, cancelled")))
-        raise
-    finally:
-        # Failed or cancelled: the display shows how it ended.
-        if run.done:
-            handle.update(run)
-    result = run.result
-    assert result is not None
-    return result
+    return _result_of(run)
+
+
+def _result_of(run: Run) -> RunResult:
+    if run.result is None:
+        raise MantyxError(f"run {run.id}: the stream was closed before the run ended")
+    return run.result
 
 
 class _Snapshot:
@@ -107,11 +117,10 @@ def _plain(out: TextIO | None) -> Terminal:
 def _show_plain(run: Run, out: TextIO | None) -> RunResult:
     view = RunView(_plain(out))
     view.started(run.id)
-    try:
-        for event in run:
-            view.on_event(event)
-    finally:
-        view.finished(run.result)
-    result = run.result
-    assert result is not None
-    return result
+    with run:
+        try:
+            for event in run:
+                view.on_event(event)
+        finally:
+            view.finished(run.result)
+    return _result_of(run)
