@@ -9,7 +9,7 @@ from typing import Any
 
 from ._suite import Config, run_suite
 
-NAMES = ("roundtrip", "fanout", "stream", "import", "memory", "scale")
+NAMES = ("roundtrip", "fanout", "stream", "import", "memory", "scale", "coldstart", "swarm")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -11,6 +11,7 @@ The first run of every job is a warm-up whose figures are dropped.
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import sys
@@ -34,7 +35,13 @@ Runner = Callable[[], dict[str, float]]
 
 
 class _Span:
-    """Counts events and times the first to the last one (what streaming measures)."""
+    """Counts events and times the first to the last one (what streaming measures).
+
+    ``hold``, when set (the swarm benchmark), is called on the first event of
+    every run: it parks the run there, its stream open, until all are open.
+    """
+
+    hold: Callable[[], None] | None = None
 
     def __init__(self) -> None:
         self.count = 0
@@ -43,6 +50,8 @@ class _Span:
     def tick(self) -> None:
         if self.count == 0:
             self.first = time.perf_counter()
+            if _Span.hold is not None:
+                _Span.hold()
         self.count += 1
 
     def result(self) -> dict[str, float]:
@@ -90,7 +99,7 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
         ]
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=tools)
 
-    if bench == "stream":
+    if bench in ("stream", "swarm"):
 
         def run_stream() -> dict[str, float]:
             span = _Span()
@@ -140,7 +149,7 @@ def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
             )
         ]
 
-    if bench == "stream":
+    if bench in ("stream", "swarm"):
 
         def run_stream() -> dict[str, float]:
             span = _Span()
@@ -160,7 +169,16 @@ def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
 def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
     from benchmarks._raw import RawClient
 
-    client = RawClient(job["base_url"], job["api_key"], job["workspace"])
+    return _baseline(job, RawClient(job["base_url"], job["api_key"], job["workspace"]))
+
+
+def _floor(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    from benchmarks._floor import FloorClient
+
+    return _baseline(job, FloorClient(job["base_url"], job["api_key"], job["workspace"]))
+
+
+def _baseline(job: dict[str, Any], client: Any) -> tuple[Runner, Callable[[], None]]:
     spec: dict[str, Any] = {"systemPrompt": SYSTEM, "prompt": "go"}
     bench = job["bench"]
     if bench in ("roundtrip", "scale"):
@@ -189,7 +207,7 @@ def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
             return str(args["i"])
         return "ok"
 
-    if bench == "stream":
+    if bench in ("stream", "swarm"):
 
         def run_stream() -> dict[str, float]:
             span = _Span()
@@ -204,7 +222,7 @@ def _raw(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
     return run_once, client.close
 
 
-_VARIANTS = {"ours": _ours, "official": _official, "raw": _raw}
+_VARIANTS = {"ours": _ours, "official": _official, "raw": _raw, "floor": _floor}
 
 
 def _timed_runs(run: Runner, reps: int) -> list[dict[str, float]]:
@@ -217,16 +235,86 @@ def _timed_runs(run: Runner, reps: int) -> list[dict[str, float]]:
     return out
 
 
-def _scale(job: dict[str, Any], run: Runner) -> dict[str, list[float]]:
+def _scale(job: dict[str, Any], run: Runner) -> dict[str, dict[str, list[float]]]:
+    """Round trips per second and this process's CPU µs per round trip, per level."""
     levels = [int(n) for n in job["levels"]]
     per_run = int(job["turns"])
-    out: dict[str, list[float]] = {}
+    rates: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     for level in levels:
-        rates = []
+        rates[str(level)], cpu[str(level)] = [], []
         for _ in range(int(job["reps"])):
-            rates.append(level * per_run / _concurrent(run, level))
-        out[str(level)] = rates
-    return out
+            cpu_before = time.process_time()  # every thread of this process
+            wall = _concurrent(run, level)
+            trips = level * per_run
+            rates[str(level)].append(trips / wall)
+            cpu[str(level)].append((time.process_time() - cpu_before) / trips * 1e6)
+    return {"rate": rates, "cpu_us": cpu}
+
+
+def _status_kib(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _swarm(run: Runner, level: int) -> dict[str, float]:
+    """``level`` runs streaming at once from as many threads: memory and threads per run.
+
+    Every run is held at its first event (its stream open) until all ``level``
+    are; then resident memory and threads are sampled, compared with the
+    process before the runs started (after the warm-up run), and the runs are
+    let go to read to their end.
+    """
+    gc.collect()
+    rss_before = _status_kib("VmRSS")
+    threads_before = _status_kib("Threads")
+    all_open = threading.Barrier(level + 1, timeout=120)
+    release = threading.Barrier(level + 1, timeout=120)
+
+    def hold() -> None:
+        all_open.wait()
+        release.wait()
+
+    _Span.hold = hold
+    try:
+        errors: list[BaseException] = []
+
+        def worker() -> None:
+            try:
+                run()
+            except BaseException as exc:  # reported to the parent below
+                errors.append(exc)
+                all_open.abort()
+                release.abort()
+
+        threads = [threading.Thread(target=worker, daemon=True) for _ in range(level)]
+        for thread in threads:
+            thread.start()
+        try:
+            all_open.wait()
+        except threading.BrokenBarrierError:
+            raise RuntimeError(f"swarm: not every run opened its stream: {errors[:1]}") from None
+        rss_open = _status_kib("VmRSS")
+        threads_open = _status_kib("Threads")
+        tool_workers = sum(1 for t in threading.enumerate() if t.name.startswith("mantyx-tool"))
+        release.wait()
+        for thread in threads:
+            thread.join(timeout=300)
+            if thread.is_alive():
+                raise RuntimeError("a swarm worker did not finish within 300 s")
+        if errors:
+            raise errors[0]
+    finally:
+        _Span.hold = None
+    return {
+        "rss_kib_per_run": (rss_open - rss_before) / level,
+        # the caller's own thread counts: 1.0 means no thread beyond it
+        "threads_per_run": (threads_open - threads_before) / level,
+        "tool_workers": float(tool_workers),
+    }
 
 
 def _concurrent(run: Runner, level: int) -> float:
@@ -277,6 +365,8 @@ def main(argv: list[str]) -> int:
         result: dict[str, Any] = {"variant": job["variant"], "bench": job["bench"]}
         if job["bench"] == "scale":
             result["scale"] = _scale(job, run)
+        elif job["bench"] == "swarm":
+            result["swarm"] = [_swarm(run, int(job["level"])) for _ in range(int(job["reps"]))]
         else:
             result["runs"] = _timed_runs(run, int(job["reps"]))
     finally:

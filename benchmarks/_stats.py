@@ -63,6 +63,7 @@ class Row:
     ratios: str = ""
     target: str = ""
     verdict: str = ""
+    floor: Figure | None = None
 
 
 def format_table(rows: Sequence[Row], official_note: str | None) -> str:
@@ -71,6 +72,7 @@ def format_table(rows: Sequence[Row], official_note: str | None) -> str:
         "benchmark",
         "figure",
         "mantyx_sync",
+        "deps floor",
         "raw baseline",
         "official SDK",
         "ratios (same run)",
@@ -82,6 +84,7 @@ def format_table(rows: Sequence[Row], official_note: str | None) -> str:
             r.benchmark,
             r.figure,
             _cell(r.ours),
+            _cell(r.floor),
             _cell(r.baseline),
             _cell(r.official),
             r.ratios,

@@ -17,7 +17,17 @@ from benchmarks._server import start_timed_server  # noqa: E402
 from benchmarks._suite import Config, official_available, run_suite  # noqa: E402
 from mantyx_sync.testing import ToolCall, Turn  # noqa: E402
 
-EXPECTED = {"1 tool round-trip", "2 fan-out", "3 streaming", "4 cold import", "5 memory", "6 scale"}
+EXPECTED = {
+    "1 tool round-trip",
+    "2 fan-out",
+    "3 streaming",
+    "4 cold import",
+    "4b import",
+    "5 memory",
+    "6 scale",
+    "7 cold start",
+    "8 ",
+}
 
 
 def _check(report_rows: list, with_official: bool) -> None:
@@ -26,11 +36,16 @@ def _check(report_rows: list, with_official: bool) -> None:
         assert any(name.startswith(prefix) for name in names), (prefix, names)
     for row in report_rows:
         assert row.ours is not None and row.ours.values, row
-        if not row.benchmark.startswith("4"):  # import deltas may be ~0 (noise)
+        if not row.benchmark.startswith(("4", "8 ")):  # deltas may be ~0 (noise)
             assert all(v > 0 for v in row.ours.values), row
         if row.benchmark.startswith(("1 ", "3 ", "5 ")):
             assert row.baseline is not None and row.baseline.values, row
-        if with_official:
+            assert row.floor is not None and row.floor.values, row
+        if row.benchmark.startswith("8 "):
+            # a run that never receives a tool call starts no worker thread
+            assert "tool workers 0" in row.ratios, row
+            assert row.verdict == "yes", row
+        elif with_official:
             assert row.official is not None and row.official.values, row
         else:
             assert row.official is None
@@ -46,7 +61,7 @@ def test_every_benchmark_runs_without_the_official_sdk() -> None:
 
 @pytest.mark.skipif(not official_available(), reason="official SDK (mantyx-sdk) not installed")
 def test_official_column_when_installed() -> None:
-    report = run_suite(Config.quick(only=frozenset({"roundtrip", "stream", "fanout"})))
+    report = run_suite(Config.quick(only=frozenset({"roundtrip", "stream", "fanout", "coldstart"})))
     assert report.official_note is None
     for row in report.rows:
         assert row.official is not None and row.official.values, row
