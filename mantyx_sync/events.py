@@ -442,16 +442,24 @@ class RunEvent:
         if not isinstance(envelope, dict):
             raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
         event_type = envelope.get("type")
+        raw_seq = envelope.get("seq")
+        payload = envelope.get("data")
+        # The documented shape, checked with exact types (the per-event path).
+        if (
+            type(event_type) is str
+            and event_type
+            and type(raw_seq) is int
+            and type(payload) is dict
+        ):
+            return cls(seq=raw_seq, type=event_type, data=payload)
         if event_type is None and event and event != "message":
             # sseclient reports a frame without an event: line as "message".
             event_type = event
         if not isinstance(event_type, str) or not event_type:
             raise MalformedEvent("no event type")
-        raw_seq = envelope.get("seq")
         seq = _seq_of(raw_seq) if raw_seq is not None else _seq_of(id)
         if seq is None:
             raise MalformedEvent(f"{event_type} event has no integer seq")
-        payload = envelope.get("data")
         if payload is None:
             payload = {}
         if not isinstance(payload, dict):

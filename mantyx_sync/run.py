@@ -31,7 +31,7 @@ from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import MantyxError, RunCancelled, RunError
-from .events import ModelInfo, RunEvent, TaskPlan
+from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
@@ -263,6 +263,8 @@ class Run:
         self._done = False
         last_seq = backlog[-1].seq if backlog else 0
         self._stream = RunStream(transport, stream_path, run_id=run_id, last_seq=last_seq)
+        # Stepped directly: one Python frame less per event than next(self._stream).
+        self._next_event = self._stream.events().__next__
         ended = threading.Event()
         poster = ResultPoster(transport, run_id, run_ended=ended)
         self._executor = ToolExecutor(
@@ -342,7 +344,7 @@ class Run:
                 raise self._failure
             raise StopIteration
         try:
-            event = next(self._stream)
+            event = self._next_event()
         except StopIteration:
             self._release()
             raise
@@ -401,16 +403,17 @@ class Run:
         self.close()
 
     def _handle(self, event: RunEvent) -> None:
+        # Runs for every event: kept flat. Only calls need their typed payload
+        # here; structuring every delta would dominate the cost of a fast stream.
         self._events.append(event)
-        # Only calls need their typed payload here; structuring every delta
-        # would dominate the cost of a fast stream.
-        if event.type == "local_tool_call":
+        kind = event.type
+        if kind == "local_tool_call":
             self._submit_call(event)
-        else:
+        elif kind == "local_tool_result_in":
             self._note_answer(event)
-            if event.type in OBSERVED_TYPES:
-                self._progress.observe(event.type, event.data)
-        if event.is_terminal:
+        elif kind in OBSERVED_TYPES:
+            self._progress.observe(kind, event.data)
+        elif kind in TERMINAL_TYPES:
             self._finish(event)
 
     def _note_answer(self, event: RunEvent) -> None:

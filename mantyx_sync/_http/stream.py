@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 import sseclient
 
 from ..errors import MantyxError, StreamError, TimeoutError_, TransportError
-from ..events import MalformedEvent, RunEvent
+from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
@@ -41,22 +41,31 @@ class _Interrupted(TransportError):
 
 
 class _IdleWatch:
-    """Raises when bytes keep coming (keep-alives) but no event has for too long."""
+    """Raises when bytes keep coming (keep-alives) but no event has for too long.
+
+    The reading loop only counts events (``seen += 1``: the least it can do per
+    event); the clock is read twice per chunk, not once per event. Events
+    parsed from a chunk are dated when the parser comes back for more bytes,
+    i.e. just after the last of them was handed over.
+    """
 
     def __init__(self, idle_timeout: float) -> None:
         self.idle_timeout = idle_timeout
-        self.last_event = time.monotonic()
-
-    def saw_event(self) -> None:
-        self.last_event = time.monotonic()
+        self.seen = 0
 
     def chunks(self, source: EventSource) -> Iterator[bytes]:
+        last_event = resumed = time.monotonic()
+        counted = 0
         for chunk in source:
-            if time.monotonic() - self.last_event > self.idle_timeout:
+            if self.seen != counted:
+                counted = self.seen
+                last_event = resumed
+            if time.monotonic() - last_event > self.idle_timeout:
                 raise TimeoutError_(
                     f"no event for {self.idle_timeout:g}s (only keep-alives); resuming"
                 )
             yield chunk
+            resumed = time.monotonic()
 
 
 class RunStream:
@@ -113,6 +122,11 @@ class RunStream:
     def __next__(self) -> RunEvent:
         return next(self._events)
 
+    def events(self) -> Iterator[RunEvent]:
+        """The underlying generator (what :meth:`__next__` steps), for a caller
+        that wants to step it without this wrapper's frame per event."""
+        return self._events
+
     def close(self) -> None:
         """Stop reading and close the connection. Idempotent, any thread."""
         self._closed.set()
@@ -123,15 +137,48 @@ class RunStream:
 
     def _run(self) -> Iterator[RunEvent]:
         failures = 0
+        # Checked once per stream: the loop below runs for every streamed token.
+        debug = log.isEnabledFor(logging.DEBUG)
+        run_id = self.run_id
+        parse = self._parse
+        # A run's own terminal test is inlined; other streams plug in theirs.
+        other_terminal = None if self._terminal is _is_run_terminal else self._terminal
         while not self._closed.is_set():
             progressed = opened = False
             try:
                 source = self._open()
                 opened = True
-                for event in self._read(source):
+                watch = _IdleWatch(self._idle_timeout)
+                # One flat loop per event (no nested generator, no per-event clock):
+                # sseclient-py parses, ``parse`` (RunEvent.from_frame) checks the envelope.
+                for frame in sseclient.SSEClient(watch.chunks(source)).events():
+                    try:
+                        # sseclient reports a frame without an ``event:`` line as "message".
+                        name = frame.event
+                        event = parse(
+                            frame.data, event=None if name == "message" else name, id=frame.id
+                        )
+                    except MalformedEvent as exc:
+                        log.warning("run %s: skipping malformed event frame: %s", run_id, exc)
+                        continue
+                    if event is None:
+                        continue
+                    watch.seen += 1
+                    seq = event.seq
+                    if seq <= self.last_seq:
+                        if debug:
+                            log.debug("run %s: dropping replayed event seq %d", run_id, seq)
+                        continue
+                    self.last_seq = seq
+                    if debug:
+                        log.debug("run %s: event %d %s", run_id, seq, event.type)
                     progressed = True
                     yield event
-                    if self._terminal(event):
+                    if (
+                        event.type in TERMINAL_TYPES
+                        if other_terminal is None
+                        else other_terminal(event)
+                    ):
                         self.close()
                         return
                 if self._closed.is_set():
@@ -151,14 +198,14 @@ class RunStream:
                 failures = 1 if progressed or quiet else failures + 1
                 if failures > self._reconnects:
                     raise StreamError(
-                        f"event stream for run {self.run_id} could not be resumed after "
+                        f"event stream for run {run_id} could not be resumed after "
                         f"{failures - 1} reconnects: {exc}",
-                        run_id=self.run_id,
+                        run_id=run_id,
                     ) from exc
                 delay = self._backoff.delay(failures, exc)
                 log.debug(
                     "run %s: stream interrupted after seq %d (%s); reconnecting in %.2fs",
-                    self.run_id,
+                    run_id,
                     self.last_seq,
                     exc,
                     delay,
@@ -186,31 +233,6 @@ class RunStream:
             source, self._source = self._source, None
         if source is not None:
             source.close()
-
-    def _read(self, source: EventSource) -> Iterator[RunEvent]:
-        watch = _IdleWatch(self._idle_timeout)
-        # Checked once per connection: this loop runs for every streamed token.
-        debug = log.isEnabledFor(logging.DEBUG)
-        parse = self._parse
-        for frame in sseclient.SSEClient(watch.chunks(source)).events():
-            try:
-                # sseclient reports a frame without an ``event:`` line as "message".
-                name = None if frame.event == "message" else frame.event
-                event = parse(frame.data, event=name, id=frame.id)
-            except MalformedEvent as exc:
-                log.warning("run %s: skipping malformed event frame: %s", self.run_id, exc)
-                continue
-            if event is None:
-                continue
-            watch.saw_event()
-            if event.seq <= self.last_seq:
-                if debug:
-                    log.debug("run %s: dropping replayed event seq %d", self.run_id, event.seq)
-                continue
-            self.last_seq = event.seq
-            if debug:
-                log.debug("run %s: event %d %s", self.run_id, event.seq, event.type)
-            yield event
 
 
 def read_backlog(
