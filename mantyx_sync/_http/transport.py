@@ -20,15 +20,18 @@ between processes.
 from __future__ import annotations
 
 import email.utils
+import http.client
 import json
 import logging
 import os
 import re
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import attrs
 import requests
@@ -81,9 +84,10 @@ class EventSource:
     thread; :meth:`close` may be called from any thread.
     """
 
-    def __init__(self, response: requests.Response) -> None:
+    def __init__(self, response: requests.Response, *, idle_timeout: float | None = None) -> None:
         self._response = response
         self._closed = False
+        self._idle_timeout = idle_timeout
 
     def __iter__(self) -> Iterator[bytes]:
         raw = self._response.raw
@@ -96,7 +100,9 @@ class EventSource:
         except Exception as exc:
             if self._closed:
                 return
-            raise _translate(exc) from exc
+            raise _translate(
+                exc, self._response.url, read_timeout=self._idle_timeout, reading=True
+            ) from exc
 
     def close(self) -> None:
         """Close the response and its socket. Idempotent."""
@@ -178,12 +184,21 @@ class HttpTransport:
         :raises TransportError: when no answer could be had.
         """
 
+        attempts = 0
+        started = time.monotonic()
+
         def send() -> Reply:
+            nonlocal attempts
+            attempts += 1
             return self._send(method, path, json_body=json_body, params=params, timeout=timeout)
 
-        if policy is None:
-            return send()
-        return policy.call(send, label=f"{method} {path}")
+        try:
+            if policy is None:
+                return send()
+            return policy.call(send, label=f"{method} {path}")
+        except TransportError as exc:
+            # Say how hard we tried; the requests/urllib3 exception stays the cause.
+            raise _gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
 
     def _send(
         self,
@@ -255,12 +270,12 @@ class HttpTransport:
                 response.content  # noqa: B018 - the error body, read inside the seam
             except requests.RequestException as exc:
                 response.close()
-                raise _translate(exc) from None
+                raise _translate(exc, response.url, reading=True) from exc
             try:
                 raise _api_error(response)
             finally:
                 response.close()
-        return EventSource(response)
+        return EventSource(response, idle_timeout=idle_timeout)
 
     def _authorized_exchange(
         self,
@@ -343,7 +358,7 @@ class HttpTransport:
             return response
         except requests.RequestException as exc:
             log.debug("%s failed: %s", label, _describe(exc))
-            raise _translate(exc) from None
+            raise _translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
 
     def close(self) -> None:
         """Close pooled connections (only those this process opened)."""
@@ -413,19 +428,108 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
     return False
 
 
-def _translate(exc: BaseException) -> TransportError:
-    """Map a requests/urllib3/socket exception to our tree."""
-    message = _describe(exc)
-    if isinstance(exc, requests.ConnectTimeout) or _caused_by(
-        exc, (urllib3.exceptions.NewConnectionError, ConnectionRefusedError)
-    ):
-        return ConnectError(f"could not connect: {message}")
+def _host(url: str | None) -> str:
+    """``host:port`` of ``url`` (never its user info or path), for messages."""
+    if not url:
+        return "the server"
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "the server"
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80
+    return f"{host}:{port}"
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The OS's words for the first socket error in ``exc``'s chain (``strerror``)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.strerror and not isinstance(cur, ssl.SSLError):
+            return str(cur.strerror).lower()
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+    return None
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, ssl.SSLError):
+            text = getattr(cur, "verify_message", None) or cur.reason or str(cur)
+            return str(text).lower().replace("_", " ")
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+    return "handshake failed"
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f" within {value:g}s"
+
+
+def _translate(
+    exc: BaseException,
+    url: str | None = None,
+    *,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    reading: bool = False,
+) -> TransportError:
+    """Map a requests/urllib3/socket exception to our tree, in words a person reads.
+
+    The one place foreign exceptions become ours (as ``HTTPAdapter.send`` does
+    for urllib3): the message names the host and what happened; the caller
+    chains ``exc`` as ``__cause__``.
+    """
+    host = _host(url)
+    connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
+    if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
+        return ConnectError(f"could not connect to {host}: TLS failure ({_ssl_reason(exc)})")
+    if _caused_by(exc, (urllib3.exceptions.NameResolutionError, socket.gaierror)):
+        return ConnectError(f"could not connect to {host}: name not resolved")
+    if _caused_by(exc, (ConnectionRefusedError,)):
+        return ConnectError(f"could not connect to {host}: connection refused")
+    if isinstance(exc, requests.ConnectTimeout):
+        # (urllib3's NewConnectionError subclasses ConnectTimeoutError; requests
+        # tells a real connect timeout apart, so ask requests.)
+        return ConnectError(f"could not connect to {host}: timed out{_seconds(connect_timeout)}")
+    if _caused_by(exc, (urllib3.exceptions.NewConnectionError,)):
+        reason = _os_reason(exc) or "the connection could not be made"
+        return ConnectError(f"could not connect to {host}: {reason}")
     if isinstance(exc, requests.Timeout) or _caused_by(
-        exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError)
+        exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
     ):
         # A streaming read timeout arrives as requests.ConnectionError.
-        return TimeoutError_(f"timed out: {message}")
-    return TransportError(f"connection failed: {message}")
+        return TimeoutError_(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
+    if connecting and _caused_by(
+        exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+    ):
+        return TransportError(f"{host} closed the connection without answering")
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError) or _caused_by(
+        exc, (urllib3.exceptions.ProtocolError, http.client.IncompleteRead)
+    ):
+        return TransportError(f"{host} closed the connection before the answer was complete")
+    return TransportError(f"connection to {host} failed: {_describe(exc)}")
+
+
+def _gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
+    """``exc`` again, its message saying after how many attempts and how long."""
+    if type(exc) not in (TransportError, ConnectError, TimeoutError_):
+        return exc
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
