@@ -20,24 +20,20 @@ between processes.
 from __future__ import annotations
 
 import email.utils
-import http.client
 import json
 import logging
 import os
 import re
-import socket
-import ssl
 import threading
 import time
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 import attrs
 import requests
 import requests.adapters
 import requests.utils
-import urllib3.exceptions
 from requests.structures import CaseInsensitiveDict
 
 from .._base.redact import redact_text
@@ -46,17 +42,16 @@ from ..errors import (
     AuthError,
     ConfigurationError,
     ConflictError,
-    ConnectError,
     InvalidRequestError,
     NotFoundError,
     PermissionDenied,
     RateLimitError,
     ServerError,
-    TimeoutError_,
     TransportError,
 )
 from .auth import TokenSource
 from .config import ClientConfig
+from .failures import describe, gave_up, translate
 from .ratelimit import RateLimits, parse_rate_limit
 from .retry import RetryPolicy
 
@@ -100,7 +95,7 @@ class EventSource:
         except Exception as exc:
             if self._closed:
                 return
-            raise _translate(
+            raise translate(
                 exc, self._response.url, read_timeout=self._idle_timeout, reading=True
             ) from exc
 
@@ -198,7 +193,7 @@ class HttpTransport:
             return policy.call(send, label=f"{method} {path}")
         except TransportError as exc:
             # Say how hard we tried; the requests/urllib3 exception stays the cause.
-            raise _gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
+            raise gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
 
     def _send(
         self,
@@ -270,7 +265,7 @@ class HttpTransport:
                 response.content  # noqa: B018 - the error body, read inside the seam
             except requests.RequestException as exc:
                 response.close()
-                raise _translate(exc, response.url, reading=True) from exc
+                raise translate(exc, response.url, reading=True) from exc
             try:
                 raise _api_error(response)
             finally:
@@ -357,8 +352,8 @@ class HttpTransport:
                 response.content  # noqa: B018
             return response
         except requests.RequestException as exc:
-            log.debug("%s failed: %s", label, _describe(exc))
-            raise _translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
+            log.debug("%s failed: %s", label, describe(exc))
+            raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
 
     def close(self) -> None:
         """Close pooled connections (only those this process opened)."""
@@ -406,130 +401,6 @@ def _new_session(base_url: str) -> requests.Session:
     if bundle:
         session.verify = bundle
     return session
-
-
-def _describe(exc: BaseException) -> str:
-    return redact_text(f"{type(exc).__name__}: {exc}")
-
-
-def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        cur = todo.pop()
-        if cur is None or id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        if isinstance(cur, kinds):
-            return True
-        todo.extend([cur.__cause__, cur.__context__])
-        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
-        todo.append(getattr(cur, "reason", None))
-    return False
-
-
-def _host(url: str | None) -> str:
-    """``host:port`` of ``url`` (never its user info or path), for messages."""
-    if not url:
-        return "the server"
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    host = parts.hostname or "the server"
-    if port is None:
-        port = 443 if parts.scheme == "https" else 80
-    return f"{host}:{port}"
-
-
-def _os_reason(exc: BaseException) -> str | None:
-    """The OS's words for the first socket error in ``exc``'s chain (``strerror``)."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        cur = todo.pop()
-        if cur is None or id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        if isinstance(cur, OSError) and cur.strerror and not isinstance(cur, ssl.SSLError):
-            return str(cur.strerror).lower()
-        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
-        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
-    return None
-
-
-def _ssl_reason(exc: BaseException) -> str:
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        cur = todo.pop()
-        if cur is None or id(cur) in seen:
-            continue
-        seen.add(id(cur))
-        if isinstance(cur, ssl.SSLError):
-            text = getattr(cur, "verify_message", None) or cur.reason or str(cur)
-            return str(text).lower().replace("_", " ")
-        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
-        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
-    return "handshake failed"
-
-
-def _seconds(value: float | None) -> str:
-    return "" if value is None else f" within {value:g}s"
-
-
-def _translate(
-    exc: BaseException,
-    url: str | None = None,
-    *,
-    connect_timeout: float | None = None,
-    read_timeout: float | None = None,
-    reading: bool = False,
-) -> TransportError:
-    """Map a requests/urllib3/socket exception to our tree, in words a person reads.
-
-    The one place foreign exceptions become ours (as ``HTTPAdapter.send`` does
-    for urllib3): the message names the host and what happened; the caller
-    chains ``exc`` as ``__cause__``.
-    """
-    host = _host(url)
-    connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
-    if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
-        return ConnectError(f"could not connect to {host}: TLS failure ({_ssl_reason(exc)})")
-    if _caused_by(exc, (urllib3.exceptions.NameResolutionError, socket.gaierror)):
-        return ConnectError(f"could not connect to {host}: name not resolved")
-    if _caused_by(exc, (ConnectionRefusedError,)):
-        return ConnectError(f"could not connect to {host}: connection refused")
-    if isinstance(exc, requests.ConnectTimeout):
-        # (urllib3's NewConnectionError subclasses ConnectTimeoutError; requests
-        # tells a real connect timeout apart, so ask requests.)
-        return ConnectError(f"could not connect to {host}: timed out{_seconds(connect_timeout)}")
-    if _caused_by(exc, (urllib3.exceptions.NewConnectionError,)):
-        reason = _os_reason(exc) or "the connection could not be made"
-        return ConnectError(f"could not connect to {host}: {reason}")
-    if isinstance(exc, requests.Timeout) or _caused_by(
-        exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
-    ):
-        # A streaming read timeout arrives as requests.ConnectionError.
-        return TimeoutError_(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
-    if connecting and _caused_by(
-        exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
-    ):
-        return TransportError(f"{host} closed the connection without answering")
-    if isinstance(exc, requests.exceptions.ChunkedEncodingError) or _caused_by(
-        exc, (urllib3.exceptions.ProtocolError, http.client.IncompleteRead)
-    ):
-        return TransportError(f"{host} closed the connection before the answer was complete")
-    return TransportError(f"connection to {host} failed: {_describe(exc)}")
-
-
-def _gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
-    """``exc`` again, its message saying after how many attempts and how long."""
-    if type(exc) not in (TransportError, ConnectError, TimeoutError_):
-        return exc
-    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
-    return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -1,0 +1,149 @@
+"""Foreign exceptions in words a person reads: the transport's one translation point.
+
+:func:`translate` turns a ``requests``/``urllib3``/socket exception into the
+:mod:`mantyx_sync.errors` tree (as ``requests``' ``HTTPAdapter.send`` does for
+urllib3's), naming the host and what happened — connection refused, name not
+resolved, TLS failure, timed out, closed early. :func:`gave_up` adds after how
+many attempts and how long the client gave up. Only
+:mod:`~mantyx_sync._http.transport` calls them; it chains the original
+exception as ``__cause__``.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import ssl
+from urllib.parse import urlsplit
+
+import requests
+import urllib3.exceptions
+
+from .._base.redact import redact_text
+from ..errors import ConnectError, TimeoutError_, TransportError
+
+__all__ = ["describe", "gave_up", "translate"]
+
+
+def describe(exc: BaseException) -> str:
+    return redact_text(f"{type(exc).__name__}: {exc}")
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, kinds):
+            return True
+        todo.extend([cur.__cause__, cur.__context__])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+        todo.append(getattr(cur, "reason", None))
+    return False
+
+
+def _host(url: str | None) -> str:
+    """``host:port`` of ``url`` (never its user info or path), for messages."""
+    if not url:
+        return "the server"
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    host = parts.hostname or "the server"
+    if port is None:
+        port = 443 if parts.scheme == "https" else 80
+    return f"{host}:{port}"
+
+
+def _os_reason(exc: BaseException) -> str | None:
+    """The OS's words for the first socket error in ``exc``'s chain (``strerror``)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, OSError) and cur.strerror and not isinstance(cur, ssl.SSLError):
+            return str(cur.strerror).lower()
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+    return None
+
+
+def _ssl_reason(exc: BaseException) -> str:
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, ssl.SSLError):
+            text = getattr(cur, "verify_message", None) or cur.reason or str(cur)
+            return str(text).lower().replace("_", " ")
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
+        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
+    return "handshake failed"
+
+
+def _seconds(value: float | None) -> str:
+    return "" if value is None else f" within {value:g}s"
+
+
+def translate(
+    exc: BaseException,
+    url: str | None = None,
+    *,
+    connect_timeout: float | None = None,
+    read_timeout: float | None = None,
+    reading: bool = False,
+) -> TransportError:
+    """Map a requests/urllib3/socket exception to our tree, in words a person reads.
+
+    The one place foreign exceptions become ours (as ``HTTPAdapter.send`` does
+    for urllib3): the message names the host and what happened; the caller
+    chains ``exc`` as ``__cause__``.
+    """
+    host = _host(url)
+    connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
+    if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
+        return ConnectError(f"could not connect to {host}: TLS failure ({_ssl_reason(exc)})")
+    if _caused_by(exc, (urllib3.exceptions.NameResolutionError, socket.gaierror)):
+        return ConnectError(f"could not connect to {host}: name not resolved")
+    if _caused_by(exc, (ConnectionRefusedError,)):
+        return ConnectError(f"could not connect to {host}: connection refused")
+    if isinstance(exc, requests.ConnectTimeout):
+        # (urllib3's NewConnectionError subclasses ConnectTimeoutError; requests
+        # tells a real connect timeout apart, so ask requests.)
+        return ConnectError(f"could not connect to {host}: timed out{_seconds(connect_timeout)}")
+    if _caused_by(exc, (urllib3.exceptions.NewConnectionError,)):
+        reason = _os_reason(exc) or "the connection could not be made"
+        return ConnectError(f"could not connect to {host}: {reason}")
+    if isinstance(exc, requests.Timeout) or _caused_by(
+        exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
+    ):
+        # A streaming read timeout arrives as requests.ConnectionError.
+        return TimeoutError_(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
+    if connecting and _caused_by(
+        exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+    ):
+        return TransportError(f"{host} closed the connection without answering")
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError) or _caused_by(
+        exc, (urllib3.exceptions.ProtocolError, http.client.IncompleteRead)
+    ):
+        return TransportError(f"{host} closed the connection before the answer was complete")
+    return TransportError(f"connection to {host} failed: {describe(exc)}")
+
+
+def gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
+    """``exc`` again, its message saying after how many attempts and how long."""
+    if type(exc) not in (TransportError, ConnectError, TimeoutError_):
+        return exc
+    tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
+    return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")
