@@ -66,6 +66,9 @@ class Client:
         starts again once events flow).
     :param max_workers: threads per run for local tools (default 32).
     :param tool_timeout: default seconds a local tool may run (``None``: no limit).
+    :param max_event_bytes: the largest one event-stream frame may be (default
+        32 MB); past it the stream fails with :class:`~mantyx_sync.StreamError`
+        instead of buffering whatever a server or proxy sends.
     :param http_session: a ``requests.Session`` to use instead of our own (for
         proxies or custom TLS); it is then shared across forks as given.
 
@@ -89,6 +92,7 @@ class Client:
         max_workers: int | None = None,
         tool_timeout: float | None = None,
         http_session: requests.Session | None = None,
+        max_event_bytes: int | None = None,
     ) -> None:
         options: dict[str, Any] = {}
         if isinstance(timeout, tuple):
@@ -105,6 +109,7 @@ class Client:
             ("stream_reconnects", stream_reconnects),
             ("max_workers", max_workers),
             ("tool_timeout", tool_timeout),
+            ("max_event_bytes", max_event_bytes),
         ):
             if value is not None:
                 options[key] = value

@@ -35,6 +35,11 @@ def _non_negative_int(instance: object, attribute: attrs.Attribute[int], value: 
         raise ConfigurationError(f"{attribute.name} must be an int >= 0, got {value!r}")
 
 
+def _positive_int(instance: object, attribute: attrs.Attribute[int], value: object) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ConfigurationError(f"{attribute.name} must be an int >= 1, got {value!r}")
+
+
 @attrs.frozen(kw_only=True)
 class ClientConfig:
     """Everything a :class:`~mantyx_sync.Client` needs, fixed at construction.
@@ -56,6 +61,8 @@ class ClientConfig:
     :param tool_timeout: default seconds a local tool may run before it is
         answered with an error; ``None`` means no limit.
     :param cancel_timeout: seconds the best-effort cancel on Ctrl-C may take.
+    :param max_event_bytes: the largest one event-stream frame may be (default
+        32 MB); a bigger one fails the stream with :class:`~mantyx_sync.StreamError`.
     """
 
     api_key: str | None = attrs.field(repr=False)
@@ -69,6 +76,7 @@ class ClientConfig:
     max_workers: int = attrs.field(default=32, validator=_non_negative_int)
     tool_timeout: float | None = attrs.field(default=None, validator=_optional_positive)
     cancel_timeout: float = attrs.field(default=5.0, validator=_positive)
+    max_event_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive_int)
     user_agent: str = f"mantyx-sync/{__version__}"
 
     def __attrs_post_init__(self) -> None:

@@ -7,11 +7,15 @@ last delivered ``seq`` is a replay and is dropped. When the connection drops,
 stalls past the idle deadline, or closes before a terminal event, the stream
 is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
 ends at exactly one terminal event, after which the connection is closed.
+One frame may not grow past ``max_event_bytes`` (32 MB by default): past it
+the stream fails with :class:`~mantyx_sync.StreamError` instead of buffering
+whatever a server or proxy sends.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -40,22 +44,41 @@ class _Interrupted(TransportError):
     """The server closed the stream before the run's terminal event."""
 
 
-class _IdleWatch:
-    """Raises when bytes keep coming (keep-alives) but no event has for too long.
+class _FrameTooLarge(StreamError):
+    """One SSE frame grew past ``max_event_bytes``: not retried (it would come again)."""
 
+
+# Two line terminators in a row end a frame: LF LF, LF CR (CRLF CRLF contains
+# it) or CR CR (wire-protocol §3; the SSE spec's CR, LF and CRLF line ends).
+_FRAME_ENDS = (b"\n\n", b"\n\r", b"\r\r")
+_FRAME_END = re.compile(b"\n\n|\n\r|\r\r")
+
+
+class _IdleWatch:
+    """Guards the raw chunks on their way to the SSE parser.
+
+    Raises when bytes keep coming (keep-alives) but no event has for too long.
     The reading loop only counts events (``seen += 1``: the least it can do per
     event); the clock is read twice per chunk, not once per event. Events
     parsed from a chunk are dated when the parser comes back for more bytes,
     i.e. just after the last of them was handed over.
+
+    Also raises when the frame being received grows past ``max_frame`` bytes,
+    counted as the bytes arrive, so an endless frame is refused after
+    ``max_frame`` bytes instead of being buffered whole.
     """
 
-    def __init__(self, idle_timeout: float) -> None:
+    def __init__(self, idle_timeout: float, *, max_frame: int, run_id: str) -> None:
         self.idle_timeout = idle_timeout
         self.seen = 0
+        self._max_frame = max_frame
+        self._run_id = run_id
 
     def chunks(self, source: EventSource) -> Iterator[bytes]:
         last_event = resumed = time.monotonic()
         counted = 0
+        pending = 0  # bytes of the frame being received so far
+        last = b""  # the previous chunk's last byte: a frame end may straddle chunks
         for chunk in source:
             if self.seen != counted:
                 counted = self.seen
@@ -64,8 +87,39 @@ class _IdleWatch:
                 raise TimeoutError_(
                     f"no event for {self.idle_timeout:g}s (only keep-alives); resuming"
                 )
+            window = last + chunk
+            if pending + len(chunk) <= self._max_frame:
+                # No frame that ends or continues here can be over the cap.
+                end = max(window.rfind(mark) for mark in _FRAME_ENDS)
+                pending = pending + len(chunk) if end < 0 else len(window) - end - 2
+            else:
+                pending = self._check_frames(window, len(last), pending)
+            last = chunk[-1:]
             yield chunk
             resumed = time.monotonic()
+
+    def _check_frames(self, window: bytes, counted: int, pending: int) -> int:
+        """Size every frame ending in ``window``; return the bytes of the one left open.
+
+        ``window`` starts with ``counted`` bytes already in ``pending``.
+        """
+        pos = counted
+        for end in _FRAME_END.finditer(window):
+            pending += max(0, end.start() - pos)
+            self._refuse_over(pending)
+            pending, pos = 0, end.end()
+        pending += len(window) - max(pos, counted)
+        self._refuse_over(pending)
+        return pending
+
+    def _refuse_over(self, size: int) -> None:
+        if size > self._max_frame:
+            raise _FrameTooLarge(
+                f"event stream for run {self._run_id}: one event frame grew past "
+                f"{self._max_frame} bytes (max_event_bytes); the stream was closed. "
+                "Pass Client(max_event_bytes=...) if events this large are expected",
+                run_id=self._run_id,
+            )
 
 
 class RunStream:
@@ -101,6 +155,7 @@ class RunStream:
         self.last_seq = last_seq
         self._reconnects = config.stream_reconnects
         self._idle_timeout = idle_timeout or config.stream_idle_timeout
+        self._max_frame = config.max_event_bytes
         self._backoff = Backoff()
         # The policy only classifies failures; the loop below owns the waits
         # because a stream that made progress earns a fresh attempt budget.
@@ -148,7 +203,9 @@ class RunStream:
             try:
                 source = self._open()
                 opened = True
-                watch = _IdleWatch(self._idle_timeout)
+                watch = _IdleWatch(
+                    self._idle_timeout, max_frame=self._max_frame, run_id=self.run_id
+                )
                 # One flat loop per event (no nested generator, no per-event clock):
                 # sseclient-py parses, ``parse`` (RunEvent.from_frame) checks the envelope.
                 for frame in sseclient.SSEClient(watch.chunks(source)).events():
@@ -187,7 +244,11 @@ class RunStream:
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
-                if not self._policy.should_retry(exc) or not self._resume:
+                if (
+                    isinstance(exc, _FrameTooLarge)
+                    or not self._policy.should_retry(exc)
+                    or not self._resume
+                ):
                     raise
                 quiet = opened and isinstance(exc, TimeoutError_)
                 if quiet and self._until_quiet:
