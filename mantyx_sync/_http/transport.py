@@ -19,6 +19,7 @@ between processes.
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import json
 import logging
@@ -26,15 +27,14 @@ import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any
-from urllib.parse import urlencode
 
 import attrs
 import requests
 import requests.adapters
 import requests.utils
-from requests.structures import CaseInsensitiveDict
 
 from .._base.redact import redact_text
 from ..errors import (
@@ -43,6 +43,7 @@ from ..errors import (
     ConfigurationError,
     ConflictError,
     InvalidRequestError,
+    MantyxError,
     NotFoundError,
     PermissionDenied,
     RateLimitError,
@@ -52,6 +53,7 @@ from ..errors import (
 from .auth import TokenSource
 from .config import ClientConfig
 from .failures import describe, gave_up, translate
+from .pools import close_session, new_session, prepare
 from .ratelimit import RateLimits, parse_rate_limit
 from .retry import RetryPolicy
 
@@ -59,7 +61,6 @@ __all__ = ["EventSource", "HttpTransport", "Reply", "error_for_response", "trans
 
 log = logging.getLogger(__name__)
 
-_POOL_SIZE = 64
 _CHUNK = 65536
 
 
@@ -100,9 +101,15 @@ class EventSource:
             ) from exc
 
     def close(self) -> None:
-        """Close the response and its socket. Idempotent."""
+        """Close the response and its socket. Idempotent, any thread.
+
+        The socket is shut down first: closing it alone would leave a reader
+        blocked in ``recv`` on another thread until the server sends something.
+        """
         if not self._closed:
             self._closed = True
+            with contextlib.suppress(Exception):  # already released or closed
+                self._response.raw.shutdown()
             self._response.close()
 
 
@@ -133,6 +140,9 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._pid = -1
         self._session: requests.Session | None = None
+        self._closed = False
+        # Open event streams, so close() can end them from any thread.
+        self._streams: weakref.WeakSet[EventSource] = weakref.WeakSet()
 
     def _get_session(self) -> requests.Session:
         pid = os.getpid()
@@ -140,10 +150,15 @@ class HttpTransport:
         if session is not None and self._pid == pid:
             return session
         with self._lock:
+            if self._closed:
+                # A late request (a tool result posted from a pool thread after
+                # the run ended) must not open a pool that nothing will close.
+                raise MantyxError("this client is closed; create a new Client")
             if self._session is None or self._pid != pid:
+                self._streams = weakref.WeakSet()
                 # A session inherited across fork shares sockets with the parent:
                 # drop it without closing (closing would close the parent's sockets).
-                self._session = self._given_session or _new_session(self.config.base_url)
+                self._session = self._given_session or new_session(self.config.base_url)
                 self._pid = pid
             return self._session
 
@@ -270,7 +285,14 @@ class HttpTransport:
                 raise _api_error(response)
             finally:
                 response.close()
-        return EventSource(response, idle_timeout=idle_timeout)
+        source = EventSource(response, idle_timeout=idle_timeout)
+        with self._lock:
+            self._streams.add(source)
+            closed = self._closed
+        if closed:
+            source.close()
+            raise MantyxError("this client is closed; create a new Client")
+        return source
 
     def _authorized_exchange(
         self,
@@ -337,7 +359,7 @@ class HttpTransport:
             # Session.request would merge environment settings, cookies and hooks and
             # re-parse the URL on every call: ~300 µs per tool result for nothing,
             # since our URLs, headers and proxies are fixed (benchmarks/README.md).
-            prepared = _prepare(method, url, headers, body, params)
+            prepared = prepare(method, url, headers, body, params)
             response = session.get_adapter(url).send(
                 prepared,
                 stream=stream,
@@ -356,51 +378,23 @@ class HttpTransport:
             raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
 
     def close(self) -> None:
-        """Close pooled connections (only those this process opened)."""
+        """Close every connection this process opened through this transport.
+
+        Idle pooled connections close now; open event streams are ended (their
+        readers see the stream stop); a request still in flight on another
+        thread closes its connection as soon as its answer is read. Later
+        requests raise :class:`~mantyx_sync.MantyxError`. Idempotent.
+        """
         with self._lock:
-            if self._session is not None and self._pid == os.getpid():
-                self._session.close()
-            self._session = None
-
-
-def _prepare(
-    method: str,
-    url: str,
-    headers: dict[str, str],
-    body: bytes | None,
-    params: Mapping[str, Any] | None,
-) -> requests.PreparedRequest:
-    prepared = requests.PreparedRequest()
-    prepared.method = method
-    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``, NEWER.md §10).
-    prepared.url = f"{url}?{urlencode(params, doseq=True)}" if params else url
-    prepared.headers = CaseInsensitiveDict(headers)
-    if body is not None or method in ("POST", "PUT", "PATCH"):
-        prepared.headers["Content-Length"] = str(len(body or b""))
-    prepared.body = body
-    prepared.hooks = {"response": []}
-    return prepared
-
-
-def _new_session(base_url: str) -> requests.Session:
-    session = requests.Session()
-    # Exactly one retry layer (ours): the adapter itself never retries.
-    adapter = requests.adapters.HTTPAdapter(
-        pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0
-    )
-    session.mount("http://", adapter)
-    session.mount("https://", adapter)
-    # The environment's proxy and CA settings are read once per session (per
-    # process after a fork), not on every request: with trust_env, requests
-    # scans os.environ and stats ~/.netrc for each call, the largest single
-    # cost of posting a tool result (benchmarks/README.md). The session only
-    # ever talks to base_url, so its proxies (NO_PROXY applied) are fixed.
-    session.trust_env = False
-    session.proxies.update(requests.utils.get_environ_proxies(base_url))
-    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-    if bundle:
-        session.verify = bundle
-    return session
+            self._closed = True
+            session, self._session = self._session, None
+            mine = session is not None and self._pid == os.getpid()
+            streams = list(self._streams) if mine else []
+            self._streams = weakref.WeakSet()
+        for source in streams:
+            source.close()
+        if session is not None and mine:
+            close_session(session)
 
 
 def _retry_after_seconds(value: str | None) -> float | None:

@@ -329,7 +329,8 @@ def test_only_local_mantyx_client_loads_the_sdk_lazily() -> None:
 
 def test_requests_stays_at_the_http_edges() -> None:
     # The MANTYX API goes through _http.transport only (_http.failures holds the
-    # words it translates requests' exceptions into); client.py names
+    # words it translates requests' exceptions into, _http.pools its sessions);
+    # client.py names
     # requests.Session for its http_session option; the peer clients speak HTTP
     # to MCP/A2A servers.
     users = {
@@ -339,6 +340,6 @@ def test_requests_stays_at_the_http_edges() -> None:
     }
     allowed_units = {"_peers", "client"} | dict(LAYERS)["applications"]
     assert f"{PKG}._http.transport" in users
-    edges = {f"{PKG}._http.transport", f"{PKG}._http.failures"}
+    edges = {f"{PKG}._http.{name}" for name in ("transport", "failures", "pools")}
     stray = {u for u in users if u not in edges and unit_of(u) not in allowed_units}
     assert stray == set(), f"requests used outside the HTTP edges: {sorted(stray)}"

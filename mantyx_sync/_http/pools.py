@@ -1,0 +1,87 @@
+"""The ``requests`` sessions behind the transport: built once per process, closed for good.
+
+:func:`new_session` configures the connection pool (no adapter retries, the
+environment's proxy and CA settings read once); :func:`prepare` builds a
+request ready for the adapter; :func:`close_session` closes every pool so no
+socket outlives ``Client.close()``. Only :mod:`~mantyx_sync._http.transport`
+uses them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import requests
+import requests.adapters
+import requests.utils
+from requests.structures import CaseInsensitiveDict
+
+__all__ = ["close_session", "new_session", "prepare"]
+
+_POOL_SIZE = 64
+
+
+def prepare(
+    method: str,
+    url: str,
+    headers: dict[str, str],
+    body: bytes | None,
+    params: Mapping[str, Any] | None,
+) -> requests.PreparedRequest:
+    prepared = requests.PreparedRequest()
+    prepared.method = method
+    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``, NEWER.md §10).
+    prepared.url = f"{url}?{urlencode(params, doseq=True)}" if params else url
+    prepared.headers = CaseInsensitiveDict(headers)
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        prepared.headers["Content-Length"] = str(len(body or b""))
+    prepared.body = body
+    prepared.hooks = {"response": []}
+    return prepared
+
+
+def close_session(session: requests.Session) -> None:
+    """Close ``session`` and every connection pool it made.
+
+    ``Session.close()`` alone only forgets urllib3's pools: their idle sockets
+    stay open until garbage collection, and a request still in flight returns
+    its connection to a pool nobody closes. A closed pool closes its idle
+    connections now and any connection handed back to it later.
+    """
+    adapters = {id(adapter): adapter for adapter in session.adapters.values()}
+    for adapter in adapters.values():
+        managers = [getattr(adapter, "poolmanager", None)]
+        managers.extend(getattr(adapter, "proxy_manager", {}).values())
+        for manager in managers:
+            pools = getattr(manager, "pools", None)
+            if pools is None:
+                continue
+            for key in list(pools.keys()):
+                pool = pools.get(key)
+                if pool is not None:
+                    pool.close()
+    session.close()
+
+
+def new_session(base_url: str) -> requests.Session:
+    session = requests.Session()
+    # Exactly one retry layer (ours): the adapter itself never retries.
+    adapter = requests.adapters.HTTPAdapter(
+        pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0
+    )
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    # The environment's proxy and CA settings are read once per session (per
+    # process after a fork), not on every request: with trust_env, requests
+    # scans os.environ and stats ~/.netrc for each call, the largest single
+    # cost of posting a tool result (benchmarks/README.md). The session only
+    # ever talks to base_url, so its proxies (NO_PROXY applied) are fixed.
+    session.trust_env = False
+    session.proxies.update(requests.utils.get_environ_proxies(base_url))
+    bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+    if bundle:
+        session.verify = bundle
+    return session
