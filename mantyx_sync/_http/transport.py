@@ -507,7 +507,7 @@ def _api_error(response: requests.Response) -> APIError:
 def translate_exception(exc: BaseException) -> TransportError:
     """The :class:`TransportError` for a ``requests`` exception, for the package's
     other HTTP edges (the OAuth endpoints), so they speak the same error tree."""
-    return _translate(exc)
+    return translate(exc)
 
 
 def error_for_response(response: requests.Response) -> APIError:
