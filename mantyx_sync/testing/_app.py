@@ -256,6 +256,14 @@ class EmulatorApp:
 
     def _handle(self, request: _Request) -> _Response:
         rule = self.request_faults.take(request.method, request.path)
+        if rule is not None and rule.applied:
+            # The server acts on the request, then the answer is lost.
+            log.debug("fault: applying, then dropping %s %s", request.method, request.path)
+            result = self._route(request)
+            close = getattr(result.stream, "close", None)
+            if close is not None:
+                close()
+            return _Response(0, drop=True)
         if rule is not None:
             log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
             if rule.drop:
@@ -266,6 +274,9 @@ class EmulatorApp:
                 else {"error": _default_code(rule.status), "message": "injected by fail_next"}
             )
             return _Response(rule.status, body, rule.headers)
+        return self._route(request)
+
+    def _route(self, request: _Request) -> _Response:
         oauth = self._oauth_route(request)
         if oauth is not None:
             return oauth

@@ -187,6 +187,9 @@ class RequestFault:
     :ivar body: JSON body to answer with, or ``None`` for a default error body.
     :ivar headers: extra response headers (e.g. ``Retry-After``).
     :ivar drop: close the connection without answering instead.
+    :ivar applied: with :attr:`drop`, handle the request first (the server
+        acts on it), then close the connection instead of answering: a
+        response lost after the server applied the request.
     """
 
     method: str
@@ -195,6 +198,11 @@ class RequestFault:
     body: Any = attrs.field(default=None, hash=False)
     headers: Mapping[str, str] = attrs.field(factory=dict, hash=False)
     drop: bool = False
+    applied: bool = False
+
+    def __attrs_post_init__(self) -> None:
+        if self.applied and not self.drop:
+            raise ValueError("applied=True needs drop=True (the answer is what gets lost)")
 
     def matches(self, method: str, path: str) -> bool:
         """Whether this rule applies to a request."""

@@ -297,6 +297,7 @@ class LocalMantyx:
         json: Any = None,
         headers: Mapping[str, str] | None = None,
         drop: bool = False,
+        applied: bool = False,
     ) -> None:
         """Make the next ``times`` matching requests fail, before auth or routing.
 
@@ -306,6 +307,9 @@ class LocalMantyx:
         :param json: the body (default ``{"error": <code for status>, "message"}``).
         :param headers: extra response headers, e.g. ``{"Retry-After": "0"}``.
         :param drop: close the connection without any answer instead.
+        :param applied: with ``drop``, first handle the request normally (a run
+            is created, a tool result accepted), then drop the answer: the
+            response is lost after the server applied it.
         """
         rule = RequestFault(
             method=method.upper(),
@@ -314,6 +318,7 @@ class LocalMantyx:
             body=json,
             headers=dict(headers or {}),
             drop=drop,
+            applied=applied,
         )
         self._request_faults.add(rule, times)
 
