@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from .client import Client
@@ -52,6 +53,7 @@ class Agent:
         print(agent.run("What is 2 + 3?").text)
     """
 
+    @checked()
     def __init__(
         self,
         client: Client | None = None,
@@ -97,6 +99,7 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
+    @checked()
     def start(
         self,
         prompt: str | None = None,
@@ -124,6 +127,7 @@ class Agent:
             on_tool=self._on_tool,
         )
 
+    @checked()
     def run(
         self,
         prompt: str | None = None,
@@ -142,6 +146,7 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments) as run:
             return run.wait(on_event)
 
+    @checked()
     def stream(
         self,
         prompt: str | None = None,

@@ -10,6 +10,7 @@ from typing import Any
 import requests
 
 from . import history
+from ._base.argcheck import checked
 from ._base.redact import mask
 from ._base.types import UNSET
 from ._engine.evals import Evals
@@ -78,6 +79,7 @@ class Client:
             print(client.models().default_model_id)
     """
 
+    @checked(error=ConfigurationError)
     def __init__(
         self,
         api_key: str | None = None,
@@ -174,15 +176,18 @@ class Client:
         reply = self._transport.request("GET", "/models", policy=self._safe)
         return ModelCatalog.from_wire(reply.body or {})
 
+    @checked()
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
         reply = self._transport.request("GET", f"/agent-runs/{run_id}", policy=self._safe)
         return RunSnapshot.from_wire(reply.body or {})
 
+    @checked()
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
         self._transport.request("POST", f"/agent-runs/{run_id}/cancel", policy=self._safe)
 
+    @checked()
     def create_session(
         self,
         spec: AgentSpec | None = None,
@@ -237,6 +242,7 @@ class Client:
             spec = spec.replace(**given) if given else spec
         return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
 
+    @checked()
     def start_run(
         self,
         spec: AgentSpec,
@@ -293,6 +299,7 @@ class Client:
             on_tool=on_tool,
         )
 
+    @checked()
     def resume_session(
         self,
         session_id: str,
@@ -309,8 +316,9 @@ class Client:
 
         :raises NotFoundError: the session does not exist.
         """
-        self.get_session(session_id)
+        # Bad input fails before anything is sent.
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
+        self.get_session(session_id)
         resolved = resolve_tools(tools)
         return Session(
             self._transport,
@@ -321,6 +329,7 @@ class Client:
             on_tool=on_tool,
         )
 
+    @checked()
     def attach_run(
         self,
         run_id: str,
@@ -468,11 +477,13 @@ class Client:
     def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
         return self._transport.request("GET", path, params=params, policy=self._safe).body
 
+    @checked()
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
         reply = self._transport.request("GET", f"/agent-sessions/{session_id}", policy=self._safe)
         return SessionInfo.from_wire(reply.body or {})
 
+    @checked()
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
         self._transport.request("DELETE", f"/agent-sessions/{session_id}", policy=self._safe)

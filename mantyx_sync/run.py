@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from ._base.argcheck import checked
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
@@ -357,6 +358,7 @@ class Run:
         self._handle(event)
         return event
 
+    @checked()
     def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> RunResult:
         """Read the remaining events and return the result.
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
@@ -67,6 +68,7 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
+    @checked()
     def start(
         self,
         prompt: str | None = None,
@@ -123,6 +125,7 @@ class Session:
             owns_tools=owns,
         )
 
+    @checked()
     def run(
         self,
         prompt: str | None = None,
@@ -138,6 +141,7 @@ class Session:
         with self.start(prompt, messages=messages, **overrides) as run:
             return run.wait(on_event)
 
+    @checked()
     def stream(
         self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
     ) -> Run:

@@ -23,6 +23,7 @@ from typing import Any, Final, Literal, Union
 
 import attrs
 
+from ._base.argcheck import checked, checked_init
 from ._base.limits import (
     LOOP_THRESHOLD_MAX,
     OUTPUT_SCHEMA_MAX_BYTES,
@@ -82,6 +83,7 @@ _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
+@checked_init
 @attrs.frozen(kw_only=True)
 class OutputSchema:
     """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
@@ -151,6 +153,7 @@ class OutputSchema:
             )
 
 
+@checked_init
 @attrs.frozen(kw_only=True)
 class LoopDetection:
     """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
@@ -214,6 +217,7 @@ class LoopDetection:
             raise SpecError(message, path=where)
 
 
+@checked_init
 @attrs.frozen(kw_only=True)
 class ToolBudget:
     """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
@@ -332,6 +336,7 @@ class AgentSpec:
     plan: bool | str | Plan | None = attrs.field(default=None, metadata={OMIT: True})
 
     @classmethod
+    @checked("AgentSpec.build")
     def build(
         cls,
         *,

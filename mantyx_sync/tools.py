@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
 
+from ._base.argcheck import checked_init
 from .messages import Attachment
 
 __all__ = [
@@ -40,6 +41,7 @@ def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
+@checked_init
 @attrs.frozen
 class MantyxTool:
     """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
@@ -52,6 +54,7 @@ class MantyxTool:
         return {"kind": self.kind, "id": self.id}
 
 
+@checked_init
 @attrs.frozen
 class PluginTool:
     """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
@@ -64,6 +67,7 @@ class PluginTool:
         return {"kind": self.kind, "name": self.name}
 
 
+@checked_init
 @attrs.frozen
 class A2ATool:
     """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
@@ -97,6 +101,7 @@ class A2ATool:
         return out
 
 
+@checked_init
 @attrs.frozen
 class McpTool:
     """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).

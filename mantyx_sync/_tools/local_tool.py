@@ -15,6 +15,7 @@ from typing import Any, ClassVar, overload
 
 import attrs
 
+from .._base.argcheck import checked, checked_init
 from .._base.limits import TOOL_NAME_RE
 from ..errors import SpecError
 from .schema import object_schema, parameters_schema
@@ -59,10 +60,16 @@ def _parameters(value: Any) -> dict[str, Any]:
     return object_schema(value, what="parameters")
 
 
+def _flag(value: bool) -> bool:
+    # Annotated, so the generated __init__ (and its argument check) says bool.
+    return bool(value)
+
+
 def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
 
+@checked_init
 @attrs.frozen(kw_only=True)
 class LocalTool:
     """A tool that runs in this process (kind ``"local"``).
@@ -107,9 +114,9 @@ class LocalTool:
     output_schema: dict[str, Any] | None = attrs.field(
         default=None, converter=_output_schema, hash=False
     )
-    long_running: bool = attrs.field(default=False, converter=bool)
-    read_only: bool = attrs.field(default=False, converter=bool)
-    retain: bool = attrs.field(default=False, converter=bool)
+    long_running: bool = attrs.field(default=False, converter=_flag)
+    read_only: bool = attrs.field(default=False, converter=_flag)
+    retain: bool = attrs.field(default=False, converter=_flag)
     timeout: float | None = attrs.field(default=None, validator=_check_timeout)
     _invoke: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
         default=None, repr=False, eq=False, alias="invoke"
@@ -166,6 +173,7 @@ class LocalTool:
         return self.execute
 
 
+@checked()
 def define_local_tool(
     *,
     name: str,
@@ -275,6 +283,7 @@ def local_tool(
 ) -> Callable[[Callable[..., Any]], LocalTool]: ...
 
 
+@checked()
 def local_tool(
     fn: Callable[..., Any] | None = None,
     /,

@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Final
 import attrs
 import requests
 
+from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
 from ..._base.redact import register_secret
 from ...errors import SpecError, ToolError, ToolResolutionError
@@ -54,6 +55,7 @@ def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
+@checked_init
 @attrs.frozen(kw_only=True, eq=False)
 class LocalA2A:
     """An ``a2a_local`` definition; see :func:`define_local_a2a`.
@@ -99,6 +101,7 @@ class LocalA2A:
         return A2AConnection(self, card, client)
 
 
+@checked()
 def define_local_a2a(
     name: str,
     *,

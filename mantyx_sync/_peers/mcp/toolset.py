@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
+from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
 from ..._base.redact import display_url, register_secret
 from ...errors import SpecError, ToolError, ToolResolutionError
@@ -65,6 +66,7 @@ def _catalog(value: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, Any],
     return None if value is None else tuple(dict(tool) for tool in value)
 
 
+@checked_init
 @attrs.frozen(kw_only=True, eq=False)
 class LocalMcp:
     """An ``mcp_local`` definition; see :func:`define_local_mcp`.
@@ -161,13 +163,14 @@ class LocalMcp:
         return f"url {display_url(self.url or '')}"
 
 
+@checked()
 def define_local_mcp(
     name: str,
     *,
-    command: str | None = None,
+    command: str | Sequence[str] | None = None,
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
-    cwd: str | None = None,
+    cwd: str | os.PathLike[str] | None = None,
     url: str | None = None,
     headers: Mapping[str, str] | None = None,
     tool_filter: Iterable[str] | None = None,
@@ -179,8 +182,10 @@ def define_local_mcp(
 ) -> LocalMcp:
     """Define an MCP server whose tools the model may call, run by this process.
 
-    Give exactly one of ``command`` (a stdio server started as a subprocess,
-    ``args`` its extra argv, ``env`` added to this process's environment),
+    Give exactly one of ``command`` (a stdio server started as a subprocess:
+    the program with ``args`` its extra argv, or the whole argv as a list, the
+    way MCP client configurations write it; ``env`` is added to this process's
+    environment),
     ``url`` (a Streamable HTTP endpoint, ``headers`` sent on every request) or
     ``catalog`` + ``call`` (tools you already listed with your own MCP client).
 
@@ -191,6 +196,10 @@ def define_local_mcp(
             command="npx",
             args=["-y", "@modelcontextprotocol/server-filesystem", "/srv/data"],
             tool_filter=["read_text_file", "list_directory"],
+        )
+        # the same server, its argv as one list
+        fs = define_local_mcp(
+            "fs", command=["npx", "-y", "@modelcontextprotocol/server-filesystem", "/srv/data"]
         )
 
     :param name: the server label (``mcpServer`` on calls) and, with ``prefix``,
@@ -206,6 +215,24 @@ def define_local_mcp(
     """
     if not _valid_name(name):
         raise SpecError(f"mcp_local name {name!r} must match ^[a-zA-Z0-9_]{{1,64}}$", path="name")
+    if command is not None and not isinstance(command, str):
+        # The whole argv as a list (or tuple): program first, then its arguments.
+        argv = list(command)
+        if args:
+            raise SpecError(
+                f"mcp_local {name!r}: command= is already the whole argv list; "
+                "put every argument in it and leave args= out (or pass command= as a str)",
+                path="command",
+            )
+        if not argv or not all(isinstance(part, str) for part in argv) or not argv[0]:
+            raise SpecError(
+                f"mcp_local {name!r}: command= as a list must be a non-empty list of "
+                "strings, the program first",
+                path="command",
+            )
+        command, args = argv[0], tuple(argv[1:])
+    if cwd is not None:
+        cwd = os.fspath(cwd)
     sources = [s for s, v in (("command", command), ("url", url), ("catalog", catalog)) if v]
     if len(sources) != 1:
         raise SpecError(

@@ -1,0 +1,159 @@
+"""A wrong type for any argument of any public function or constructor is a typed
+error naming the argument, raised where the user wrote it (issue 15, fix 2).
+
+The table is built from the signatures themselves, so a new argument is
+covered as soon as it exists: each argument in turn gets a value of no
+expected type (a bare ``object()``), with every other argument valid. Calls
+that talk to the server run against the emulator, which must see no request.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+import mantyx_sync
+from mantyx_sync import errors
+from mantyx_sync.testing import LocalMantyx, Turn
+
+WRONG = object()
+
+
+def _tool_fn(x: int) -> int:
+    """Double x."""
+    return 2 * x
+
+
+class Ctx:
+    """Live objects the methods under test hang off, on one emulator."""
+
+    def __init__(self, server: LocalMantyx) -> None:
+        self.server = server
+        self.client = server.client()
+        self.agent = mantyx_sync.Agent(self.client, system_prompt="s")
+        self.session = self.agent.session()
+        self.run = self.agent.start("x")
+
+
+# target label -> (callable given a Ctx, the valid arguments, error classes)
+TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] = {
+    "Client": (lambda c: mantyx_sync.Client, {"api_key": "mantyx_k", "workspace": "w"}),
+    "Client.get_run": (lambda c: c.client.get_run, {"run_id": "r"}),
+    "Client.cancel": (lambda c: c.client.cancel, {"run_id": "r"}),
+    "Client.create_session": (lambda c: c.client.create_session, {"system_prompt": "s"}),
+    "Client.start_run": (
+        lambda c: c.client.start_run,
+        {"spec": mantyx_sync.AgentSpec.build(system_prompt="s"), "prompt": "x"},
+    ),
+    "Client.resume_session": (lambda c: c.client.resume_session, {"session_id": "s"}),
+    "Client.attach_run": (lambda c: c.client.attach_run, {"run_id": "r"}),
+    "Client.get_session": (lambda c: c.client.get_session, {"session_id": "s"}),
+    "Client.end_session": (lambda c: c.client.end_session, {"session_id": "s"}),
+    "Agent": (lambda c: mantyx_sync.Agent, {"client": None, "system_prompt": "s"}),
+    "Agent.start": (lambda c: c.agent.start, {"prompt": "x"}),
+    "Agent.run": (lambda c: c.agent.run, {"prompt": "x"}),
+    "Agent.stream": (lambda c: c.agent.stream, {"prompt": "x"}),
+    "Session.start": (lambda c: c.session.start, {"prompt": "x"}),
+    "Session.run": (lambda c: c.session.run, {"prompt": "x"}),
+    "Session.stream": (lambda c: c.session.stream, {"prompt": "x"}),
+    "Run.wait": (lambda c: c.run.wait, {}),
+    "AgentSpec.build": (lambda c: mantyx_sync.AgentSpec.build, {"system_prompt": "s"}),
+    "OutputSchema": (lambda c: mantyx_sync.OutputSchema, {"schema": {"type": "object"}}),
+    "LoopDetection": (lambda c: mantyx_sync.LoopDetection, {}),
+    "ToolBudget": (lambda c: mantyx_sync.ToolBudget, {"max_calls": 1}),
+    "MantyxTool": (lambda c: mantyx_sync.MantyxTool, {"id": "t"}),
+    "PluginTool": (lambda c: mantyx_sync.PluginTool, {"name": "web_search"}),
+    "A2ATool": (lambda c: mantyx_sync.A2ATool, {"name": "a", "agent_card_url": "http://x"}),
+    "McpTool": (lambda c: mantyx_sync.McpTool, {"name": "m", "url": "http://x"}),
+    "LocalTool": (lambda c: mantyx_sync.LocalTool, {"name": "t", "execute": _tool_fn}),
+    "define_local_tool": (
+        lambda c: mantyx_sync.define_local_tool,
+        {"name": "t", "execute": _tool_fn},
+    ),
+    "local_tool": (lambda c: mantyx_sync.local_tool, {"fn": _tool_fn}),
+    "define_local_mcp": (lambda c: mantyx_sync.define_local_mcp, {"name": "m", "command": "x"}),
+    "LocalMcp": (lambda c: mantyx_sync.LocalMcp, {"name": "m", "command": "x"}),
+    "define_local_a2a": (lambda c: mantyx_sync.define_local_a2a, {"name": "a", "url": "http://x"}),
+    "LocalA2A": (lambda c: mantyx_sync.LocalA2A, {"name": "a", "url": "http://x"}),
+}
+
+# Arguments that take any value on purpose (typed Any and checked by their own
+# coercion, which the test still requires to raise SpecError naming them).
+SKIP: set[tuple[str, str]] = set()
+
+
+def _signature(target: Any) -> inspect.Signature:
+    # A class's own signature would follow LocalTool.__wrapped__ (a property).
+    return inspect.signature(target.__init__ if inspect.isclass(target) else target)
+
+
+def _params(label: str) -> Iterator[str]:
+    target = _static(label)
+    for name, param in _signature(target).parameters.items():
+        if name in ("self", "cls") or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
+            continue
+        yield name
+
+
+def _static(label: str) -> Callable[..., Any]:
+    owner, _, attr = label.partition(".")
+    obj: Any = getattr(mantyx_sync, owner)
+    if attr:
+        obj = getattr(obj, attr)
+    return obj  # type: ignore[no-any-return]
+
+
+CASES = [
+    pytest.param(label, name, id=f"{label}({name})")
+    for label in TARGETS
+    for name in _params(label)
+    if (label, name) not in SKIP
+]
+
+
+@pytest.fixture(scope="module")
+def ctx() -> Iterator[Ctx]:
+    with LocalMantyx(model=[Turn("hello")]) as server:
+        context = Ctx(server)
+        yield context
+        context.run.close()
+        context.session.end()
+        context.client.close()
+
+
+@pytest.mark.parametrize(("label", "name"), CASES)
+def test_a_wrong_type_names_the_argument(ctx: Ctx, label: str, name: str) -> None:
+    factory, valid = TARGETS[label]
+    target = factory(ctx)
+    kwargs = dict(valid)
+    if label == "Agent":
+        kwargs["client"] = ctx.client
+    kwargs[name] = WRONG
+    positional_only = [
+        n for n, p in _signature(target).parameters.items() if p.kind is p.POSITIONAL_ONLY
+    ]
+    args = [kwargs.pop(n) for n in positional_only if n in kwargs]
+    sent = len(ctx.server.requests)
+    with pytest.raises((errors.SpecError, errors.ConfigurationError)) as info:
+        target(*args, **kwargs)
+    # Named as written in Python, or as the wire field it becomes (output_schema
+    # -> outputSchema) where a spec coercion reports it.
+    head, *rest = name.split("_")
+    wire = head + "".join(part.title() for part in rest)
+    assert name in str(info.value) or wire in str(info.value), str(info.value)
+    assert "object" in str(info.value), str(info.value)
+    assert len(ctx.server.requests) == sent, "the wrong argument was sent before being refused"
+
+
+def test_the_table_covers_every_public_callable() -> None:
+    public = set()
+    for export in mantyx_sync.__all__:
+        obj = getattr(mantyx_sync, export)
+        if inspect.isclass(obj) and issubclass(obj, BaseException):
+            continue
+        if inspect.isfunction(obj):
+            public.add(export)
+    assert public <= set(TARGETS), sorted(public - set(TARGETS))
