@@ -9,11 +9,12 @@ from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from .client import Client
+from .errors import SpecError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import AgentSpec, plan_only
+from .spec import SPEC_FIELDS, AgentSpec, plan_only
 
 __all__ = ["Agent"]
 
@@ -53,7 +54,7 @@ class Agent:
         print(agent.run("What is 2 + 3?").text)
     """
 
-    @checked()
+    @checked(SpecError, defer=SPEC_FIELDS)
     def __init__(
         self,
         client: Client | None = None,
@@ -99,7 +100,7 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
-    @checked()
+    @checked(SpecError)
     def start(
         self,
         prompt: str | None = None,
@@ -127,7 +128,7 @@ class Agent:
             on_tool=self._on_tool,
         )
 
-    @checked()
+    @checked(SpecError)
     def run(
         self,
         prompt: str | None = None,
@@ -146,7 +147,7 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments) as run:
             return run.wait(on_event)
 
-    @checked()
+    @checked(SpecError)
     def stream(
         self,
         prompt: str | None = None,

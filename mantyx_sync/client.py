@@ -21,13 +21,13 @@ from ._http.config import ClientConfig
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
-from .errors import ConfigurationError, MantyxError
+from .errors import ConfigurationError, MantyxError, SpecError
 from .feedback import Feedback, list_feedback, send_feedback
 from .history import EventReplay, Listing, RunSummary, SessionSummary
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
-from .spec import AgentSpec, OutputSchema, turn_input
+from .spec import SPEC_FIELDS, AgentSpec, OutputSchema, turn_input
 
 __all__ = ["Client"]
 
@@ -79,7 +79,7 @@ class Client:
             print(client.models().default_model_id)
     """
 
-    @checked(error=ConfigurationError)
+    @checked(ConfigurationError, defer=("token_source",))
     def __init__(
         self,
         api_key: str | None = None,
@@ -176,18 +176,18 @@ class Client:
         reply = self._transport.request("GET", "/models", policy=self._safe)
         return ModelCatalog.from_wire(reply.body or {})
 
-    @checked()
+    @checked(SpecError)
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
         reply = self._transport.request("GET", f"/agent-runs/{run_id}", policy=self._safe)
         return RunSnapshot.from_wire(reply.body or {})
 
-    @checked()
+    @checked(SpecError)
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
         self._transport.request("POST", f"/agent-runs/{run_id}/cancel", policy=self._safe)
 
-    @checked()
+    @checked(SpecError, defer=SPEC_FIELDS)
     def create_session(
         self,
         spec: AgentSpec | None = None,
@@ -242,7 +242,7 @@ class Client:
             spec = spec.replace(**given) if given else spec
         return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
 
-    @checked()
+    @checked(SpecError)
     def start_run(
         self,
         spec: AgentSpec,
@@ -299,7 +299,7 @@ class Client:
             on_tool=on_tool,
         )
 
-    @checked()
+    @checked(SpecError)
     def resume_session(
         self,
         session_id: str,
@@ -329,7 +329,7 @@ class Client:
             on_tool=on_tool,
         )
 
-    @checked()
+    @checked(SpecError)
     def attach_run(
         self,
         run_id: str,
@@ -367,6 +367,7 @@ class Client:
             output_schema=output_schema,
         )
 
+    @checked(SpecError)
     def list_runs(
         self,
         *,
@@ -399,6 +400,7 @@ class Client:
             max_items=max_items,
         )
 
+    @checked(SpecError)
     def list_sessions(
         self,
         *,
@@ -419,6 +421,7 @@ class Client:
             self._get_json, status=status, metadata=metadata, limit=limit, max_items=max_items
         )
 
+    @checked(SpecError)
     def session_events(
         self, session_id: str, *, last: int | None = None, full: bool = False
     ) -> EventReplay:
@@ -477,13 +480,13 @@ class Client:
     def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
         return self._transport.request("GET", path, params=params, policy=self._safe).body
 
-    @checked()
+    @checked(SpecError)
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
         reply = self._transport.request("GET", f"/agent-sessions/{session_id}", policy=self._safe)
         return SessionInfo.from_wire(reply.body or {})
 
-    @checked()
+    @checked(SpecError)
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
         self._transport.request("DELETE", f"/agent-sessions/{session_id}", policy=self._safe)

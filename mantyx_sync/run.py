@@ -31,7 +31,7 @@ from ._http.retry import create_policy, safe_policy
 from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import MantyxError, RunCancelled, RunError
+from .errors import MantyxError, RunCancelled, RunError, SpecError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
@@ -358,7 +358,7 @@ class Run:
         self._handle(event)
         return event
 
-    @checked()
+    @checked(SpecError)
     def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> RunResult:
         """Read the remaining events and return the result.
 

@@ -14,11 +14,12 @@ from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
+from .errors import SpecError
 from .events import RunEvent
 from .history import EventReplay, replay_session
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import MessageOverrides, OutputSchema, plan_only, turn_input
+from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only, turn_input
 
 __all__ = ["Session"]
 
@@ -68,7 +69,7 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
-    @checked()
+    @checked(SpecError, defer=SPEC_FIELDS)
     def start(
         self,
         prompt: str | None = None,
@@ -125,7 +126,7 @@ class Session:
             owns_tools=owns,
         )
 
-    @checked()
+    @checked(SpecError)
     def run(
         self,
         prompt: str | None = None,
@@ -141,7 +142,7 @@ class Session:
         with self.start(prompt, messages=messages, **overrides) as run:
             return run.wait(on_event)
 
-    @checked()
+    @checked(SpecError)
     def stream(
         self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
     ) -> Run:

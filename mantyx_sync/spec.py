@@ -23,7 +23,7 @@ from typing import Any, Final, Literal, Union
 
 import attrs
 
-from ._base.argcheck import checked, checked_init
+from ._base.argcheck import checked_init
 from ._base.limits import (
     LOOP_THRESHOLD_MAX,
     OUTPUT_SCHEMA_MAX_BYTES,
@@ -64,6 +64,7 @@ from .tools import ClientResolvedTool
 
 __all__ = [
     "REASONING_LEVELS",
+    "SPEC_FIELDS",
     "AgentSpec",
     "LoopDetection",
     "MessageOverrides",
@@ -77,13 +78,29 @@ __all__ = [
     "validate_tool_refs",
 ]
 
+# The AgentSpec.build arguments: a facade passing them through leaves their
+# types to build's own checks, whose messages name the wire field.
+SPEC_FIELDS: Final = (
+    "system_prompt",
+    "agent_id",
+    "model_id",
+    "name",
+    "tools",
+    "reasoning_level",
+    "output_schema",
+    "loop_detection",
+    "tool_budgets",
+    "budgets",
+    "metadata",
+)
+
 # wire-protocol §8.1: the server's thresholds when a field is omitted.
 _DEFAULT_CONSECUTIVE: Final = 3
 _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
     """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
@@ -153,7 +170,6 @@ class OutputSchema:
             )
 
 
-@checked_init
 @attrs.frozen(kw_only=True)
 class LoopDetection:
     """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
@@ -217,7 +233,6 @@ class LoopDetection:
             raise SpecError(message, path=where)
 
 
-@checked_init
 @attrs.frozen(kw_only=True)
 class ToolBudget:
     """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
@@ -336,7 +351,6 @@ class AgentSpec:
     plan: bool | str | Plan | None = attrs.field(default=None, metadata={OMIT: True})
 
     @classmethod
-    @checked("AgentSpec.build")
     def build(
         cls,
         *,

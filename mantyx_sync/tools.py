@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import attrs
 
 from ._base.argcheck import checked_init
+from .errors import SpecError
 from .messages import Attachment
 
 __all__ = [
@@ -41,7 +42,7 @@ def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen
 class MantyxTool:
     """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
@@ -54,7 +55,7 @@ class MantyxTool:
         return {"kind": self.kind, "id": self.id}
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen
 class PluginTool:
     """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
@@ -67,7 +68,7 @@ class PluginTool:
         return {"kind": self.kind, "name": self.name}
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen
 class A2ATool:
     """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
@@ -101,7 +102,7 @@ class A2ATool:
         return out
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen
 class McpTool:
     """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).

@@ -23,10 +23,8 @@ import sys
 import threading
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any, TypeVar
-
-from ..errors import MantyxError, SpecError
 
 __all__ = ["checked", "checked_init", "matches", "type_name"]
 
@@ -147,38 +145,45 @@ def _resolve(fn: Callable[..., Any], scope: dict[str, Any] | None = None) -> dic
     return hints
 
 
-def checked(where: str | None = None, *, error: type[MantyxError] = SpecError) -> Callable[[F], F]:
+def checked(
+    error: type[Exception], where: str | None = None, *, defer: Collection[str] = ()
+) -> Callable[[F], F]:
     """Check each call's argument types against ``fn``'s annotations.
 
+    :param error: the error class raised (``SpecError``; ``ConfigurationError``
+        for the client's options); its ``path`` is set to the argument's name.
     :param where: how the message names the function (default its qualified
         name, ``__init__`` shown as the class).
-    :param error: the error class raised (``SpecError`` unless the function
-        configures a client, which raises ``ConfigurationError``).
+    :param defer: arguments left to the function's own, more specific checks
+        (which must still run before anything is sent).
     """
 
     def decorate(fn: F) -> F:
-        return _wrap(fn, _Hints(fn), where or fn.__qualname__.replace(".__init__", ""), error)
+        label = where or fn.__qualname__.replace(".__init__", "")
+        return _wrap(fn, _Hints(fn), label, error, frozenset(defer))
 
     return decorate
 
 
-def checked_init(cls: C) -> C:
+def checked_init(error: type[Exception], *, defer: Collection[str] = ()) -> Callable[[C], C]:
     """:func:`checked` for an attrs class's generated ``__init__`` (apply above ``@attrs``).
 
     attrs annotates that ``__init__`` with what each argument accepts (a
     converter's input type included); the names resolve in the class's module.
     """
-    init = cls.__dict__["__init__"]  # the generated one, not an inherited one
-    module = sys.modules[cls.__module__].__dict__
 
-    def resolve() -> dict[str, Any]:
-        return _resolve(init, module)
+    def decorate(cls: C) -> C:
+        init = cls.__dict__["__init__"]  # the generated one, not an inherited one
+        module = sys.modules[cls.__module__].__dict__
+        hints = _Hints(init, functools.partial(_resolve, init, module))
+        wrapped = _wrap(init, hints, cls.__name__, error, frozenset(defer))
+        setattr(cls, "__init__", wrapped)  # noqa: B010
+        return cls
 
-    setattr(cls, "__init__", _wrap(init, _Hints(init, resolve), cls.__name__, SpecError))  # noqa: B010
-    return cls
+    return decorate
 
 
-def _wrap(fn: F, hints: _Hints, label: str, error: type[MantyxError]) -> F:
+def _wrap(fn: F, hints: _Hints, label: str, error: type[Exception], defer: frozenset[str]) -> F:
     variadic = (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
 
     @functools.wraps(fn)
@@ -191,7 +196,7 @@ def _wrap(fn: F, hints: _Hints, label: str, error: type[MantyxError]) -> F:
                 return fn(*args, **kwargs)  # let Python report the bad call itself
             for name, value in bound.arguments.items():
                 hint = resolved.get(name)
-                if hint is None or name in ("self", "cls"):
+                if hint is None or name in ("self", "cls") or name in defer:
                     continue
                 if hints.signature.parameters[name].kind in variadic:
                     continue
@@ -202,10 +207,9 @@ def _wrap(fn: F, hints: _Hints, label: str, error: type[MantyxError]) -> F:
     return typing.cast(F, wrapper)
 
 
-def _error(error: type[MantyxError], label: str, name: str, value: Any, hint: Any) -> MantyxError:
-    message = f"{label}(): {name} must be {type_name(hint)}, got {_shape(value)}"
-    exc = error(message)
-    if isinstance(exc, SpecError):
+def _error(error: type[Exception], label: str, name: str, value: Any, hint: Any) -> Exception:
+    exc = error(f"{label}(): {name} must be {type_name(hint)}, got {_shape(value)}")
+    if hasattr(exc, "path"):
         exc.path = name
     return exc
 

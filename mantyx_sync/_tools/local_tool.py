@@ -69,7 +69,7 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
 
-@checked_init
+@checked_init(SpecError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
 class LocalTool:
     """A tool that runs in this process (kind ``"local"``).
@@ -173,7 +173,7 @@ class LocalTool:
         return self.execute
 
 
-@checked()
+@checked(SpecError, defer=("name", "execute", "timeout"))
 def define_local_tool(
     *,
     name: str,
@@ -283,7 +283,7 @@ def local_tool(
 ) -> Callable[[Callable[..., Any]], LocalTool]: ...
 
 
-@checked()
+@checked(SpecError)
 def local_tool(
     fn: Callable[..., Any] | None = None,
     /,

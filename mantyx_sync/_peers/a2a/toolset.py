@@ -55,7 +55,7 @@ def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalA2A:
     """An ``a2a_local`` definition; see :func:`define_local_a2a`.
@@ -101,7 +101,7 @@ class LocalA2A:
         return A2AConnection(self, card, client)
 
 
-@checked()
+@checked(SpecError)
 def define_local_a2a(
     name: str,
     *,

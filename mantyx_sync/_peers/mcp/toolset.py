@@ -66,7 +66,7 @@ def _catalog(value: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, Any],
     return None if value is None else tuple(dict(tool) for tool in value)
 
 
-@checked_init
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalMcp:
     """An ``mcp_local`` definition; see :func:`define_local_mcp`.
@@ -163,7 +163,7 @@ class LocalMcp:
         return f"url {display_url(self.url or '')}"
 
 
-@checked()
+@checked(SpecError)
 def define_local_mcp(
     name: str,
     *,
