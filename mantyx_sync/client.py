@@ -367,7 +367,6 @@ class Client:
             output_schema=output_schema,
         )
 
-    @checked(SpecError)
     def list_runs(
         self,
         *,
@@ -400,7 +399,6 @@ class Client:
             max_items=max_items,
         )
 
-    @checked(SpecError)
     def list_sessions(
         self,
         *,
@@ -421,7 +419,6 @@ class Client:
             self._get_json, status=status, metadata=metadata, limit=limit, max_items=max_items
         )
 
-    @checked(SpecError)
     def session_events(
         self, session_id: str, *, last: int | None = None, full: bool = False
     ) -> EventReplay:
