@@ -55,6 +55,8 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
     "Client.list_runs": (lambda c: c.client.list_runs, {}),
     "Client.list_sessions": (lambda c: c.client.list_sessions, {}),
     "Client.session_events": (lambda c: c.client.session_events, {"session_id": "s"}),
+    "Client.feedback": (lambda c: c.client.feedback, {"run_id": "r", "verdict": "up"}),
+    "Client.list_feedback": (lambda c: c.client.list_feedback, {}),
     "Agent": (lambda c: mantyx_sync.Agent, {"client": None, "system_prompt": "s"}),
     "Agent.start": (lambda c: c.agent.start, {"prompt": "x"}),
     "Agent.run": (lambda c: c.agent.run, {"prompt": "x"}),
@@ -105,6 +107,7 @@ NOT_USER_INPUT = {
     "RunSummary",
     "SessionSummary",
     "SessionEvent",
+    "Feedback",
     "TokenSet",
     # protocols (nothing to construct) and handles made by the client
     "ClientResolvedTool",
