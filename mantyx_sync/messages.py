@@ -27,6 +27,7 @@ from typing import Any, Final, Union
 
 import attrs
 
+from ._base.argcheck import checked_init
 from ._base.limits import (
     ATTACHMENT_MIME_TYPES,
     ATTACHMENTS_MAX,
@@ -107,6 +108,7 @@ def _repr_size(size: int | None) -> str:
     return "?" if size is None else f"{size}B"
 
 
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True, repr=False)
 class Attachment:
     """A file for the model: inline bytes, a file on disk, or an ``https`` URL.
@@ -278,6 +280,7 @@ def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+@checked_init(SpecError)
 @attrs.frozen
 class Message:
     """One conversation message: ``Message("user", "Summarise this", attachments=[...])``.

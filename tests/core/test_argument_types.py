@@ -92,6 +92,11 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
         {"name": "a", "url": "http://x"},
     ),
     "LocalAgentApi": (lambda c: mantyx_sync.LocalAgentApi, {"name": "a", "url": "http://x"}),
+    "Message": (lambda c: mantyx_sync.Message, {"role": "user", "content": "x"}),
+    "Attachment": (
+        lambda c: mantyx_sync.Attachment,
+        {"filename": "a.txt", "mime_type": "text/plain", "data": b"x"},
+    ),
 }
 
 # Public classes that are not in the table, and why.
