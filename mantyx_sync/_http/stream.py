@@ -121,29 +121,6 @@ class _IdleWatch:
                 run_id=self._run_id,
             )
 
-    def _check_frames(self, window: bytes, counted: int, pending: int) -> int:
-        """Size every frame ending in ``window``; return the bytes of the one left open.
-
-        ``window`` starts with ``counted`` bytes already in ``pending``.
-        """
-        pos = counted
-        for end in _FRAME_END.finditer(window):
-            pending += max(0, end.start() - pos)
-            self._refuse_over(pending)
-            pending, pos = 0, end.end()
-        pending += len(window) - max(pos, counted)
-        self._refuse_over(pending)
-        return pending
-
-    def _refuse_over(self, size: int) -> None:
-        if size > self._max_frame:
-            raise _FrameTooLarge(
-                f"event stream for run {self._run_id}: one event frame grew past "
-                f"{self._max_frame} bytes (max_event_bytes); the stream was closed. "
-                "Pass Client(max_event_bytes=...) if events this large are expected",
-                run_id=self._run_id,
-            )
-
 
 class RunStream:
     """Iterator of :class:`~mantyx_sync.events.RunEvent` for one run, in ``seq`` order.
