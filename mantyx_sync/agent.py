@@ -34,6 +34,10 @@ class Agent:
     definitions, which are connected at the start of each run and closed at
     its end.
 
+    Give ``system_prompt`` or ``agent_id`` (a stored workspace agent); with
+    neither, every run must bring a non-empty ``Message("system", ...)`` and
+    :meth:`session` is refused (a session is created before any message).
+
     Thread-safety: an ``Agent`` is immutable after construction; call
     :meth:`run` from many threads at once — each call is its own run.
 

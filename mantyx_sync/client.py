@@ -260,7 +260,7 @@ class Client:
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
-        body = turn_input(prompt, messages, attachments)
+        body = turn_input(prompt, messages, attachments, instructed=spec.instructed)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
         options = self._run_options(max_workers, on_tool, spec.output_schema)
@@ -273,6 +273,7 @@ class Client:
         max_workers: int | None,
         on_tool: Callable[[ToolActivity], None] | None,
     ) -> Session:
+        spec.check_session()
         resolved = resolve_tools(spec.tools)
         try:
             reply = self._transport.request(

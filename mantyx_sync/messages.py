@@ -395,24 +395,36 @@ def encode_files(items: Sequence[Attachment | JSONDict]) -> list[JSONDict]:
     return [item.to_wire() if isinstance(item, Attachment) else item for item in items]
 
 
+_UNINSTRUCTED: Final = (
+    "required unless agentId is set or messages include a non-empty system message "
+    "(pass system_prompt=, agent_id=, or a Message('system', ...) in messages=)"
+)
+"""Why a run with neither ``systemPrompt``, ``agentId`` nor a system message is refused."""
+
+
 def turn_input(
     prompt: str | None = None,
     messages: Sequence[Message | Mapping[str, Any] | tuple[str, str]] | None = None,
     attachments: Sequence[AttachmentLike] | None = None,
+    *,
+    instructed: bool = True,
 ) -> JSONDict:
     """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
 
     Every limit of NEWER.md item 3 is checked first: at most 200 messages of at
     most 200,000 characters; the last non-system message is a user message
-    (a run with only system messages is valid); attachments only on the last
-    user message, at most 20, inline files at most 5 MB decoded in total,
-    URLs ``https`` only, MIME types from the allowlist. Files are read and
-    encoded only once every check has passed.
+    (a run with only system messages is valid when one of them has text);
+    attachments only on the last user message, at most 20, inline files at
+    most 5 MB decoded in total, URLs ``https`` only, MIME types from the
+    allowlist. Files are read and encoded only once every check has passed.
 
     :param prompt: a non-empty user prompt.
     :param messages: :class:`Message` values, ``{"role", "content",
         "attachments"?}`` dicts or ``(role, content)`` tuples.
     :param attachments: files added to the last user message (or to the prompt).
+    :param instructed: whether the spec has a ``systemPrompt`` or ``agentId``;
+        when it has neither, ``messages`` must hold a system message with text
+        (whitespace does not count).
     :raises SpecError: what to fix, with the wire path (e.g. ``messages[2].content``).
     """
     given: Any = messages
@@ -422,6 +434,8 @@ def turn_input(
         raise SpecError("pass prompt or messages")
     extra = _attachment_list(attachments)
     if prompt is not None:
+        if not instructed:
+            raise SpecError(_UNINSTRUCTED, path="systemPrompt")
         text: Any = prompt
         if not isinstance(text, str) or not text.strip():
             raise SpecError("must be a non-empty string", path="prompt")
@@ -444,6 +458,11 @@ def turn_input(
         raise SpecError(f"has {len(given)} messages; the limit is {MESSAGES_MAX}", path="messages")
     parsed = [_coerce_message(message, f"messages[{i}]") for i, message in enumerate(given)]
     non_system = [i for i, (role, _, _) in enumerate(parsed) if role != "system"]
+    system_text = any(role == "system" and content.strip() for role, content, _ in parsed)
+    if not non_system and not system_text:
+        raise SpecError("a run needs a user message or a non-empty system message", path="messages")
+    if not instructed and not system_text:
+        raise SpecError(_UNINSTRUCTED, path="systemPrompt")
     if non_system and parsed[non_system[-1]][0] != "user":
         raise SpecError(
             "the last non-system message must be a user message",

@@ -371,7 +371,8 @@ class AgentSpec:
     ) -> AgentSpec:
         """Normalise and check a spec.
 
-        :param system_prompt: required unless ``agent_id`` is given.
+        :param system_prompt: the instructions; without it or ``agent_id`` each
+            run needs a non-empty system message (see :attr:`instructed`).
         :param agent_id: run a persisted workspace agent (agent-runs §4.1).
         :param model_id: a catalog id or shorthand; the server default when omitted.
         :param name: observability label.
@@ -398,17 +399,9 @@ class AgentSpec:
         fallback = _coerce_text(fallback_model_id, "fallbackModelId")
         if fallback is not None and fallback == model_id:
             raise SpecError("must differ from modelId", path="fallbackModelId")
-        system_prompt = _coerce_text(system_prompt, "systemPrompt")
-        agent_id = _coerce_text(agent_id, "agentId")
-        if system_prompt is None and agent_id is None:
-            raise SpecError(
-                "required unless agentId names a workspace agent "
-                "(pass system_prompt= or agent_id=)",
-                path="systemPrompt",
-            )
         return cls(
-            system_prompt=system_prompt,
-            agent_id=agent_id,
+            system_prompt=_coerce_text(system_prompt, "systemPrompt"),
+            agent_id=_coerce_text(agent_id, "agentId"),
             model_id=_coerce_text(model_id, "modelId"),
             name=_coerce_text(name, "name"),
             tools=_coerce_tools(tools),
@@ -428,6 +421,31 @@ class AgentSpec:
             supervisor=None if supervisor is None else coerce_supervisor(supervisor),
             plan=None if plan is None else coerce_plan(plan),
         )
+
+    @property
+    def instructed(self) -> bool:
+        """Whether the spec says who the agent is: a ``systemPrompt`` or an ``agentId``.
+
+        A run of a spec with neither is valid only when its messages include a
+        non-empty system message (NEWER item 3); :func:`turn_input` checks that.
+        """
+        return self.system_prompt is not None or self.agent_id is not None
+
+    def check_session(self) -> None:
+        """Refuse to create a session (``POST /agent-sessions``) from a spec without instructions.
+
+        The protocol requires ``systemPrompt`` unless ``agentId`` is set when a
+        session is created; the newer rule that a system message may stand in
+        for both applies to a run's input, which a session's creation has none of.
+
+        :raises SpecError: neither ``system_prompt`` nor ``agent_id`` is set.
+        """
+        if not self.instructed:
+            raise SpecError(
+                "required unless agentId is set when creating a session; a system message "
+                "only stands in for both in a one-off run (pass system_prompt= or agent_id=)",
+                path="systemPrompt",
+            )
 
     def replace(self, **overrides: Any) -> AgentSpec:
         """A copy with ``overrides`` applied, validated like :meth:`build`.

@@ -67,11 +67,14 @@ def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
             raise _fail(f"{key}: must be a string")
     if "agentId" in body and not re.fullmatch(r"[A-Za-z0-9_-]{1,128}", body["agentId"]):
         raise _fail("agentId: malformed agent id")
-    has_system_message = any(
-        isinstance(m, dict) and m.get("role") == "system" for m in body.get("messages") or ()
-    )
-    if not body.get("systemPrompt") and "agentId" not in body and not has_system_message:
-        raise _fail("systemPrompt: required unless agentId is set")
+    if not body.get("systemPrompt") and "agentId" not in body:
+        if mode == "session":
+            raise _fail("systemPrompt: required unless agentId is set")
+        if not _has_system_text(body.get("messages")):
+            raise _fail(
+                "systemPrompt: required unless agentId is set "
+                "or messages include a non-empty system message"
+            )
     if "modelId" in body:
         if not isinstance(body["modelId"], str) or not body["modelId"]:
             raise _fail("modelId: must be a non-empty string")
@@ -148,9 +151,20 @@ def _check_input(body: dict[str, Any]) -> None:
     non_system = [m for m in messages if m["role"] != "system"]
     if non_system and non_system[-1]["role"] != "user":
         raise _fail("messages: the last non-system message must be a user message")
-    if not non_system and not any(m["content"] for m in messages):
+    if not non_system and not _has_system_text(messages):
         raise _fail("messages: a run needs a user message or a non-empty system message")
     check_attachments(messages, InvalidRequest)
+
+
+def _has_system_text(messages: Any) -> bool:
+    # NEWER item 3: a system message counts only when it has text; blank space is none.
+    return isinstance(messages, list) and any(
+        isinstance(m, dict)
+        and m.get("role") == "system"
+        and isinstance(m.get("content"), str)
+        and m["content"].strip()
+        for m in messages
+    )
 
 
 def _check_overrides(body: dict[str, Any]) -> None:

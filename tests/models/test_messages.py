@@ -134,6 +134,60 @@ def test_only_a_system_message_is_a_valid_run() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [Message("system", "You are terse."), Message("user", "hi")],
+        [("system", "  "), ("system", "Say hi.")],
+        [{"role": "user", "content": "hi"}, {"role": "system", "content": "Be kind."}],
+    ],
+)
+def test_a_non_empty_system_message_stands_in_for_the_instructions(messages: list[Any]) -> None:
+    got = turn_input(messages=messages, instructed=False)
+    assert [m["role"] for m in got["messages"]] == [
+        m.role if isinstance(m, Message) else m[0] if isinstance(m, tuple) else m["role"]
+        for m in messages
+    ]
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"prompt": "hi"},
+        {"messages": [("user", "hi")]},
+        {"messages": [("system", ""), ("user", "hi")]},
+        {"messages": [("system", " \n\t"), ("user", "hi")]},
+        {"messages": [Message("assistant", "You are terse."), Message("user", "hi")]},
+    ],
+)
+def test_without_instructions_a_run_is_refused_naming_all_three(kw: dict[str, Any]) -> None:
+    with pytest.raises(SpecError) as info:
+        turn_input(**kw, instructed=False)
+    assert info.value.path == "systemPrompt"
+    message = str(info.value)
+    assert "agentId" in message and "system message" in message and "messages" in message
+    # The same input is fine once the spec has a systemPrompt or agentId.
+    turn_input(**kw)
+
+
+def test_the_instructions_are_checked_before_any_file_is_read(tmp_path: Path) -> None:
+    file = tmp_path / "a.txt"
+    file.write_text("x", encoding="utf-8")
+    att = Attachment.from_path(file)
+    file.unlink()  # reading it now would fail with "cannot read attachment"
+    with pytest.raises(SpecError) as info:
+        turn_input(messages=[("user", "hi")], attachments=[att], instructed=False)
+    assert info.value.path == "systemPrompt"
+
+
+@pytest.mark.parametrize("content", ["", "   ", "\n"])
+def test_only_blank_system_messages_are_no_run(content: str) -> None:
+    with pytest.raises(SpecError) as info:
+        turn_input(messages=[("system", content)])
+    assert info.value.path == "messages"
+    assert "non-empty system message" in str(info.value)
+
+
 def _files(n: int) -> list[Attachment]:
     return [Attachment.from_bytes(b"x", filename=f"{i}.txt") for i in range(n)]
 

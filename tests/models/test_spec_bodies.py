@@ -117,8 +117,7 @@ def test_replace_validates() -> None:
     with pytest.raises(SpecError) as info:
         spec.replace(reasoning_level="extreme")
     assert info.value.path == "reasoningLevel"
-    with pytest.raises(SpecError, match="systemPrompt"):
-        spec.replace(system_prompt=None)
+    assert not spec.replace(system_prompt=None).instructed
 
 
 def test_replace_unknown_field() -> None:

@@ -38,11 +38,18 @@ def compact_size(value: Any) -> int:
 # -- systemPrompt / agentId -------------------------------------------------
 
 
-def test_system_prompt_or_agent_id_required() -> None:
+def test_a_spec_without_instructions_builds_but_cannot_open_a_session() -> None:
+    # NEWER item 3: a run may take its instructions from a system message, so the
+    # spec alone is not refused; a session is created before any message, so it is.
+    spec = AgentSpec.build(model_id="m")
+    assert (spec.system_prompt, spec.agent_id, spec.instructed) == (None, None, False)
+    assert AgentSpec.build(system_prompt="p").instructed
+    assert AgentSpec.build(agent_id="agent_1").instructed
     with pytest.raises(SpecError) as info:
-        AgentSpec.build()
+        spec.check_session()
     assert info.value.path == "systemPrompt"
-    assert "agentId" in str(info.value)
+    assert "agentId" in str(info.value) and "session" in str(info.value)
+    AgentSpec.build(agent_id="agent_1").check_session()
 
 
 def test_agent_id_alone_is_enough() -> None:

@@ -94,3 +94,55 @@ def test_only_a_system_message_runs(api: Any, srv: LocalMantyx) -> None:
     response = api.post("/agent-runs", {"messages": [{"role": "system", "content": "Say hi."}]})
     assert response.status_code in (200, 201, 202), response.text
     srv.wait_for_run(response.json()["runId"], status="succeeded")
+
+
+# -- instructions: systemPrompt, agentId or a non-empty system message (NEWER item 3) --
+
+_SYS = {"role": "system", "content": "You are terse."}
+_HI = {"role": "user", "content": "hi"}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"messages": [_SYS, _HI]},
+        {"messages": [_HI, _SYS]},
+        {"messages": [{"role": "system", "content": " "}, _SYS, _HI]},
+        {"agentId": "agent_1", "prompt": "hi"},
+        {"systemPrompt": "s", "messages": [{"role": "system", "content": ""}, _HI]},
+    ],
+)
+def test_a_run_with_instructions_from_any_of_the_three_is_accepted(
+    api: Any, srv: LocalMantyx, body: dict[str, Any]
+) -> None:
+    response = api.post("/agent-runs", body)
+    assert response.status_code in (200, 201, 202), response.text
+    srv.wait_for_run(response.json()["runId"], status="succeeded")
+
+
+@pytest.mark.parametrize(
+    ("body", "word"),
+    [
+        ({"prompt": "hi"}, "systemPrompt: required unless agentId is set or messages include"),
+        ({"messages": [_HI]}, "systemPrompt: required"),
+        ({"messages": [{"role": "system", "content": ""}, _HI]}, "systemPrompt: required"),
+        ({"messages": [{"role": "system", "content": " \n\t"}, _HI]}, "systemPrompt: required"),
+        ({"systemPrompt": "", "messages": [_HI]}, "systemPrompt: required"),
+        ({"systemPrompt": "s", "messages": [{"role": "system", "content": "  "}]}, "non-empty"),
+    ],
+)
+def test_a_run_without_instructions_is_400_naming_all_three(
+    api: Any, body: dict[str, Any], word: str
+) -> None:
+    response = api.post("/agent-runs", body)
+    assert response.status_code == 400, response.text
+    answer = response.json()
+    assert answer["error"] == "invalid_request"
+    assert word in answer["message"]
+
+
+def test_a_session_still_needs_a_system_prompt_or_agent_id(api: Any) -> None:
+    response = api.post("/agent-sessions", {"modelId": "openai/gpt-5.5"})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == "systemPrompt: required unless agentId is set"
+    assert api.post("/agent-sessions", {"agentId": "agent_1"}).status_code in (200, 201)
