@@ -116,9 +116,7 @@ class ResultPoster:
                 raise
 
         try:
-            for attempt in self._policy.retrying(label=label, abort=self._run_ended):
-                with attempt:
-                    send()
+            self._policy.run(send, label=label, abort=self._run_ended)
         except MantyxError as exc:
             if isinstance(exc, APIError) and 400 <= exc.status < 500 and exc.status != 429:
                 return self._classify(tool_use_id, exc, attempts)

@@ -12,6 +12,11 @@ safe to repeat (NOTES.md, "Which requests are safe to repeat"):
 
 Waits grow exponentially with jitter, honour ``Retry-After`` when the server
 sends it, and every loop is bounded in attempts and in time.
+
+tenacity is imported only when a request actually needs a second attempt:
+the first attempt is a plain call, and almost every request succeeds on it
+(tenacity's own import pulls in ``asyncio``, and ``tornado`` when installed:
+≈17 ms and 4 MiB a plain script would pay for nothing; benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -21,10 +26,9 @@ import logging
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
-import tenacity
 
 from ..errors import (
     APIError,
@@ -35,6 +39,9 @@ from ..errors import (
     TransportError,
 )
 from .config import ClientConfig
+
+if TYPE_CHECKING:
+    import tenacity
 
 __all__ = [
     "CREATE_POLICY",
@@ -91,6 +98,8 @@ class Backoff:
     retry_after_cap: float = 60.0
 
     def _strategy(self) -> tenacity.wait.wait_base:
+        import tenacity
+
         exponential = tenacity.wait_exponential(multiplier=self.initial, max=self.maximum)
         return exponential + tenacity.wait_random(0, self.jitter)
 
@@ -119,6 +128,18 @@ class _AttemptState:
     outcome: None = None
 
 
+@attrs.frozen
+class _StopBeforeDeadline:
+    # tenacity's stop_before_delay, counted from the first attempt's start
+    # (which may have happened before the controller existed, see run()).
+    started: float
+    deadline: float
+
+    def __call__(self, state: tenacity.RetryCallState) -> bool:
+        elapsed = time.monotonic() - self.started
+        return elapsed + (state.upcoming_sleep or 0.0) >= self.deadline
+
+
 @attrs.frozen(kw_only=True)
 class RetryPolicy:
     """How one kind of request is retried. Immutable, so one value can be shared.
@@ -141,16 +162,26 @@ class RetryPolicy:
         return _retryable(self.safety, exc)
 
     def retrying(
-        self, *, label: str = "request", abort: threading.Event | None = None
+        self,
+        *,
+        label: str = "request",
+        abort: threading.Event | None = None,
+        started: float | None = None,
     ) -> tenacity.Retrying:
         """A fresh tenacity controller for one logical request.
 
         :param abort: when set, no further attempt starts and a pending wait ends
             at once (e.g. the run the request belongs to has ended).
+        :param started: when the request's first attempt started
+            (``time.monotonic()``); the deadline counts from it. Default: now.
         """
+        import tenacity
+
         stop: Any = tenacity.stop_after_attempt(max(1, self.attempts))
         if self.deadline is not None:
-            stop = stop | tenacity.stop_before_delay(self.deadline)
+            stop = stop | _StopBeforeDeadline(
+                time.monotonic() if started is None else started, self.deadline
+            )
         sleep = self.sleep
         if abort is not None:
             stop = stop | tenacity.stop_when_event_set(abort)
@@ -176,10 +207,45 @@ class RetryPolicy:
             before_sleep=before_sleep,
         )
 
-    def call(self, fn: Callable[[], T], *, label: str = "request") -> T:
-        """Run ``fn`` under this policy; the last error is re-raised when it gives up."""
+    def run(
+        self,
+        fn: Callable[[], T],
+        *,
+        label: str = "request",
+        abort: threading.Event | None = None,
+    ) -> T:
+        """Run ``fn`` under this policy; the last error is re-raised when it gives up.
+
+        The first attempt is a plain call. Only when it fails with an error
+        worth retrying is the tenacity controller built; it is handed that
+        first outcome as its attempt 1, so attempts, waits and the deadline
+        (counted from the first attempt's start) are exactly those of a
+        controller that had run every attempt.
+
+        :param abort: see :meth:`retrying`.
+        """
+        started = time.monotonic()
         try:
-            return self.retrying(label=label)(fn)
+            return fn()
+        except BaseException as exc:
+            if not self.should_retry(exc):
+                raise
+            first: BaseException | None = exc
+        retrying = self.retrying(label=label, abort=abort, started=started)
+
+        def attempt() -> T:
+            nonlocal first
+            if first is not None:
+                failed, first = first, None
+                raise failed
+            return fn()
+
+        return retrying(attempt)
+
+    def call(self, fn: Callable[[], T], *, label: str = "request") -> T:
+        """:meth:`run`, with a warning when a retryable failure outlasts the policy."""
+        try:
+            return self.run(fn, label=label)
         except MantyxError as exc:
             if self.should_retry(exc):
                 log.warning("%s: giving up after retries: %s", label, exc)

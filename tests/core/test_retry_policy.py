@@ -123,3 +123,49 @@ def test_deadline_stops_retrying() -> None:
     with pytest.raises(ConnectError):
         policy.call(fn)
     assert len(calls) == 1
+
+
+def test_deadline_counts_from_the_first_attempt(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The first attempt runs before any tenacity controller exists; a first
+    # attempt that outlasts the deadline still leaves no room for a second.
+    import types
+
+    from mantyx_sync._http import retry
+
+    now = [100.0]
+    fake_time = types.SimpleNamespace(monotonic=lambda: now[0], sleep=retry.time.sleep)
+    monkeypatch.setattr(retry, "time", fake_time)
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=5.0, sleep=waits.append)
+    calls = []
+
+    def slow_then_down() -> None:
+        calls.append(1)
+        now[0] += 6.0  # this attempt took 6 s of the 5 s deadline
+        raise ConnectError("down")
+
+    with pytest.raises(ConnectError):
+        policy.call(slow_then_down)
+    assert calls == [1]
+    assert waits == []
+
+
+def test_a_retried_request_is_retried_with_the_same_budget_and_abort() -> None:
+    # run(): the first failure is handed to the controller as attempt 1.
+    import threading
+
+    abort = threading.Event()
+    waits: list[float] = []
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=4, sleep=waits.append)
+    calls = []
+
+    def fn() -> None:
+        calls.append(1)
+        if len(calls) == 2:
+            abort.set()
+        raise ConnectError("down")
+
+    with pytest.raises(ConnectError):
+        policy.run(fn, abort=abort)
+    assert len(calls) == 2
+    assert len(waits) == 1

@@ -1,0 +1,69 @@
+"""What a plain script loads: the deferred dependencies stay off its path.
+
+Not timed (speed lives in benchmarks/): these check ``sys.modules`` of a fresh
+interpreter, so a change that puts a deferred module back on the import path
+of a plain run fails here instead of silently costing every script its import
+time and memory (benchmarks/README.md, rows 4b, 5 and 7).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+
+# Needed only once a request has to be retried.
+RETRY_ONLY = ("tenacity", "asyncio", "tornado")
+
+
+def _loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules a fresh interpreter has loaded after running ``code``."""
+    script = code + "\nimport json as _j, sys as _s\nprint(_j.dumps(sorted(_s.modules)))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _offenders(loaded: set[str], prefixes: tuple[str, ...]) -> list[str]:
+    return sorted(m for m in loaded if any(m == p or m.startswith(p + ".") for p in prefixes))
+
+
+def test_importing_what_a_plain_script_uses_loads_no_deferred_module() -> None:
+    loaded = _loaded_after("from mantyx_sync import Agent, Client, local_tool")
+    assert "mantyx_sync.client" in loaded  # the import did load the client
+    assert _offenders(loaded, RETRY_ONLY) == []
+
+
+def test_a_plain_run_with_one_tool_call_loads_no_retry_machinery(
+    mantyx_server: LocalMantyx,
+) -> None:
+    mantyx_server.set_model([Turn(tool_calls=[ToolCall("noop", {})]), Turn("done")])
+    code = textwrap.dedent(
+        f"""
+        from mantyx_sync import Agent, Client, define_local_tool
+
+        noop = define_local_tool(
+            name="noop",
+            description="Do nothing.",
+            parameters={{"type": "object", "properties": {{}}, "additionalProperties": False}},
+            execute=lambda args: "ok",
+        )
+        with Client({mantyx_server.api_key!r}, workspace={mantyx_server.workspace!r},
+                    base_url={mantyx_server.base_url!r}) as client:
+            result = Agent(client, system_prompt="s", tools=[noop]).run("go")
+        assert result.text == "done", result.text
+        """
+    )
+    loaded = _loaded_after(code)
+    assert _offenders(loaded, RETRY_ONLY) == []
