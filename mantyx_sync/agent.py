@@ -172,6 +172,7 @@ class Agent:
         """
         return self.start(prompt, messages=messages, attachments=attachments)
 
+    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,

@@ -116,13 +116,13 @@ class Client:
             if value is not None:
                 options[key] = value
         if token_source is not None:
-            if api_key is not None:
-                raise ConfigurationError("pass either api_key= or token_source=, not both")
             if not isinstance(token_source, TokenSource):
                 raise ConfigurationError(
                     "token_source must have token() and refresh(rejected) methods, e.g. "
                     f"OAuth.refresh_token_source(...); got {type(token_source).__name__}"
                 )
+            if api_key is not None:
+                raise ConfigurationError("pass either api_key= or token_source=, not both")
             if isinstance(token_source, IdentityAware):
                 base_url = base_url or token_source.base_url
                 if not workspace and not os.environ.get("MANTYX_WORKSPACE"):

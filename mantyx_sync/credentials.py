@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ._base.argcheck import checked
 from ._http.auth import TokenSet
 from .errors import ConfigurationError
 
@@ -103,6 +104,7 @@ def _write(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
+@checked(ConfigurationError, defer=("tokens",))
 def save(
     tokens: TokenSet,
     *,
@@ -116,7 +118,7 @@ def save(
     """
     if not isinstance(tokens, TokenSet):
         raise ConfigurationError(
-            f"save() stores a TokenSet (from OAuth.sign_in), got {type(tokens).__name__}"
+            f"save(): tokens must be a TokenSet (from OAuth.sign_in), got {type(tokens).__name__}"
         )
     name = _profile(profile)
     path = _path(directory)
@@ -127,6 +129,7 @@ def save(
     return path
 
 
+@checked(ConfigurationError)
 def load(
     *, profile: str = "default", directory: str | os.PathLike[str] | None = None
 ) -> TokenSet | None:
@@ -147,6 +150,7 @@ def load(
         raise ConfigurationError(f"{path}: profile {name!r}: {exc}") from None
 
 
+@checked(ConfigurationError)
 def delete(*, profile: str = "default", directory: str | os.PathLike[str] | None = None) -> bool:
     """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty."""
     name = _profile(profile)

@@ -113,7 +113,9 @@ def feedback_body(
         try:
             json.dumps(content_snapshot, allow_nan=False)
         except (TypeError, ValueError) as exc:
-            raise SpecError(f"is not JSON-serialisable ({exc})", path="contentSnapshot") from exc
+            raise SpecError(
+                f"must be JSON-serialisable, and is not ({exc})", path="contentSnapshot"
+            ) from exc
         body["contentSnapshot"] = content_snapshot
     return body
 

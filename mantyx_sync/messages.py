@@ -27,7 +27,7 @@ from typing import Any, Final, Union
 
 import attrs
 
-from ._base.argcheck import checked_init
+from ._base.argcheck import checked, checked_init
 from ._base.limits import (
     ATTACHMENT_MIME_TYPES,
     ATTACHMENTS_MAX,
@@ -134,6 +134,7 @@ class Attachment:
     data: bytes | None = None
 
     @classmethod
+    @checked(SpecError)
     def from_path(
         cls,
         path: str | os.PathLike[str],
@@ -161,6 +162,7 @@ class Attachment:
         return cls(filename=name, mime_type=mime, size=stat.st_size, path=file)
 
     @classmethod
+    @checked(SpecError)
     def from_bytes(
         cls, data: bytes | bytearray | memoryview, *, filename: str, mime_type: str | None = None
     ) -> Attachment:
@@ -180,6 +182,7 @@ class Attachment:
         return cls(filename=name, mime_type=mime, size=len(raw), data=raw)
 
     @classmethod
+    @checked(SpecError)
     def from_url(
         cls, url: str, *, filename: str | None = None, mime_type: str | None = None
     ) -> Attachment:

@@ -21,10 +21,11 @@ import sys
 import time
 from typing import Any, TextIO
 
+from ._base.argcheck import checked
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
 from .cli._view import RunView
-from .errors import MantyxError
+from .errors import MantyxError, SpecError
 from .results import RunResult
 from .run import Run
 
@@ -41,6 +42,7 @@ def _ipython_display() -> Any:
     return importlib.import_module("IPython.display")
 
 
+@checked(SpecError, defer=("out",))
 def show(
     run: Run | RunResult, *, interval: float = _DEFAULT_INTERVAL, out: TextIO | None = None
 ) -> RunResult:
@@ -54,7 +56,16 @@ def show(
     :raises RunError: the run failed (``RunCancelled``: it was cancelled); the
         display shows it first.
     :raises KeyboardInterrupt: the cell was interrupted; the run was cancelled.
+    :raises SpecError: a wrong argument (nothing is displayed).
     """
+    if out is not None and not callable(getattr(out, "write", None)):
+        # Any object with write() will do (typing.TextIO is not checkable).
+        raise SpecError(
+            f"show(): out must be a text stream with write() or None, got {type(out).__name__}",
+            path="out",
+        )
+    if interval < 0:
+        raise SpecError(f"must be a number of seconds >= 0, got {interval}", path="interval")
     display = _ipython_display()
     if isinstance(run, RunResult):
         if display is not None:

@@ -149,6 +149,7 @@ class Session:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
         return self.start(prompt, messages=messages, **overrides)
 
+    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,
@@ -177,6 +178,7 @@ class Session:
         """The conversation so far, as ``{"role", "content"}`` messages."""
         return [dict(message) for message in self.info().messages]
 
+    @checked(SpecError)
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.
 

@@ -15,6 +15,7 @@ anything implementing :class:`ClientResolvedTool` can stand in for them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import attrs
@@ -183,10 +184,11 @@ class ClientResolvedTool(Protocol):
         ...
 
 
-def _files_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+def _files_tuple(value: Iterable[Attachment | Path]) -> tuple[Attachment | Any, ...]:
     return tuple(value)
 
 
+@checked_init(SpecError)
 @attrs.frozen
 class ToolOutput:
     """What a local tool handler may return to send files along with its result.

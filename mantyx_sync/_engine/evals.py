@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._base.argcheck import checked
 from .._http.retry import create_policy, safe_policy
 from .._http.transport import HttpTransport
 from .._models import evals as values
@@ -136,10 +137,12 @@ class Evals:
         body = self._get("/eval-datasets")
         return [values.EvalDatasetSummary.from_wire(d) for d in body.get("datasets") or ()]
 
+    @checked(SpecError)
     def dataset(self, dataset_id: str) -> values.EvalDataset:
         """One dataset with its cases (``GET /eval-datasets/{id}``)."""
         return values.EvalDataset.from_wire(self._get(f"/eval-datasets/{dataset_id}"))
 
+    @checked(SpecError)
     def list(
         self,
         *,
@@ -164,14 +167,17 @@ class Evals:
         body = self._get("/eval-runs", params)
         return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
 
+    @checked(SpecError)
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""
         return EvalRunDetail.from_wire(self._get(f"/eval-runs/{eval_id}"))
 
+    @checked(SpecError)
     def compare(self, a: str, b: str) -> values.EvalComparison:
         """Two evaluations of one dataset, case by case (``GET /eval-runs/compare``)."""
         return values.EvalComparison.from_wire(self._get("/eval-runs/compare", {"a": a, "b": b}))
 
+    @checked(SpecError)
     def cancel(self, eval_id: str) -> bool:
         """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
         reply = self._transport.request(
@@ -179,6 +185,7 @@ class Evals:
         )
         return bool(isinstance(reply.body, dict) and reply.body.get("ok"))
 
+    @checked(SpecError)
     def start(
         self,
         *,

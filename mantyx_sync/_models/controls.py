@@ -8,10 +8,11 @@ the value as it is kept in a spec; :func:`controls_wire` writes it out.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, Final, Literal, Union
+from typing import Any, Final, Literal, TypeVar, Union
 
 import attrs
 
+from .._base.argcheck import checked_init
 from ..errors import SpecError
 from .checks import _check_int, _coerce_text
 
@@ -36,6 +37,7 @@ TRIGGER_CHARS_MAX: Final = 50_000
 TRIGGER_MS_MAX: Final = 600_000
 
 
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class ReasoningTrigger:
     """When the supervisor also looks at long reasoning (NEWER item 7).
@@ -60,6 +62,7 @@ class ReasoningTrigger:
         return {k: v for k, v in (("chars", self.chars), ("ms", self.ms)) if v is not None}
 
 
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class Supervisor:
     """A supervisor model that watches the run and may redirect or finish it (NEWER item 7).
@@ -111,6 +114,7 @@ def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return tuple(value)
 
 
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class Plan:
     """Task-plan settings (NEWER item 8).
@@ -160,6 +164,24 @@ PlanArg = Union[bool, str, Plan, Mapping[str, Any], None]  # noqa: UP007 - runti
 """What ``plan`` accepts."""
 
 
+_WIRE_NAMES: Final = {
+    "model_id": "modelId",
+    "reasoning_trigger": "reasoningTrigger",
+    "plan_only": "planOnly",
+}
+
+_Control = TypeVar("_Control", ReasoningTrigger, Supervisor, Plan)
+
+
+def _build(cls: type[_Control], path: str, **fields: Any) -> _Control:
+    """``cls(**fields)`` from a wire mapping, a wrong type reported at its wire path."""
+    try:
+        return cls(**fields)
+    except SpecError as exc:
+        name = _WIRE_NAMES.get(exc.path or "", exc.path)
+        raise SpecError(str(exc), path=f"{path}.{name}" if name else path) from None
+
+
 def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor:
     """``True``/``False``, a :class:`Supervisor` or its wire mapping, checked."""
     if isinstance(value, bool):
@@ -178,8 +200,15 @@ def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor
             raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
         trigger = value.get("reasoningTrigger", value.get("reasoning_trigger"))
         if isinstance(trigger, Mapping):
-            trigger = ReasoningTrigger(chars=trigger.get("chars"), ms=trigger.get("ms"))
-        result = Supervisor(
+            trigger = _build(
+                ReasoningTrigger,
+                f"{path}.reasoningTrigger",
+                chars=trigger.get("chars"),
+                ms=trigger.get("ms"),
+            )
+        result = _build(
+            Supervisor,
+            path,
             interval=value.get("interval"),
             model_id=value.get("modelId", value.get("model_id")),
             reasoning_trigger=trigger,
@@ -210,7 +239,9 @@ def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
         unknown = set(value) - {"mode", "brief", "steps", "planOnly", "plan_only"}
         if unknown:
             raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
-        result = Plan(
+        result = _build(
+            Plan,
+            path,
             mode=value.get("mode"),
             brief=value.get("brief"),
             steps=value.get("steps"),

@@ -27,8 +27,9 @@ __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
 
 def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str) or not TOOL_NAME_RE.match(value):
+        shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
         raise SpecError(
-            f"local tool name {value!r} is invalid: use 1-64 ASCII letters, digits or "
+            f"local tool name {shown} is invalid: it must be 1-64 ASCII letters, digits or "
             "underscores (^[a-zA-Z0-9_]{1,64}$)"
         )
 

@@ -12,6 +12,7 @@ from urllib.parse import urlencode
 
 import requests
 
+from .._base.argcheck import checked
 from .._base.redact import display_url, redact_text
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
@@ -57,6 +58,7 @@ class OAuth:
     .. versionadded:: 0.2.0
     """
 
+    @checked(ConfigurationError, defer=("timeout",))
     def __init__(
         self,
         client_id: str,
@@ -115,6 +117,7 @@ class OAuth:
             self._metadata = found
         return found
 
+    @checked(ConfigurationError, defer=("timeout",))
     def sign_in(
         self,
         scopes: Iterable[str] | str,
@@ -179,6 +182,7 @@ class OAuth:
             self._last = tokens
         return tokens
 
+    @checked(ConfigurationError)
     def refresh(self, refresh_token: str, *, scopes: Iterable[str] | None = None) -> TokenSet:
         """One refresh grant: a new access token (the refresh token is kept when
         the server does not rotate it).
@@ -197,6 +201,7 @@ class OAuth:
             body, now=time.time(), requested_scopes=wanted, refresh_token=refresh_token
         )
 
+    @checked(ConfigurationError)
     def refresh_token_source(
         self,
         tokens: str | TokenSet,
@@ -231,6 +236,7 @@ class OAuth:
             self._last = source
         return source
 
+    @checked(ConfigurationError)
     def revoke(self, token: str | TokenSet | RefreshingTokenSource) -> None:
         """Revoke a token (RFC 7009). A :class:`TokenSet` or token source has its
         refresh token revoked, which ends its access tokens too. Revoking an
@@ -250,6 +256,7 @@ class OAuth:
         self._call("POST", self.metadata().revocation_endpoint, form=self._client_form(form))
         log.info("revoked a %s", hint or "token")
 
+    @checked(ConfigurationError)
     def userinfo(self, token: str | TokenSet | TokenSource | None = None) -> UserInfo:
         """Who the token belongs to and the workspaces it reaches (scope
         ``mantyx.identity:read``). Default: the last sign-in or token source

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._base.redact import register_secret
+from ..errors import SpecError
 
 __all__ = ["bearer_token"]
 
@@ -19,10 +20,17 @@ def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], bool]:
 
         app = serve.a2a_app(agent, authenticate=serve.bearer_token(os.environ["A2A_TOKEN"]))
 
-    :raises ValueError: no token, or an empty one.
+    :raises SpecError: (a ``ValueError``) no token, an empty one, or one that is not a ``str``.
     """
+    for index, token in enumerate(tokens):
+        if not isinstance(token, str):
+            # The value may be a secret: only its type is shown.
+            raise SpecError(
+                f"bearer_token(): each token must be str, got {type(token).__name__}",
+                path=f"tokens[{index}]",
+            )
     if not tokens or not all(tokens):
-        raise ValueError("bearer_token needs at least one non-empty token")
+        raise SpecError("bearer_token needs at least one non-empty token", path="tokens")
     for token in tokens:
         register_secret(token)
     expected = [token.encode("utf-8") for token in tokens]

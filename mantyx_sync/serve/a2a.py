@@ -31,9 +31,10 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any, Final, Literal
 
+from .._base.argcheck import checked
 from .._version import __version__
 from ..agent import Agent
-from ..errors import MantyxError
+from ..errors import MantyxError, SpecError
 from ..events import RunEvent
 from ._a2a_tasks import A2ATask, TaskStore
 from ._a2a_wire import (
@@ -326,6 +327,7 @@ def _abandon(task: A2ATask) -> None:
         task.pump.close()
 
 
+@checked(SpecError)
 def a2a_app(
     agent: Agent,
     *,
@@ -349,14 +351,14 @@ def a2a_app(
         request but ``GET /health``; refused requests get 401. See
         :func:`bearer_token`.
     :param heartbeat: seconds of silence after which a stream gets a comment line.
-    :raises ValueError: a bad argument.
+    :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
     """
-    if conversation not in ("auto", "stateless"):
-        raise ValueError("conversation must be 'auto' or 'stateless'")
     if heartbeat <= 0:
-        raise ValueError("heartbeat must be positive")
+        raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
+    if max_sessions < 1:
+        raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
     return A2AApp(
         agent,
         card=card,

@@ -30,8 +30,9 @@ import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
+from .._base.argcheck import checked
 from ..agent import Agent
-from ..errors import MantyxError
+from ..errors import MantyxError, SpecError
 from ..events import RunEvent
 from ._agent_api_wire import ResponseBuilder, request_text
 from ._conversations import Conversations
@@ -168,6 +169,7 @@ def _abandon(pump: RunPump) -> None:
         pump.close()
 
 
+@checked(SpecError)
 def agent_api_app(
     agent: Agent,
     *,
@@ -184,12 +186,14 @@ def agent_api_app(
         past it the least recently used is ended.
     :param heartbeat: seconds of silence after which a stream gets a
         ``heartbeat`` message (while a tool runs) or an SSE comment.
-    :raises ValueError: a bad argument.
+    :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
     """
     if heartbeat <= 0:
-        raise ValueError("heartbeat must be positive")
+        raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
+    if max_sessions < 1:
+        raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
     return AgentApiApp(
         agent, authenticate=authenticate, max_sessions=max_sessions, heartbeat=heartbeat
     )

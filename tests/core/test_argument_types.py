@@ -16,10 +16,14 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync import errors
+from mantyx_sync import credentials, errors, notebook, serve
+from mantyx_sync._engine.evals import Evals
 from mantyx_sync.testing import LocalMantyx, Turn
 
 WRONG = object()
+AGENT = object()  # stands for the live Ctx.agent in a table's valid arguments
+RESULT = object()  # stands for a finished RunResult
+NOWHERE = "/nonexistent/mantyx-argument-types"  # a write there would fail loudly
 
 
 def _tool_fn(x: int) -> int:
@@ -36,6 +40,8 @@ class Ctx:
         self.agent = mantyx_sync.Agent(self.client, system_prompt="s")
         self.session = self.agent.session()
         self.run = self.agent.start("x")
+        self.result = self.agent.run("x")
+        self.oauth = mantyx_sync.OAuth("client_1", base_url=server.base_url)
 
 
 # target label -> (callable given a Ctx, the valid arguments, error classes)
@@ -97,6 +103,61 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
         lambda c: mantyx_sync.Attachment,
         {"filename": "a.txt", "mime_type": "text/plain", "data": b"x"},
     ),
+    "Attachment.from_path": (lambda c: mantyx_sync.Attachment.from_path, {"path": __file__}),
+    "Attachment.from_bytes": (
+        lambda c: mantyx_sync.Attachment.from_bytes,
+        {"data": b"x", "filename": "a.txt"},
+    ),
+    "Attachment.from_url": (
+        lambda c: mantyx_sync.Attachment.from_url,
+        {"url": "https://files.test/a.png"},
+    ),
+    "Agent.run_plan": (lambda c: c.agent.run_plan, {"prompt": "x"}),
+    "Session.run_plan": (lambda c: c.session.run_plan, {"prompt": "x"}),
+    "Session.events": (lambda c: c.session.events, {}),
+    # run controls (issue 10) and a handler's return value
+    "Plan": (lambda c: mantyx_sync.Plan, {}),
+    "Supervisor": (lambda c: mantyx_sync.Supervisor, {}),
+    "ReasoningTrigger": (lambda c: mantyx_sync.ReasoningTrigger, {}),
+    "ToolOutput": (lambda c: mantyx_sync.ToolOutput, {"result": "r"}),
+    # the OAuth helper (issue 11): nothing reaches the server before the check
+    "OAuth": (lambda c: mantyx_sync.OAuth, {"client_id": "c", "base_url": "http://127.0.0.1:9"}),
+    "OAuth.sign_in": (
+        lambda c: c.oauth.sign_in,
+        {"scopes": ["runs:read"], "open_browser": False, "timeout": 0.01, "on_url": repr},
+    ),
+    "OAuth.refresh": (lambda c: c.oauth.refresh, {"refresh_token": "r"}),
+    "OAuth.refresh_token_source": (lambda c: c.oauth.refresh_token_source, {"tokens": "r"}),
+    "OAuth.revoke": (lambda c: c.oauth.revoke, {"token": "t"}),
+    "OAuth.userinfo": (lambda c: c.oauth.userinfo, {"token": "t"}),
+    # modules beside the root: stored credentials, served apps, notebooks, evaluations
+    "credentials.save": (
+        lambda c: credentials.save,
+        {"tokens": mantyx_sync.TokenSet(access_token="mantyx_at_x"), "directory": NOWHERE},
+    ),
+    "credentials.load": (lambda c: credentials.load, {"directory": NOWHERE}),
+    "credentials.delete": (lambda c: credentials.delete, {"directory": NOWHERE}),
+    "serve.a2a_app": (lambda c: serve.a2a_app, {"agent": AGENT}),
+    "serve.agent_api_app": (lambda c: serve.agent_api_app, {"agent": AGENT}),
+    "notebook.show": (lambda c: notebook.show, {"run": RESULT}),
+    "Evals.datasets": (lambda c: c.client.evals.datasets, {}),
+    "Evals.dataset": (lambda c: c.client.evals.dataset, {"dataset_id": "ds_1"}),
+    "Evals.list": (lambda c: c.client.evals.list, {}),
+    "Evals.get": (lambda c: c.client.evals.get, {"eval_id": "e"}),
+    "Evals.compare": (lambda c: c.client.evals.compare, {"a": "e1", "b": "e2"}),
+    "Evals.cancel": (lambda c: c.client.evals.cancel, {"eval_id": "e"}),
+    "Evals.start": (
+        lambda c: c.client.evals.start,
+        {"dataset": "ds_1", "agent": "agent_1"},
+    ),
+}
+
+# Owners of table labels that are not names in mantyx_sync itself.
+OWNERS: dict[str, Any] = {
+    "credentials": credentials,
+    "serve": serve,
+    "notebook": notebook,
+    "Evals": Evals,
 }
 
 # Public classes that are not in the table, and why.
@@ -120,14 +181,6 @@ NOT_USER_INPUT = {
     "TokenSource",
     "Run",
     "Session",
-    # the OAuth helper (issue 11) is covered by its own tests
-    "OAuth",
-    # run controls (issue 10), plain values checked where a spec takes them in,
-    # and a handler's return value; covered by their own tests
-    "Plan",
-    "ReasoningTrigger",
-    "Supervisor",
-    "ToolOutput",
     # values parsed from the server's events
     "TaskPlan",
     "StructuredOutputInfo",
@@ -147,7 +200,12 @@ def _in_spec(field: str, cls: Any, wrap: dict[str, None] | None = None) -> Calla
 
 # Arguments that take any value on purpose (typed Any and checked by their own
 # coercion, which the test still requires to raise SpecError naming them).
-SKIP: set[tuple[str, str]] = set()
+SKIP: set[tuple[str, str]] = {
+    ("ToolOutput", "result"),  # any value: sent as text or JSON
+    ("Evals.start", "dataset"),  # an id, a dataset value or a mapping: its own check
+    ("Evals.start", "agent"),  # an id, an AgentSpec or an Agent: its own check
+    ("Evals.start", "tool_mocks"),  # passed through to the server
+}
 
 
 def _signature(target: Any) -> inspect.Signature:
@@ -165,7 +223,7 @@ def _params(label: str) -> Iterator[str]:
 
 def _static(label: str) -> Callable[..., Any]:
     owner, _, attr = label.partition(".")
-    obj: Any = getattr(mantyx_sync, owner)
+    obj: Any = OWNERS[owner] if owner in OWNERS else getattr(mantyx_sync, owner)
     if attr:
         obj = getattr(obj, attr)
     return obj  # type: ignore[no-any-return]
@@ -196,6 +254,8 @@ def test_a_wrong_type_names_the_argument(ctx: Ctx, label: str, name: str) -> Non
     kwargs = dict(valid)
     if label == "Agent":
         kwargs["client"] = ctx.client
+    stand_ins = {id(AGENT): ctx.agent, id(RESULT): ctx.result}
+    kwargs = {key: stand_ins.get(id(value), value) for key, value in kwargs.items()}
     kwargs[name] = WRONG
     positional_only = [
         n for n, p in _signature(target).parameters.items() if p.kind is p.POSITIONAL_ONLY
@@ -209,6 +269,8 @@ def test_a_wrong_type_names_the_argument(ctx: Ctx, label: str, name: str) -> Non
     head, *rest = name.split("_")
     wire = head + "".join(part.title() for part in rest)
     assert name in str(info.value) or wire in str(info.value), str(info.value)
+    # ... and says what was expected.
+    assert "must" in str(info.value) or "expected" in str(info.value), str(info.value)
     assert len(ctx.server.requests) == sent, "the wrong argument was sent before being refused"
 
 
@@ -222,3 +284,13 @@ def test_the_table_covers_every_public_callable() -> None:
             public.add(export)
     covered = {label.partition(".")[0] for label in TARGETS} | NOT_USER_INPUT
     assert public <= covered, sorted(public - covered)
+
+
+@pytest.mark.parametrize("tokens", [(WRONG,), ("good-token", 3), (b"raw-bytes",)])
+def test_bearer_token_names_a_token_that_is_not_a_str(tokens: tuple[Any, ...]) -> None:
+    with pytest.raises(errors.SpecError) as info:
+        serve.bearer_token(*tokens)
+    assert isinstance(info.value, ValueError)  # what it raised before, still true
+    assert info.value.path == f"tokens[{len(tokens) - 1}]"
+    assert "token must be str" in str(info.value)
+    assert "good-token" not in str(info.value) and "raw-bytes" not in str(info.value)

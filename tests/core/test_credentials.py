@@ -96,7 +96,7 @@ def test_a_file_others_can_read_is_warned_about(
 
 
 def test_bad_arguments(home: Path, tokens: TokenSet) -> None:
-    with pytest.raises(ConfigurationError, match="stores a TokenSet"):
+    with pytest.raises(ConfigurationError, match="tokens must be a TokenSet"):
         credentials.save({"access_token": ACCESS})  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="profile"):
         credentials.save(tokens, profile="")

@@ -76,7 +76,9 @@ def test_supervisor_forms(value: Any, wire: Any) -> None:
             Supervisor(reasoning_trigger=ReasoningTrigger(ms=600_001)),
             "supervisor.reasoningTrigger.ms",
         ),
-        (Supervisor(reasoning_trigger=True), "supervisor.reasoningTrigger"),  # type: ignore[arg-type]
+        ({"reasoningTrigger": True}, "supervisor.reasoningTrigger"),
+        ({"interval": "5"}, "supervisor.interval"),
+        ({"reasoningTrigger": {"chars": "many"}}, "supervisor.reasoningTrigger.chars"),
         ({"every": 3}, "supervisor"),
         ("on", "supervisor"),
     ],
@@ -115,6 +117,8 @@ def test_plan_forms(value: Any, wire: Any) -> None:
         (Plan(steps=["ok", ""]), "plan.steps[1]"),
         (Plan(brief=""), "plan.brief"),
         ({"steps": "one"}, "plan.steps"),
+        ({"brief": 3}, "plan.brief"),
+        ({"mode": 1}, "plan.mode"),
         ({"planOnly": "yes"}, "plan.planOnly"),
         ({"goal": "x"}, "plan"),
         (3, "plan"),
@@ -286,10 +290,49 @@ def test_tool_output_files_are_encoded(tmp_path: Path) -> None:
             "5000000",
         ),
         ([mantyx_sync.Attachment.from_url("https://x.test/a.png")], "not an inline file"),
-        (["a.txt"], "not an inline file"),
+        (iter(["a.txt"]), "not an inline file"),  # an iterator's items are not checked early
         ([Path("/nonexistent/a.txt")], "could not be attached"),
     ],
 )
 def test_tool_output_limits_become_tool_errors(files: list[Any], match: str) -> None:
     with pytest.raises(ToolError, match=match):
         split_output(ToolOutput("r", files=files))
+
+
+# -- wrong types, caught where the value is written (issue 15, fix 2) --------------
+
+
+@pytest.mark.parametrize(
+    ("build", "name", "expected"),
+    [
+        (lambda: Supervisor(interval="5"), "interval", "int | None"),
+        (lambda: Supervisor(model_id=3), "model_id", "str | None"),
+        (lambda: Supervisor(reasoning_trigger=True), "reasoning_trigger", "ReasoningTrigger"),
+        (lambda: ReasoningTrigger(chars=1.5), "chars", "int | None"),
+        (lambda: ReasoningTrigger(ms="1s"), "ms", "int | None"),
+        (lambda: Plan(mode=True), "mode", "str | None"),
+        (lambda: Plan(brief=["b"]), "brief", "str | None"),
+        (lambda: Plan(steps="one step"), "steps", "Iterable[str]"),
+        (lambda: Plan(steps=[1, 2]), "steps", "Iterable[str]"),
+        (lambda: Plan(plan_only="yes"), "plan_only", "bool | None"),
+        (lambda: ToolOutput("r", files="a.txt"), "files", "Iterable[Attachment | Path]"),
+        (lambda: ToolOutput("r", files=["a.txt"]), "files", "Iterable[Attachment | Path]"),
+        (lambda: ToolOutput("r", files=3), "files", "Iterable[Attachment | Path]"),
+    ],
+)
+def test_control_values_refuse_wrong_types_when_built(
+    build: Any, name: str, expected: str
+) -> None:
+    with pytest.raises(SpecError) as info:
+        build()
+    assert info.value.path == name
+    assert f"{name} must be" in str(info.value) and expected in str(info.value)
+
+
+def test_control_values_of_the_right_types_still_build(tmp_path: Path) -> None:
+    file = tmp_path / "a.txt"
+    file.write_text("x")
+    assert Supervisor(interval=5, model_id="m", reasoning_trigger=False).interval == 5
+    assert Plan(steps=("a", "b"), plan_only=False).steps == ("a", "b")
+    assert Plan(steps=(s for s in ["a"])).steps == ("a",)
+    assert ToolOutput({"n": 1}, files=[file]).files == (file,)
