@@ -1,6 +1,7 @@
-"""Wire models' private half: the one cattrs converter (:mod:`.wire`) and the limit
-checks (:mod:`.checks`) behind the public value modules ``spec``, ``events``
-and ``results``.
+"""Wire models' private half: the one cattrs converter (:mod:`.wire`), the limit
+checks (:mod:`.checks`) and the values behind the public value modules ``spec``
+(:mod:`.guards`, :mod:`.controls`), ``messages`` (:mod:`.attachments`),
+``events`` and ``results``.
 """
 
 __all__: list[str] = []

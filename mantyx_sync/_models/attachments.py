@@ -1,0 +1,253 @@
+"""File attachments: inline bytes, files on disk and ``https`` URLs (NEWER.md item 3).
+
+An :class:`Attachment` knows its name, MIME type and size; a file on disk is
+read only when it is sent, in chunks, and base64-encoded once as it is read
+(its bytes are never held whole). The MIME allowlist, the name-based guess and
+the URL rule live here too, shared by the message checks in
+:mod:`mantyx_sync.messages`, where the value is public.
+
+All values are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+import base64
+import mimetypes
+import os
+import urllib.parse
+from collections.abc import Mapping
+from pathlib import Path, PurePosixPath
+from typing import Any, Final
+
+import attrs
+
+from .._base.argcheck import checked, checked_init
+from .._base.limits import ATTACHMENT_MIME_TYPES
+from .._base.types import JSONDict
+from ..errors import SpecError
+
+__all__ = ["Attachment", "allowed_mime_type", "check_mime", "check_url"]
+
+# Read 768 KiB at a time: a multiple of 3, so each chunk's base64 joins cleanly.
+_CHUNK: Final = 3 * 256 * 1024
+
+# Names the standard table misses or spells differently from the allowlist.
+_BY_SUFFIX: Final[Mapping[str, str]] = {
+    ".wav": "audio/wav",
+    ".m4a": "audio/mp4",
+    ".mp4": "audio/mp4",
+    ".mp3": "audio/mpeg",
+    ".weba": "audio/webm",
+    ".webm": "audio/webm",
+    ".webp": "image/webp",
+    ".md": "text/markdown",
+    ".markdown": "text/markdown",
+    ".csv": "text/csv",
+    ".tsv": "text/tab-separated-values",
+    ".json": "application/json",
+    ".xml": "application/xml",
+    ".docx": "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+}
+
+
+def allowed_mime_type(mime_type: str) -> bool:
+    """Whether MANTYX accepts files of ``mime_type`` (every ``text/*`` and an allowlist)."""
+    base = mime_type.split(";", 1)[0].strip().lower()
+    return (base.startswith("text/") and len(base) > 5) or base in ATTACHMENT_MIME_TYPES
+
+
+def _guess(name: str | None) -> str | None:
+    if not name:
+        return None
+    suffix = PurePosixPath(name).suffix.lower()
+    if suffix in _BY_SUFFIX:
+        return _BY_SUFFIX[suffix]
+    guessed, _ = mimetypes.guess_type(name, strict=False)
+    return guessed
+
+
+def check_mime(mime_type: str | None, path: str | None) -> None:
+    if mime_type is not None and not allowed_mime_type(mime_type):
+        raise SpecError(
+            f"MIME type {mime_type!r} is not accepted; allowed are text/* and "
+            + ", ".join(sorted(ATTACHMENT_MIME_TYPES)),
+            path=path,
+        )
+
+
+def _check_text(value: Any, what: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"{what} must be a non-empty string")
+    return value
+
+
+def _repr_size(size: int | None) -> str:
+    return "?" if size is None else f"{size}B"
+
+
+@checked_init(SpecError)
+@attrs.frozen(kw_only=True, repr=False)
+class Attachment:
+    """A file for the model: inline bytes, a file on disk, or an ``https`` URL.
+
+    Build it with :meth:`from_path`, :meth:`from_bytes` or :meth:`from_url`;
+    the MIME type is guessed from the file name when not given, and checked
+    against the server's allowlist (every ``text/*``, ``audio/mp4|mpeg|wav|webm``,
+    ``image/jpeg|png|webp|gif``, PDF, DOCX, JSON, XML, HTML).
+
+    :ivar filename: the name the model sees.
+    :ivar mime_type: e.g. ``application/pdf`` (``None`` for a URL whose type is
+        left to the server).
+    :ivar size: decoded bytes of an inline file (``None`` for a URL).
+    :ivar url: the ``https`` URL of a URL attachment.
+    :ivar path: the file read when the attachment is sent, if built from a path.
+    """
+
+    filename: str | None
+    mime_type: str | None
+    size: int | None = None
+    url: str | None = None
+    path: Path | None = None
+    data: bytes | None = None
+
+    @classmethod
+    @checked(SpecError)
+    def from_path(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        filename: str | None = None,
+        mime_type: str | None = None,
+    ) -> Attachment:
+        """A file on disk, read (in chunks) only when the run is sent.
+
+        :raises SpecError: the file does not exist, its type cannot be guessed
+            (pass ``mime_type=``) or is not accepted.
+        """
+        file = Path(path)
+        try:
+            stat = file.stat()
+        except OSError as exc:
+            raise SpecError(f"cannot read attachment {str(file)!r}: {exc.strerror}") from exc
+        if not file.is_file():
+            raise SpecError(f"attachment {str(file)!r} is not a regular file")
+        name = _check_text(filename, "filename") or file.name
+        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        if mime is None:
+            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
+        check_mime(mime, None)
+        return cls(filename=name, mime_type=mime, size=stat.st_size, path=file)
+
+    @classmethod
+    @checked(SpecError)
+    def from_bytes(
+        cls, data: bytes | bytearray | memoryview, *, filename: str, mime_type: str | None = None
+    ) -> Attachment:
+        """An in-memory file.
+
+        :raises SpecError: ``data`` is not bytes, the type cannot be guessed from
+            ``filename`` (pass ``mime_type=``) or is not accepted.
+        """
+        if not isinstance(data, (bytes, bytearray, memoryview)):
+            raise SpecError(f"data must be bytes, got {type(data).__name__}")
+        name = _check_text(filename, "filename")
+        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        if mime is None:
+            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
+        check_mime(mime, None)
+        raw = bytes(data)
+        return cls(filename=name, mime_type=mime, size=len(raw), data=raw)
+
+    @classmethod
+    @checked(SpecError)
+    def from_url(
+        cls, url: str, *, filename: str | None = None, mime_type: str | None = None
+    ) -> Attachment:
+        """A file the server fetches from an ``https`` URL.
+
+        The MIME type is guessed from ``filename`` or the URL's path when not
+        given; when it cannot be, the server decides.
+
+        :raises SpecError: not an ``https`` URL, or a type that is not accepted.
+        """
+        check_url(url, None)
+        name = _check_text(filename, "filename")
+        mime = _check_text(mime_type, "mime_type") or _guess(
+            name or urllib.parse.urlsplit(url).path
+        )
+        check_mime(mime, None)
+        return cls(filename=name, mime_type=mime, url=url)
+
+    @property
+    def inline(self) -> bool:
+        """Whether the file's bytes are sent in the request (not a URL)."""
+        return self.url is None
+
+    def __repr__(self) -> str:
+        # A signed URL's query carries a credential: never shown.
+        where = _shown_url(self.url) if self.url is not None else str(self.path or "bytes")
+        return (
+            f"Attachment({self.filename!r}, {self.mime_type!r}, {_repr_size(self.size)}, {where})"
+        )
+
+    def encoded(self) -> str:
+        """The file's bytes as base64 (no ``data:`` prefix); a file is read now, in chunks.
+
+        :raises SpecError: the file can no longer be read, or grew past the size
+            it had when the attachment was made.
+        """
+        if self.data is not None:
+            return base64.b64encode(self.data).decode("ascii")
+        if self.path is None:
+            raise SpecError("a URL attachment has no bytes to encode")
+        return _encode_file(self.path, self.size or 0)
+
+    def to_wire(self) -> JSONDict:
+        """The ``attachments[]`` entry (inline files are read and encoded now)."""
+        if self.url is not None:
+            out: JSONDict = {"type": "input_file_url", "url": self.url}
+            if self.mime_type is not None:
+                out["mimeType"] = self.mime_type
+            if self.filename is not None:
+                out["filename"] = self.filename
+            return out
+        return {
+            "type": "input_file",
+            "mimeType": self.mime_type,
+            "filename": self.filename,
+            "data": self.encoded(),
+        }
+
+
+def _shown_url(url: str) -> str:
+    parts = urllib.parse.urlsplit(url)
+    suffix = "?…" if parts.query or parts.fragment else ""
+    return f"{parts.scheme}://{parts.hostname or ''}{parts.path}{suffix}"
+
+
+def _encode_file(path: Path, expected: int) -> str:
+    parts: list[str] = []
+    total = 0
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(_CHUNK):
+                total += len(chunk)
+                if total > expected:
+                    raise SpecError(
+                        f"attachment {str(path)!r} grew after it was attached "
+                        f"({expected} bytes then); attach it again"
+                    )
+                parts.append(base64.b64encode(chunk).decode("ascii"))
+    except OSError as exc:
+        raise SpecError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from exc
+    return "".join(parts)
+
+
+def check_url(url: Any, path: str | None) -> None:
+    if not isinstance(url, str) or urllib.parse.urlsplit(url).scheme.lower() != "https":
+        shown = "a non-string" if not isinstance(url, str) else "a non-https URL"
+        raise SpecError(f"must be an https:// URL, got {shown}", path=path)
+    if not urllib.parse.urlsplit(url).netloc:
+        raise SpecError("the URL has no host", path=path)

@@ -1,0 +1,246 @@
+"""Run guards of an agent spec: output schema, loop detection, tool budgets.
+
+The values a spec and a session message take for wire-protocol §7 and §8,
+each with the rules that check it (agent-runs §4.5). They are public through
+:mod:`mantyx_sync.spec`; the ``coerce_*`` functions accept every documented
+input shape and raise :class:`~mantyx_sync.errors.SpecError` with the wire path
+of the field to fix.
+
+All values are immutable and safe to share between threads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal, Union
+
+import attrs
+
+from .._base.argcheck import checked_init
+from .._base.limits import (
+    LOOP_THRESHOLD_MAX,
+    OUTPUT_SCHEMA_MAX_BYTES,
+    OUTPUT_SCHEMA_NAME_RE,
+    TOOL_BUDGET_KEY_MAX,
+    TOOL_BUDGET_MAX_CALLS,
+    TOOL_BUDGETS_MAX_ENTRIES,
+)
+from .._base.types import UNSET, UnsetType
+from ..errors import SpecError
+from . import wire as _wire
+from .checks import _check_int, _is_int, _json_size
+
+__all__ = [
+    "LoopDetection",
+    "LoopDetectionArg",
+    "OutputSchema",
+    "ToolBudget",
+    "ToolBudgetsArg",
+    "coerce_loop_detection",
+    "coerce_output_schema",
+    "coerce_tool_budgets",
+]
+
+# wire-protocol §8.1: the server's thresholds when a field is omitted.
+_DEFAULT_CONSECUTIVE: Final = 3
+_DEFAULT_HARD_CUTOFF: Final = 6
+_ENFORCEMENTS: Final = ("best_effort", "strict")
+
+
+@checked_init(SpecError)
+@attrs.frozen(kw_only=True)
+class OutputSchema:
+    """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
+
+    :ivar schema: the JSON Schema; its root must describe a JSON object.
+    :ivar name: provider-facing identifier (server default ``"output"``).
+    :ivar enforcement: ``"best_effort"`` (the server default: the schema is
+        asked for, and a model that cannot be constrained answers unconstrained)
+        or ``"strict"`` (the run fails with ``structured_output_schema_rejected``,
+        ``structured_output_not_supported`` or ``structured_output_not_enforced``
+        rather than answer unconstrained); NEWER item 6.
+    """
+
+    schema: dict[str, Any]
+    name: str | None = None
+    enforcement: str | None = None
+
+    @classmethod
+    def coerce(cls, value: Any, *, path: str = "outputSchema") -> OutputSchema:
+        """Accept an :class:`OutputSchema`, the wire shape ``{"schema", "name"?}`` or a
+        bare JSON Schema object, and check the documented limits.
+
+        :raises SpecError: what to fix, with the field path.
+        """
+        if isinstance(value, OutputSchema):
+            result = value
+        elif isinstance(value, Mapping) and "schema" in value:
+            result = _wire.structure_input(value, cls, path=path)
+        elif isinstance(value, Mapping):
+            result = cls(schema=dict(value))
+        else:
+            raise SpecError(
+                "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
+                f"got {type(value).__name__}",
+                path=path,
+            )
+        result._check(path)
+        return result
+
+    def _check(self, path: str) -> None:
+        if not isinstance(self.schema, Mapping):
+            raise SpecError(
+                f"must be a JSON object, got {type(self.schema).__name__}", path=f"{path}.schema"
+            )
+        root_type = self.schema.get("type")
+        if root_type is not None and root_type != "object":
+            raise SpecError(
+                f"the root must describe a JSON object (type 'object'), got type {root_type!r}",
+                path=f"{path}.schema.type",
+            )
+        name: Any = self.name
+        valid_name = isinstance(name, str) and OUTPUT_SCHEMA_NAME_RE.match(name)
+        if name is not None and not valid_name:
+            raise SpecError(
+                "must be 1-64 characters from a-z, A-Z, 0-9, '_' and '-'", path=f"{path}.name"
+            )
+        enforcement: Any = self.enforcement
+        if enforcement is not None and enforcement not in _ENFORCEMENTS:
+            raise SpecError(
+                f"must be 'best_effort' or 'strict', got {enforcement!r}",
+                path=f"{path}.enforcement",
+            )
+        size = _json_size(_wire.unstructure(self), path)
+        if size > OUTPUT_SCHEMA_MAX_BYTES:
+            raise SpecError(
+                f"serializes to {size} bytes; the limit is {OUTPUT_SCHEMA_MAX_BYTES}", path=path
+            )
+
+
+@attrs.frozen(kw_only=True)
+class LoopDetection:
+    """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
+
+    ``consecutive_threshold`` (≥ 2, default 3) identical tool batches in a row
+    nudge the model; ``hard_cutoff_threshold`` (≥ 3, default 6, and greater than
+    the consecutive threshold) force it to finish. Both are at most 100. Pass
+    ``loop_detection=False`` to a spec to disable the guard instead.
+    """
+
+    consecutive_threshold: int | None = None
+    hard_cutoff_threshold: int | None = None
+
+    @classmethod
+    def coerce(cls, value: Any, *, path: str = "loopDetection") -> LoopDetection | Literal[False]:
+        """Accept ``False``, a :class:`LoopDetection` or a mapping in either key style.
+
+        :raises SpecError: what to fix, with the field path.
+        """
+        if value is False:
+            return False
+        if isinstance(value, LoopDetection):
+            result = value
+        elif isinstance(value, Mapping):
+            result = _wire.structure_input(value, cls, path=path)
+        else:
+            raise SpecError(
+                f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
+                path=path,
+            )
+        result._check(path)
+        return result
+
+    def _check(self, path: str) -> None:
+        consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
+        if consecutive is not None:
+            _check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
+        if hard is not None:
+            _check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
+        effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
+        effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
+        if effective_hard <= effective_consecutive:
+            if hard is None:
+                message = (
+                    f"consecutiveThreshold ({consecutive}) must be below the default "
+                    f"hardCutoffThreshold ({_DEFAULT_HARD_CUTOFF}); set hardCutoffThreshold too"
+                )
+                where = f"{path}.consecutiveThreshold"
+            elif consecutive is None:
+                message = (
+                    f"hardCutoffThreshold ({hard}) must be greater than the default "
+                    f"consecutiveThreshold ({_DEFAULT_CONSECUTIVE})"
+                )
+                where = f"{path}.hardCutoffThreshold"
+            else:
+                message = (
+                    f"hardCutoffThreshold ({hard}) must be greater than "
+                    f"consecutiveThreshold ({consecutive})"
+                )
+                where = f"{path}.hardCutoffThreshold"
+            raise SpecError(message, path=where)
+
+
+@attrs.frozen(kw_only=True)
+class ToolBudget:
+    """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
+
+    max_calls: int
+
+    def _check(self, path: str) -> None:
+        _check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
+
+
+def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
+    """Tool name → ``int`` / :class:`ToolBudget` / ``{"maxCalls": n}``, checked."""
+    if not isinstance(value, Mapping):
+        raise SpecError(
+            f"must be a mapping of tool name to budget, got {type(value).__name__}", path=path
+        )
+    if len(value) > TOOL_BUDGETS_MAX_ENTRIES:
+        raise SpecError(
+            f"has {len(value)} entries; the limit is {TOOL_BUDGETS_MAX_ENTRIES}", path=path
+        )
+    out: dict[str, ToolBudget] = {}
+    for key, budget in value.items():
+        where = f"{path}[{key!r}]"
+        if not isinstance(key, str) or not 1 <= len(key) <= TOOL_BUDGET_KEY_MAX:
+            raise SpecError(
+                f"tool names must be strings of 1-{TOOL_BUDGET_KEY_MAX} characters", path=where
+            )
+        if isinstance(budget, ToolBudget):
+            entry = budget
+        elif _is_int(budget):
+            entry = ToolBudget(max_calls=budget)
+        elif isinstance(budget, Mapping):
+            entry = _wire.structure_input(budget, ToolBudget, path=where)
+        else:
+            raise SpecError(
+                f"must be an int, a ToolBudget or {{'maxCalls': n}}, got {type(budget).__name__}",
+                path=where,
+            )
+        entry._check(where)
+        out[key] = entry
+    return out
+
+
+def coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
+    """``loop_detection`` as a spec keeps it: ``UNSET`` when not given (or ``None``)."""
+    # None reads as "not given": the server default applies.
+    if value is UNSET or value is None:
+        return UNSET
+    return LoopDetection.coerce(value)
+
+
+def coerce_output_schema(value: Any) -> OutputSchema | None:
+    """``output_schema`` checked; ``None`` when not given."""
+    return None if value is None else OutputSchema.coerce(value)
+
+
+LoopDetectionArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+    LoopDetection, Literal[False], Mapping[str, Any], UnsetType, None
+]
+"""What ``loop_detection`` accepts."""
+ToolBudgetsArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+    Mapping[str, Union[ToolBudget, int, Mapping[str, Any]]], UnsetType, None  # noqa: UP007
+]
+"""What ``tool_budgets`` accepts."""
