@@ -5,15 +5,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import requests
 
-from . import history
 from ._base.argcheck import checked
 from ._base.redact import mask
 from ._base.types import UNSET
-from ._engine.evals import Evals
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import IdentityAware, TokenSource
@@ -22,12 +20,17 @@ from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError, SpecError
-from .feedback import Feedback, list_feedback, send_feedback
-from .history import EventReplay, Listing, RunSummary, SessionSummary
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
 from .spec import SPEC_FIELDS, AgentSpec, OutputSchema, turn_input
+
+if TYPE_CHECKING:
+    # Evaluations, history and feedback are imported by the methods that use
+    # them: a plain run never pays for them (benchmarks/README.md, row 4b).
+    from ._engine.evals import Evals
+    from .feedback import Feedback
+    from .history import EventReplay, Listing, RunSummary, SessionSummary
 
 __all__ = ["Client"]
 
@@ -166,6 +169,8 @@ class Client:
 
         See :mod:`mantyx_sync.evals`.
         """
+        from ._engine.evals import Evals
+
         return Evals(self._transport)
 
     def models(self) -> ModelCatalog:
@@ -389,6 +394,8 @@ class Client:
         :param max_items: stop after this many runs.
         :raises SpecError: a filter is invalid (nothing is sent).
         """
+        from . import history
+
         return history.list_runs(
             self._get_json,
             status=status,
@@ -416,6 +423,8 @@ class Client:
         :param max_items: stop after this many sessions.
         :raises SpecError: a filter is invalid (nothing is sent).
         """
+        from . import history
+
         return history.list_sessions(
             self._get_json, status=status, metadata=metadata, limit=limit, max_items=max_items
         )
@@ -429,6 +438,8 @@ class Client:
         :param full: whole texts instead of the server's shortened ones.
         :raises SpecError: an argument is invalid (nothing is sent).
         """
+        from . import history
+
         return history.replay_session(self._get_json, session_id, last=last, full=full)
 
     def feedback(
@@ -449,6 +460,8 @@ class Client:
         :raises SpecError: bad arguments (nothing is sent).
         :raises NotFoundError: no such run.
         """
+        from .feedback import send_feedback
+
         return send_feedback(
             json_poster(self._transport),
             run_id,
@@ -471,6 +484,8 @@ class Client:
         :param verdict: only ``"up"`` or only ``"down"``.
         :raises SpecError: bad arguments (nothing is sent).
         """
+        from .feedback import list_feedback
+
         return list_feedback(
             self._get_json, run_id=run_id, verdict=verdict, limit=limit, max_items=max_items
         )

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import attrs
-import fastjsonschema
 
 from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
@@ -43,6 +42,9 @@ Validator = Callable[[Any], Any]
 def _compiled(canonical_schema: str) -> Callable[[Any], Any]:
     # Keyed by canonical JSON so equal schemas share one compiled validator;
     # lru_cache is thread-safe and bounds the memory a long-lived client uses.
+    # fastjsonschema is imported here, by the first parse() with a schema.
+    import fastjsonschema
+
     validate: Callable[[Any], Any] = fastjsonschema.compile(json.loads(canonical_schema))
     return validate
 
@@ -142,6 +144,8 @@ class RunResult:
                 f"run {self.run_id}: the reply is not valid JSON ({exc})", raw_text=self.text
             ) from exc
         if self.output_schema is not None:
+            import fastjsonschema
+
             canonical = json.dumps(self.output_schema.schema, sort_keys=True)
             try:
                 check = _compiled(canonical)

@@ -6,7 +6,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
 from ._base.types import UNSET
@@ -16,10 +16,12 @@ from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
 from .errors import SpecError
 from .events import RunEvent
-from .history import EventReplay, replay_session
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only, turn_input
+
+if TYPE_CHECKING:
+    from .history import EventReplay
 
 __all__ = ["Session"]
 
@@ -189,6 +191,8 @@ class Session:
         :param last: only the newest ``last`` events (default: all).
         :param full: whole texts instead of the server's shortened ones.
         """
+        from .history import replay_session  # history is off a plain run's import path
+
         return replay_session(self._get_json, self.id, last=last, full=full)
 
     def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:

@@ -15,23 +15,27 @@ Every attrs class is handled by the same pair of hook factories:
   omitted, tuples become lists, and fields marked ``RAW`` or ``OMIT`` are left
   out. ``False`` and ``{}`` are values and are kept.
 
-The converter's hooks are registered once, at import; cattrs then generates
-and caches per-class functions on first use, which is idempotent, so the
-converter is safe to share between threads. Never use ``cattrs.global_converter``.
+The converter is built, and its hooks registered, once, on first use (under a
+lock): importing this module does not import cattrs, so a script that never
+structures a body does not pay for it. cattrs then generates and caches
+per-class functions on first use, which is idempotent, so the converter is
+safe to share between threads. Never use ``cattrs.global_converter``.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, override
 
 from .._base.types import UNSET, UnsetType
 from ..errors import SpecError
+
+if TYPE_CHECKING:
+    import cattrs
 
 __all__ = [
     "ALIASES",
@@ -40,7 +44,7 @@ __all__ = [
     "WIRE",
     "WireFormatError",
     "camel",
-    "converter",
+    "get_converter",
     "structure",
     "structure_input",
     "unstructure",
@@ -78,15 +82,13 @@ def _wire_name(a: attrs.Attribute[Any]) -> str:
     return explicit if isinstance(explicit, str) else camel(a.name)
 
 
-converter: Final = cattrs.Converter(detailed_validation=True)
-"""The package's only converter. Private: importing it from outside the package is unsupported."""
-
-
 def _is_attrs_class(cls: Any) -> bool:
     return isinstance(cls, type) and attrs.has(cls)
 
 
-def _structure_factory(cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
+def _structure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
+    from cattrs.gen import make_dict_structure_fn, override
+
     fields = attrs.fields(cls)
     overrides = {}
     lookups: list[tuple[str, tuple[str, ...]]] = []
@@ -104,7 +106,7 @@ def _structure_factory(cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
             lookups.append((wire, alternatives))
         if a.default is not attrs.NOTHING and a.default is not None:
             defaulted.append(wire)
-    generated = make_dict_structure_fn(cls, converter, **overrides)  # type: ignore[arg-type]
+    generated = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
 
     def structure_wire(data: Any, _: type[Any]) -> Any:
         if not isinstance(data, Mapping):
@@ -126,7 +128,7 @@ def _structure_factory(cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
     return structure_wire
 
 
-def _unstructure_factory(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+def _unstructure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
     plan = [
         (a.name, _wire_name(a))
         for a in attrs.fields(cls)
@@ -139,7 +141,7 @@ def _unstructure_factory(cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
             value = getattr(obj, name)
             if value is None or value is UNSET:
                 continue
-            out[wire] = converter.unstructure(value)
+            out[wire] = conv.unstructure(value)
         return out
 
     return unstructure_wire
@@ -163,18 +165,48 @@ def _strict(kind: type[Any], *accept: type[Any]) -> Callable[[Any, type[Any]], A
     return check
 
 
-converter.register_structure_hook(str, _strict(str))
-converter.register_structure_hook(bool, _strict(bool))
-# JSON has one number type; integral floats such as 2.0 are accepted as ints.
-converter.register_structure_hook(int, _strict(int, int, float))
-converter.register_structure_hook(float, _strict(float, int, float))
-converter.register_unstructure_hook(UnsetType, lambda v: v)
-converter.register_unstructure_hook_func(
-    lambda t: isinstance(t, type) and issubclass(t, tuple) and not attrs.has(t),
-    lambda v: [converter.unstructure(x) for x in v],
-)
-converter.register_structure_hook_factory(_is_attrs_class, _structure_factory)
-converter.register_unstructure_hook_factory(_is_attrs_class, _unstructure_factory)
+def _build() -> cattrs.Converter:
+    import cattrs
+
+    conv = cattrs.Converter(detailed_validation=True)
+    conv.register_structure_hook(str, _strict(str))
+    conv.register_structure_hook(bool, _strict(bool))
+    # JSON has one number type; integral floats such as 2.0 are accepted as ints.
+    conv.register_structure_hook(int, _strict(int, int, float))
+    conv.register_structure_hook(float, _strict(float, int, float))
+    conv.register_unstructure_hook(UnsetType, lambda v: v)
+    conv.register_unstructure_hook_func(
+        lambda t: isinstance(t, type) and issubclass(t, tuple) and not attrs.has(t),
+        lambda v: [conv.unstructure(x) for x in v],
+    )
+    conv.register_structure_hook_factory(_is_attrs_class, lambda cls: _structure_factory(conv, cls))
+    conv.register_unstructure_hook_factory(
+        _is_attrs_class, lambda cls: _unstructure_factory(conv, cls)
+    )
+    return conv
+
+
+_built: cattrs.Converter | None = None
+_build_lock = threading.Lock()
+
+
+def get_converter() -> cattrs.Converter:
+    """The package's only converter, built on first use. Private to the package."""
+    global _built
+    conv = _built
+    if conv is None:
+        with _build_lock:
+            conv = _built
+            if conv is None:
+                conv = _built = _build()
+    return conv
+
+
+def __getattr__(name: str) -> Any:
+    # ``converter`` stays readable as a module attribute (built on first access).
+    if name == "converter":
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _describe(exc: BaseException, _type: Any) -> str:
@@ -185,6 +217,8 @@ def _describe(exc: BaseException, _type: Any) -> str:
 
 def _errors(exc: BaseException, root: str) -> list[tuple[str, str]]:
     """``(path, message)`` pairs for a structuring failure, paths in wire spelling."""
+    import cattrs
+
     if not isinstance(exc, cattrs.BaseValidationError):
         return [(root, _describe(exc, None))]
     pairs = []
@@ -195,15 +229,23 @@ def _errors(exc: BaseException, root: str) -> list[tuple[str, str]]:
     return pairs
 
 
+def _validation_error() -> type[Exception]:
+    # Only called once the converter exists, so cattrs is already imported.
+    from cattrs import BaseValidationError
+
+    return BaseValidationError
+
+
 def structure(data: Any, cls: type[T]) -> T:
     """Build ``cls`` from a server body, tolerating unknown keys.
 
     :raises WireFormatError: the body does not fit ``cls``; the message names
         the offending field (``@ $.tokens.inputTokens``).
     """
+    conv = get_converter()
     try:
-        return converter.structure(data, cls)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        return conv.structure(data, cls)
+    except (_validation_error(), TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
         detail = "; ".join(f"{msg} @ {where}" for where, msg in _errors(exc, "$"))
@@ -231,9 +273,10 @@ def structure_input(data: Any, cls: type[T], *, path: str) -> T:
         if key not in known:
             allowed = ", ".join(sorted({v for v in known.values()}))
             raise SpecError(f"unknown key {key!r} (expected: {allowed})", path=path)
+    conv = get_converter()
     try:
-        return converter.structure(data, cls)
-    except (cattrs.BaseValidationError, TypeError, ValueError) as exc:
+        return conv.structure(data, cls)
+    except (_validation_error(), TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
         where, message = _errors(exc, path)[0]
@@ -242,7 +285,7 @@ def structure_input(data: Any, cls: type[T], *, path: str) -> T:
 
 def unstructure(obj: Any) -> dict[str, Any]:
     """The camelCase wire object for an attrs value, ``None``/``UNSET`` omitted."""
-    out = converter.unstructure(obj)
+    out = get_converter().unstructure(obj)
     if not isinstance(out, dict):
         raise TypeError(f"{type(obj).__name__} does not unstructure to a JSON object")
     return out

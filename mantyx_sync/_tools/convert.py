@@ -2,24 +2,28 @@
 
 Validated argument dicts become the handler's parameter types (attrs classes,
 dataclasses, enums, tuples, sets, datetimes, pydantic models) and return values
-become plain JSON, all through the converter owned by this module.
+become plain JSON, all through the converter owned by this module. The
+converter (and cattrs) is built on first use: a tool given as a JSON Schema
+receives its arguments as a dict and returns text, and never needs it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import threading
 import types
 import typing
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import attrs
-import cattrs
-from cattrs.strategies import configure_union_passthrough
 
 from ..errors import ToolError
+
+if TYPE_CHECKING:
+    import cattrs
 
 _te: types.ModuleType | None
 try:  # typing_extensions is optional; its TypedDict/Required must be recognised when present
@@ -27,11 +31,13 @@ try:  # typing_extensions is optional; its TypedDict/Required must be recognised
 except ImportError:  # pragma: no cover - depends on the environment
     _te = None
 
-__all__ = ["Structurer", "to_jsonable"]
+__all__ = ["Structurer", "converter", "to_jsonable"]
 
 Structurer = Callable[[Mapping[str, Any]], Any]
 
 _MESSAGE_MAX_CHARS: Final = 500
+# Exact types the converter returns unchanged (subclasses such as IntEnum are not).
+_PLAIN: Final = frozenset({str, int, float, bool})
 
 
 def _identity(args: Mapping[str, Any]) -> Any:
@@ -78,6 +84,9 @@ _LITERAL: Final = _special_forms("Literal")
 
 
 def _make_converter() -> cattrs.Converter:
+    import cattrs
+    from cattrs.strategies import configure_union_passthrough
+
     conv = cattrs.Converter()
     configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
     conv.register_structure_hook(dt.datetime, lambda v, _: dt.datetime.fromisoformat(v))
@@ -109,7 +118,20 @@ def _make_converter() -> cattrs.Converter:
     return conv
 
 
-_converter: Final = _make_converter()
+_built: cattrs.Converter | None = None
+_build_lock = threading.Lock()
+
+
+def converter() -> cattrs.Converter:
+    """The tools' converter, built on first use (thread-safe)."""
+    global _built
+    conv = _built
+    if conv is None:
+        with _build_lock:
+            conv = _built
+            if conv is None:
+                conv = _built = _make_converter()
+    return conv
 
 
 def to_jsonable(value: Any) -> Any:
@@ -118,10 +140,14 @@ def to_jsonable(value: Any) -> Any:
     :param value: whatever a tool handler returned.
     :returns: dicts, lists and scalars ready for :func:`json.dumps`.
     """
-    return _converter.unstructure(value)
+    if value is None or type(value) in _PLAIN:
+        return value  # what most handlers return: no converter needed
+    return converter().unstructure(value)
 
 
 def _structure_error_message(exc: BaseException) -> str:
+    import cattrs
+
     if isinstance(exc, cattrs.BaseValidationError):
         text = "; ".join(cattrs.transform_error(exc, path="data"))
     else:
@@ -149,7 +175,7 @@ def _structurer_for(tp: Any) -> Structurer:
 
     def structure(args: Mapping[str, Any]) -> Any:
         try:
-            return _converter.structure(dict(args), tp)
+            return converter().structure(dict(args), tp)
         except Exception as exc:
             raise ToolError(_structure_error_message(exc)) from exc
 

@@ -19,7 +19,6 @@ from .._base.argcheck import checked, checked_init
 from .._base.limits import TOOL_NAME_RE
 from ..errors import SpecError
 from .schema import object_schema, parameters_schema
-from .signature import function_schema
 from .validator import compile_validator
 
 __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
@@ -250,6 +249,10 @@ def _from_function(
         raise SpecError(f"{fn.name!r} is already a LocalTool; use it directly")
     if not callable(fn) or isinstance(fn, type):
         raise SpecError(f"@local_tool needs a function, got {type(fn).__name__}")
+    # Deriving a schema from a signature is only needed here, not for a tool
+    # given as JSON Schema: imported on first use.
+    from .signature import function_schema
+
     spec = function_schema(fn, name=name, description=description)
     return LocalTool(
         name=spec.name,

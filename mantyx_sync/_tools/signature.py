@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from ..errors import SpecError, ToolError
-from .convert import _converter, _structure_error_message
+from .convert import _structure_error_message, converter
 from .docstring import parse_docstring
 from .schema import _JSON_DEFAULT_MISSING, JSONSchema, _Deriver, _json_default
 
@@ -95,7 +95,7 @@ def _param_structurer(hint: Any, name: str, where: str) -> Callable[[Any], Any] 
     if isinstance(hint, (str, typing.ForwardRef)):
         return None
     try:
-        hook = _converter.get_structure_hook(hint)
+        hook = converter().get_structure_hook(hint)
     except Exception as exc:
         logger.warning(
             "no converter for parameter %r of %s (%s); it receives the raw JSON value",

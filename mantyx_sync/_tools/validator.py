@@ -1,4 +1,8 @@
-"""Client-side validation of tool arguments: fastjsonschema, compiled once per schema."""
+"""Client-side validation of tool arguments: fastjsonschema, compiled once per schema.
+
+fastjsonschema is imported when the first schema is compiled (a tool being
+defined), not when the package is imported.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,12 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import Any, Final
-
-import fastjsonschema
+from typing import TYPE_CHECKING, Any, Final
 
 from .convert import _shorten
-from .schema import JSONSchema
+
+if TYPE_CHECKING:
+    from .schema import JSONSchema
 
 __all__ = ["compile_validator"]
 
@@ -54,6 +58,8 @@ def _accept_all(_: Any) -> str | None:
 
 
 def _compile(schema: JSONSchema) -> Callable[[Any], str | None]:
+    import fastjsonschema
+
     try:
         check = fastjsonschema.compile(schema, use_default=False)
     except Exception as exc:

@@ -277,10 +277,32 @@ def test_the_module_import_graph_has_no_cycles() -> None:
             visit(module, ())
 
 
+# Imports deliberately made inside a function because of what they cost a plain
+# script (benchmarks/README.md, rows 4b and 7), each one listed on purpose. They
+# still count everywhere above (layers, cycles), so a deferral cannot hide a cycle.
+DEFERRED = frozenset(
+    {
+        # evaluations, listings and feedback are loaded by the methods that use them
+        (f"{PKG}.client", f"{PKG}._engine.evals"),
+        (f"{PKG}.client", f"{PKG}.history"),
+        (f"{PKG}.client", f"{PKG}.feedback"),
+        (f"{PKG}.session", f"{PKG}.history"),
+        (f"{PKG}.feedback", f"{PKG}.history"),
+        # signature-based schema derivation, for @local_tool only
+        (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
+    }
+)
+
+
 def test_no_function_local_imports_inside_the_sdk() -> None:
     # STYLE §9.9: fix the layering instead of hiding a cycle in a function.
-    nested = [i for i in SDK_IMPORTS if i.nested]
+    nested = [i for i in SDK_IMPORTS if i.nested and (i.source, i.target) not in DEFERRED]
     assert nested == [], _describe(nested)
+
+
+def test_every_deferred_import_is_still_there() -> None:
+    found = {(i.source, i.target) for i in SDK_IMPORTS if i.nested}
+    assert found >= DEFERRED, sorted(DEFERRED - found)
 
 
 def test_testing_never_imports_the_sdk() -> None:

@@ -59,9 +59,7 @@ def test_long_messages_are_shortened() -> None:
 def test_compiles_once_per_distinct_schema() -> None:
     schema = fresh_schema(a={"type": "integer"})
     reordered = dict(reversed(list(schema.items())))
-    with mock.patch.object(
-        _validator.fastjsonschema, "compile", wraps=fastjsonschema.compile
-    ) as compile_spy:
+    with mock.patch.object(fastjsonschema, "compile", wraps=fastjsonschema.compile) as compile_spy:
         first = compile_validator(schema)
         second = compile_validator(reordered)
         third = compile_validator(fresh_schema(a={"type": "integer"}))
@@ -83,9 +81,7 @@ def test_concurrent_first_use_compiles_once() -> None:
         with lock:
             results.append(v)
 
-    with mock.patch.object(
-        _validator.fastjsonschema, "compile", wraps=fastjsonschema.compile
-    ) as compile_spy:
+    with mock.patch.object(fastjsonschema, "compile", wraps=fastjsonschema.compile) as compile_spy:
         threads = [threading.Thread(target=worker) for _ in range(threads_n)]
         for t in threads:
             t.start()
