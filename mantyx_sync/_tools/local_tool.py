@@ -18,7 +18,7 @@ import attrs
 from .._base.argcheck import checked, checked_init
 from .._base.limits import TOOL_NAME_RE
 from ..errors import SpecError
-from .schema import object_schema, parameters_schema
+from .object_schema import object_schema, parameters_schema
 from .validator import compile_validator
 
 __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]

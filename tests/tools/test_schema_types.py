@@ -18,7 +18,8 @@ import attrs
 import pytest
 from typing_extensions import NotRequired, Required
 
-from mantyx_sync._tools.schema import SchemaWarning, object_schema, type_to_schema
+from mantyx_sync._tools.object_schema import object_schema
+from mantyx_sync._tools.schema import SchemaWarning, type_to_schema
 from mantyx_sync.errors import SpecError
 
 

@@ -1,0 +1,112 @@
+"""The object schemas a tool declares for its parameters or its output.
+
+A tool's ``parameters`` (or an output schema) is given either as a JSON Schema
+dict, checked to be a JSON-serialisable ``"type": "object"`` schema and deep
+copied, or as a model class (attrs class, dataclass, ``TypedDict``, pydantic
+model) whose schema is derived by :mod:`.schema`. :func:`parameters_schema`
+pairs the wire schema with the structurer that turns a call's arguments into
+what the handler receives. A malformed declaration raises
+:class:`~mantyx_sync.SpecError` at definition time; a derivation that crashes
+degrades to ``{"type": "object"}`` with a :class:`~.schema.SchemaWarning`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import SpecError
+from .convert import (
+    Structurer,
+    _describe,
+    _identity,
+    _is_model_class,
+    _is_pydantic_model,
+    _structurer_for,
+)
+from .schema import JSONSchema, _degrade, _Deriver, _inline_refs
+
+__all__ = ["object_schema", "parameters_schema"]
+
+
+def object_schema(obj: Any, *, what: str = "parameters") -> JSONSchema:
+    """An object JSON Schema from a dict or a model class, for tool parameters or output.
+
+    :param obj: a JSON Schema dict whose ``type`` is ``"object"``, or an attrs class,
+        dataclass, ``TypedDict`` or pydantic model class.
+    :param what: the option being checked, named in error messages.
+    :returns: a deep copy of the schema (dicts and lists only).
+    :raises SpecError: ``obj`` is neither, or the dict is not an object schema.
+    """
+    if isinstance(obj, Mapping):
+        return _checked_object_schema(obj, what)
+    if _is_model_class(obj):
+        return _derive_model_schema(obj, what)
+    raise SpecError(
+        f'{what} must be a JSON Schema dict with "type": "object", an attrs class, '
+        f"a dataclass, a TypedDict or a pydantic model class; got {_describe(obj)}"
+    )
+
+
+def _checked_object_schema(schema: Mapping[str, Any], what: str) -> JSONSchema:
+    try:
+        copied = json.loads(json.dumps(schema))
+    except (TypeError, ValueError) as exc:
+        raise SpecError(f"{what} must be JSON-serialisable: {exc}") from exc
+    if copied.get("type") != "object":
+        raise SpecError(
+            f'{what} must be an object schema: set "type": "object" and describe the '
+            f'arguments under "properties" (got type {copied.get("type")!r})'
+        )
+    result: JSONSchema = copied
+    return result
+
+
+def _derive_model_schema(tp: Any, what: str) -> JSONSchema:
+    where = f"{what} {_describe(tp)}"
+    try:
+        if _is_pydantic_model(tp):
+            raw = tp.model_json_schema()
+            schema = _inline_refs(raw)
+            # A recursive model keeps its $defs: they resolve at the document root.
+            schema = json.loads(json.dumps(_hoist_root_ref(raw) if schema is None else schema))
+        else:
+            schema = _Deriver(where).schema(tp)
+    except Exception as exc:
+        return _degrade(f"{where} ({type(exc).__name__}: {exc})", None, {"type": "object"})
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        raise SpecError(f"{what} must describe a JSON object; {_describe(tp)} does not")
+    return schema
+
+
+def _hoist_root_ref(schema: JSONSchema) -> JSONSchema:
+    """Replace a root ``{"$ref": "#/$defs/X", "$defs": ...}`` by X itself (keeping $defs)."""
+    ref = schema.get("$ref")
+    defs = schema.get("$defs")
+    if not isinstance(ref, str) or not isinstance(defs, dict):
+        return schema
+    target = defs.get(ref.removeprefix("#/$defs/"))
+    if not isinstance(target, dict):
+        return schema
+    siblings = {k: v for k, v in schema.items() if k != "$ref"}
+    return {**target, **siblings}
+
+
+def parameters_schema(parameters: Any) -> tuple[JSONSchema, Structurer]:
+    """The wire ``parameters`` schema and the matching argument structurer.
+
+    :param parameters: ``None`` (no arguments), a JSON Schema object dict (the handler
+        receives the args dict), or an attrs class / dataclass / ``TypedDict`` /
+        pydantic model class (the handler receives an instance built from the args).
+    :returns: ``(schema, structure)``; ``structure(args)`` raises
+        :class:`~mantyx_sync.ToolError` with a model-readable message when the
+        args cannot be converted.
+    :raises SpecError: ``parameters`` has an unsupported form.
+    """
+    if parameters is None:
+        return {"type": "object", "properties": {}}, _identity
+    if isinstance(parameters, Mapping):
+        return _checked_object_schema(parameters, "parameters"), _identity
+    schema = object_schema(parameters, what="parameters")
+    return schema, _structurer_for(parameters)
