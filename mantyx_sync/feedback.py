@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import attrs
 
 from ._models import wire as _wire
+from ._models.paging import Getter, Listing, paged
 from ._models.wire import OMIT, RAW
 from .errors import MantyxError, SpecError
-
-if TYPE_CHECKING:
-    # Only list_feedback pages through results; a run's feedback link never does.
-    from .history import Getter, Listing
 
 __all__ = [
     "EXPLANATION_MAX_CHARS",
@@ -164,8 +161,6 @@ def list_feedback(
         params["agentRunId"] = _check_run_id(run_id)
     if verdict is not None:
         params["verdict"] = _wire_verdict(verdict)
-    from .history import paged
-
     return paged(
         get,
         "/reply-feedback",

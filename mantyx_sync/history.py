@@ -6,8 +6,10 @@
 (``GET /agent-sessions/{id}/events``, item 13).
 
 :class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
-only when iteration reaches it; :class:`EventReplay` pages a session's events
-backwards with ``beforeSeq`` and yields them oldest-first. Both are handed a
+only when iteration reaches it (it and :func:`paged` live in
+:mod:`mantyx_sync._models.paging`, shared with ``feedback``, and are
+re-exported here); :class:`EventReplay` pages a session's events backwards
+with ``beforeSeq`` and yields them oldest-first. Both are handed a
 ``get(path, params) -> body`` callable by the client, so this module knows no
 HTTP. The ``*_query`` functions check the caller's arguments and raise
 :class:`~mantyx_sync.SpecError` before anything is sent.
@@ -18,13 +20,22 @@ Values are immutable and thread-safe; a :class:`Listing` or
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, Final, Generic, TypeVar
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
 
 import attrs
 
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
+from ._models.paging import (
+    LIST_LIMIT_MAX,
+    Getter,
+    Listing,
+    check_positive,
+    int_or_none,
+    page_of,
+    paged,
+)
 from ._models.wire import ALIASES, RAW, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
@@ -46,13 +57,6 @@ __all__ = [
     "session_list_query",
 ]
 
-T = TypeVar("T")
-
-Getter = Callable[[str, Mapping[str, Any]], Any]
-"""``get(path, params) -> JSON body``: one GET under the workspace, retried as safe."""
-
-LIST_LIMIT_MAX: Final = 200
-"""The largest page size ``GET /agent-runs`` and ``GET /agent-sessions`` accept."""
 REPLAY_PAGE_MAX: Final = 500
 """The most events one ``GET /agent-sessions/{id}/events`` page returns (``lastMessages``)."""
 
@@ -164,101 +168,6 @@ class SessionEvent:
         return _wire.structure(body, cls)
 
 
-@attrs.frozen
-class _Page(Generic[T]):
-    items: tuple[T, ...]
-    next_cursor: str | None
-    total: int | None
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _page(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> _Page[T]:
-    if not isinstance(body, Mapping):
-        raise WireFormatError(f"expected a JSON object with {key!r}, got {type(body).__name__}")
-    items = body.get(key)
-    if not isinstance(items, list):
-        raise WireFormatError(f"the list body has no {key!r} array")
-    cursor = body.get("nextCursor")
-    return _Page(
-        tuple(build(item) for item in items),
-        cursor if isinstance(cursor, str) and cursor else None,
-        _int_or_none(body.get("total")),
-    )
-
-
-class Listing(Generic[T]):
-    """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
-
-    Nothing is fetched until it is iterated (or :attr:`total` is read); each
-    further page is fetched only when iteration reaches it, one request per
-    page. Iteration stops at the last page or after ``max_items`` items.
-
-    Thread-safety: iterate from one thread.
-
-    Example::
-
-        for run in client.list_runs(status="failed", max_items=20):
-            print(run.id, run.error)
-    """
-
-    def __init__(
-        self,
-        fetch: Callable[[str | None], _Page[T]],
-        *,
-        max_items: int | None = None,
-    ) -> None:
-        self._fetch = fetch
-        self._max_items = max_items
-        self._first: _Page[T] | None = None
-        self._items = self._iterate()
-
-    def __repr__(self) -> str:
-        total = "" if self._first is None else f" total={self._first.total}"
-        return f"<Listing{total}>"
-
-    @property
-    def total(self) -> int | None:
-        """How many items match, when the server counted them (``include_total``).
-
-        Reading it before iterating fetches the first page (which iteration
-        then reuses); ``None`` when the server sent no count.
-        """
-        return self._first_page().total
-
-    def _first_page(self) -> _Page[T]:
-        if self._first is None:
-            self._first = self._fetch(None)
-        return self._first
-
-    def __iter__(self) -> Iterator[T]:
-        return self
-
-    def __next__(self) -> T:
-        return next(self._items)
-
-    def _iterate(self) -> Iterator[T]:
-        remaining = self._max_items
-        page = self._first_page()
-        seen_cursors: set[str] = set()
-        while True:
-            for item in page.items:
-                if remaining is not None:
-                    if remaining <= 0:
-                        return
-                    remaining -= 1
-                yield item
-            cursor = page.next_cursor
-            if cursor is None or (remaining is not None and remaining <= 0):
-                return
-            if cursor in seen_cursors:
-                raise WireFormatError(f"the server repeated the cursor {cursor!r}; stopping")
-            seen_cursors.add(cursor)
-            page = self._fetch(cursor)
-
-
 class EventReplay:
     """A session's conversation, replayed oldest-first (``GET …/events``).
 
@@ -324,17 +233,17 @@ class EventReplay:
             if before is not None:
                 params["beforeSeq"] = before
             body = self._get(self._path, params)
-            page = _page(body, "events", SessionEvent.from_wire)
+            page = page_of(body, "events", SessionEvent.from_wire)
             assert isinstance(body, Mapping)  # checked by _page
             if self._total is None:
-                self._total = _int_or_none(body.get("total"))
+                self._total = int_or_none(body.get("total"))
             self._truncated = self._truncated or body.get("truncated") is True
             events = tuple(sorted(page.items, key=lambda e: e.seq))
             if self._last is not None:
                 events = events[max(0, len(events) - (self._last - count)) :]
             pages.append(events)
             count += len(events)
-            following = _int_or_none(body.get("nextBeforeSeq"))
+            following = int_or_none(body.get("nextBeforeSeq"))
             if not events or following is None:
                 break
             if before is not None and following >= before:
@@ -349,20 +258,6 @@ class EventReplay:
 def _check_text(value: Any, path: str) -> str:
     if not isinstance(value, str) or not value:
         raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
-    return value
-
-
-def _check_limit(value: Any, path: str = "limit") -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= LIST_LIMIT_MAX:
-        raise SpecError(f"must be an integer from 1 to {LIST_LIMIT_MAX}, got {value!r}", path=path)
-    return value
-
-
-def _check_positive(value: Any, path: str) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise SpecError(f"must be a positive integer or None, got {value!r}", path=path)
     return value
 
 
@@ -384,15 +279,6 @@ def _metadata_filters(metadata: Any) -> list[str]:
             raise SpecError(f"must be a string, got {type(value).__name__}", path=f"metadata.{key}")
         filters.append(f"{key}:{value}")
     return filters
-
-
-def _page_size(limit: int | None, max_items: int | None) -> int | None:
-    if limit is not None:
-        return _check_limit(limit)
-    # Without a page size, a small max_items need not fetch a whole default page.
-    if max_items is not None:
-        return min(max_items, LIST_LIMIT_MAX)
-    return None
 
 
 def run_list_query(
@@ -445,32 +331,6 @@ def session_list_query(
     return params
 
 
-def paged(
-    get: Getter,
-    path: str,
-    params: Mapping[str, Any],
-    key: str,
-    build: Callable[[Any], T],
-    *,
-    limit: int | None = None,
-    max_items: int | None = None,
-) -> Listing[T]:
-    """A :class:`Listing` of the ``key`` array of ``GET path``, pages chained by ``cursor``.
-
-    :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
-    """
-    query = dict(params)
-    size = _page_size(limit, _check_positive(max_items, "max_items"))
-    if size is not None:
-        query["limit"] = size
-
-    def fetch(cursor: str | None) -> _Page[T]:
-        sent = query if cursor is None else {**query, "cursor": cursor}
-        return _page(get(path, sent), key, build)
-
-    return Listing(fetch, max_items=max_items)
-
-
 def list_runs(
     get: Getter, *, limit: int | None = None, max_items: int | None = None, **filters: Any
 ) -> Listing[RunSummary]:
@@ -505,7 +365,7 @@ def replay_session(
     :raises SpecError: ``session_id``, ``last`` or ``full`` is invalid (nothing is sent).
     """
     _check_text(session_id, "session_id")
-    _check_positive(last, "last")
+    check_positive(last, "last")
     if not isinstance(full, bool):
         raise SpecError(f"must be True or False, got {full!r}", path="full")
     return EventReplay(get, f"/agent-sessions/{session_id}/events", last=last, full=full)

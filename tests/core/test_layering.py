@@ -287,7 +287,6 @@ DEFERRED = frozenset(
         (f"{PKG}.client", f"{PKG}.history"),
         (f"{PKG}.client", f"{PKG}.feedback"),
         (f"{PKG}.session", f"{PKG}.history"),
-        (f"{PKG}.feedback", f"{PKG}.history"),
         # signature-based schema derivation, for @local_tool only
         (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
     }

@@ -1,0 +1,186 @@
+"""Cursor paging of list routes: a lazy :class:`Listing` that follows ``nextCursor``.
+
+A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}``
+(NEWER.md items 10, 12; EVALS.md and the feedback list share the shape).
+:func:`paged` checks ``limit``/``max_items`` (raising
+:class:`~mantyx_sync.SpecError` before anything is sent) and returns a
+:class:`Listing` that fetches one page at a time through a
+``get(path, params) -> body`` callable handed in by the client, so this
+module knows no HTTP. Public through :mod:`mantyx_sync.history`; used by
+``history`` and ``feedback``. A :class:`Listing` is iterated by one thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final, Generic, TypeVar
+
+import attrs
+
+from ..errors import SpecError
+from .wire import WireFormatError
+
+__all__ = [
+    "LIST_LIMIT_MAX",
+    "Getter",
+    "Listing",
+    "Page",
+    "check_limit",
+    "check_positive",
+    "int_or_none",
+    "page_of",
+    "page_size",
+    "paged",
+]
+
+T = TypeVar("T")
+
+Getter = Callable[[str, Mapping[str, Any]], Any]
+"""``get(path, params) -> JSON body``: one GET under the workspace, retried as safe."""
+
+LIST_LIMIT_MAX: Final = 200
+"""The largest page size ``GET /agent-runs`` and ``GET /agent-sessions`` accept."""
+
+
+@attrs.frozen
+class Page(Generic[T]):
+    items: tuple[T, ...]
+    next_cursor: str | None
+    total: int | None
+
+
+def int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def page_of(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> Page[T]:
+    if not isinstance(body, Mapping):
+        raise WireFormatError(f"expected a JSON object with {key!r}, got {type(body).__name__}")
+    items = body.get(key)
+    if not isinstance(items, list):
+        raise WireFormatError(f"the list body has no {key!r} array")
+    cursor = body.get("nextCursor")
+    return Page(
+        tuple(build(item) for item in items),
+        cursor if isinstance(cursor, str) and cursor else None,
+        int_or_none(body.get("total")),
+    )
+
+
+class Listing(Generic[T]):
+    """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
+
+    Nothing is fetched until it is iterated (or :attr:`total` is read); each
+    further page is fetched only when iteration reaches it, one request per
+    page. Iteration stops at the last page or after ``max_items`` items.
+
+    Thread-safety: iterate from one thread.
+
+    Example::
+
+        for run in client.list_runs(status="failed", max_items=20):
+            print(run.id, run.error)
+    """
+
+    def __init__(
+        self,
+        fetch: Callable[[str | None], Page[T]],
+        *,
+        max_items: int | None = None,
+    ) -> None:
+        self._fetch = fetch
+        self._max_items = max_items
+        self._first: Page[T] | None = None
+        self._items = self._iterate()
+
+    def __repr__(self) -> str:
+        total = "" if self._first is None else f" total={self._first.total}"
+        return f"<Listing{total}>"
+
+    @property
+    def total(self) -> int | None:
+        """How many items match, when the server counted them (``include_total``).
+
+        Reading it before iterating fetches the first page (which iteration
+        then reuses); ``None`` when the server sent no count.
+        """
+        return self._firstpage_of().total
+
+    def _firstpage_of(self) -> Page[T]:
+        if self._first is None:
+            self._first = self._fetch(None)
+        return self._first
+
+    def __iter__(self) -> Iterator[T]:
+        return self
+
+    def __next__(self) -> T:
+        return next(self._items)
+
+    def _iterate(self) -> Iterator[T]:
+        remaining = self._max_items
+        page = self._firstpage_of()
+        seen_cursors: set[str] = set()
+        while True:
+            for item in page.items:
+                if remaining is not None:
+                    if remaining <= 0:
+                        return
+                    remaining -= 1
+                yield item
+            cursor = page.next_cursor
+            if cursor is None or (remaining is not None and remaining <= 0):
+                return
+            if cursor in seen_cursors:
+                raise WireFormatError(f"the server repeated the cursor {cursor!r}; stopping")
+            seen_cursors.add(cursor)
+            page = self._fetch(cursor)
+
+
+def check_limit(value: Any, path: str = "limit") -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= LIST_LIMIT_MAX:
+        raise SpecError(f"must be an integer from 1 to {LIST_LIMIT_MAX}, got {value!r}", path=path)
+    return value
+
+
+def check_positive(value: Any, path: str) -> int | None:
+    if value is None:
+        return None
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise SpecError(f"must be a positive integer or None, got {value!r}", path=path)
+    return value
+
+
+def page_size(limit: int | None, max_items: int | None) -> int | None:
+    if limit is not None:
+        return check_limit(limit)
+    # Without a page size, a small max_items need not fetch a whole default page.
+    if max_items is not None:
+        return min(max_items, LIST_LIMIT_MAX)
+    return None
+
+
+def paged(
+    get: Getter,
+    path: str,
+    params: Mapping[str, Any],
+    key: str,
+    build: Callable[[Any], T],
+    *,
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> Listing[T]:
+    """A :class:`Listing` of the ``key`` array of ``GET path``, pages chained by ``cursor``.
+
+    :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
+    """
+    query = dict(params)
+    size = page_size(limit, check_positive(max_items, "max_items"))
+    if size is not None:
+        query["limit"] = size
+
+    def fetch(cursor: str | None) -> Page[T]:
+        sent = query if cursor is None else {**query, "cursor": cursor}
+        return page_of(get(path, sent), key, build)
+
+    return Listing(fetch, max_items=max_items)
