@@ -1,20 +1,19 @@
-"""The emulator's WSGI application: routing, auth, JSON errors, request faults.
+"""The emulator's WSGI application: routing, auth, the route handlers, request faults.
 
 Plain WSGI (no framework) keeps the hot paths — the event stream and
 tool-result POSTs — short. Every route lives under
-``/api/v1/workspaces/{workspace}`` (agent-runs §2).
+``/api/v1/workspaces/{workspace}`` (agent-runs §2). The request, response and
+JSON-error values the handlers use are in :mod:`._wsgi`.
 """
 
 from __future__ import annotations
 
-import http
 import json
 import logging
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
-from urllib.parse import parse_qsl
 
 from ._catalog import ModelNotFound, models_body
 from ._evals import EmulatedEval
@@ -32,65 +31,23 @@ from ._validation import (
     validate_spec,
     validate_tool_result,
 )
+from ._wsgi import (
+    BAD_JSON,
+    NO_BODY,
+    HTTPError,
+    Request,
+    Response,
+    StartResponse,
+    default_code,
+    read_body,
+    status_line,
+)
 
 __all__ = ["EmulatorApp"]
 
 log = logging.getLogger(__name__)
 
-StartResponse = Callable[..., Any]
 _PREFIX = re.compile(r"^/api/v1/workspaces/(?P<ws>[^/]+)(?P<rest>/.*)?$")
-_NO_BODY = object()
-_BAD_JSON = object()
-
-
-class _HTTPError(Exception):
-    def __init__(self, status: int, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = {"error": code, "message": message, **extra}
-        self.headers: dict[str, str] = {}
-
-
-class _Response:
-    """What a handler answers: a JSON body, no body, a stream, or a dropped connection."""
-
-    __slots__ = ("body", "drop", "headers", "status", "stream")
-
-    def __init__(
-        self,
-        status: int,
-        body: Any = _NO_BODY,
-        headers: Mapping[str, str] | None = None,
-        stream: Iterable[bytes] | None = None,
-        drop: bool = False,
-    ) -> None:
-        self.status = status
-        self.body = body
-        self.headers = dict(headers or {})
-        self.stream = stream
-        self.drop = drop
-
-
-def _status_line(status: int) -> str:
-    try:
-        return f"{status} {http.HTTPStatus(status).phrase}"
-    except ValueError:
-        return f"{status} Status {status}"
-
-
-def _default_code(status: int) -> str:
-    return {
-        400: "invalid_request",
-        401: "unauthorized",
-        403: "forbidden",
-        404: "not_found",
-        409: "conflict",
-        429: "rate_limited",
-        500: "internal_error",
-        502: "bad_gateway",
-        503: "unavailable",
-        504: "timeout",
-    }.get(status, "error")
 
 
 # (method, path pattern under the workspace prefix, OAuth scope, handler name)
@@ -122,54 +79,6 @@ _ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
         ("DELETE", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:write", "_end_session"),
     )
 )
-
-
-class _Request:
-    __slots__ = ("body", "environ", "method", "pairs", "params", "path", "query", "raw")
-
-    def __init__(self, environ: dict[str, Any], raw: bytes) -> None:
-        self.environ = environ
-        self.method = environ["REQUEST_METHOD"].upper()
-        self.path = environ.get("PATH_INFO") or "/"
-        # ``pairs`` keeps repeated keys (``metadata=a:1&metadata=b:2``); ``query`` the last of each.
-        self.pairs = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
-        self.query = dict(self.pairs)
-        self.raw = raw
-        self.body = _parse_json(raw)
-        self.params: dict[str, str] = {}
-
-    def json_body(self) -> Any:
-        if self.body is _NO_BODY:
-            raise _HTTPError(400, "invalid_request", "a JSON body is required")
-        if self.body is _BAD_JSON:
-            raise _HTTPError(400, "invalid_request", "the body is not valid JSON")
-        return self.body
-
-
-def _read_body(environ: dict[str, Any]) -> bytes:
-    stream = environ.get("wsgi.input")
-    if stream is None:
-        return b""
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError:
-        length = 0
-    if length > 0:
-        raw: bytes = stream.read(length)
-    elif environ.get("wsgi.input_terminated"):
-        raw = stream.read()
-    else:
-        raw = b""
-    return raw
-
-
-def _parse_json(raw: bytes) -> Any:
-    if not raw:
-        return _NO_BODY
-    try:
-        return json.loads(raw)
-    except ValueError:
-        return _BAD_JSON
 
 
 class EmulatorApp:
@@ -210,20 +119,18 @@ class EmulatorApp:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         """Serve one request (WSGI)."""
-        request = _Request(environ, _read_body(environ))
+        request = Request(environ, read_body(environ))
         try:
             response = self._handle(request)
-        except _HTTPError as exc:
-            response = _Response(exc.status, exc.body, exc.headers)
+        except HTTPError as exc:
+            response = Response(exc.status, exc.body, exc.headers)
         self.recorder.add(
             RecordedRequest(
                 method=request.method,
                 path=request.path,
                 query=request.query,
                 headers=mask_headers(environ, self._secrets),
-                json=None
-                if request.body is _NO_BODY or request.body is _BAD_JSON
-                else request.body,
+                json=None if request.body is NO_BODY or request.body is BAD_JSON else request.body,
                 status=0 if response.drop else response.status,
             )
         )
@@ -235,7 +142,7 @@ class EmulatorApp:
         )
         if response.drop:
             drop_connection(environ.get("werkzeug.socket"))
-            start_response(_status_line(500), [("Content-Length", "0")])
+            start_response(status_line(500), [("Content-Length", "0")])
             return []
         headers = list(response.headers.items())
         if response.stream is not None:
@@ -244,17 +151,17 @@ class EmulatorApp:
                 ("Cache-Control", "no-cache"),
                 ("X-Accel-Buffering", "no"),
             ]
-            start_response(_status_line(response.status), headers)
+            start_response(status_line(response.status), headers)
             return response.stream
-        if response.body is _NO_BODY or response.status == 204:
-            start_response(_status_line(response.status), [*headers, ("Content-Length", "0")])
+        if response.body is NO_BODY or response.status == 204:
+            start_response(status_line(response.status), [*headers, ("Content-Length", "0")])
             return []
         payload = json.dumps(response.body, ensure_ascii=False).encode("utf-8")
         headers += [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
-        start_response(_status_line(response.status), headers)
+        start_response(status_line(response.status), headers)
         return [payload]
 
-    def _handle(self, request: _Request) -> _Response:
+    def _handle(self, request: Request) -> Response:
         rule = self.request_faults.take(request.method, request.path)
         if rule is not None and rule.applied:
             # The server acts on the request, then the answer is lost.
@@ -263,29 +170,29 @@ class EmulatorApp:
             close = getattr(result.stream, "close", None)
             if close is not None:
                 close()
-            return _Response(0, drop=True)
+            return Response(0, drop=True)
         if rule is not None:
             log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
             if rule.drop:
-                return _Response(0, drop=True)
+                return Response(0, drop=True)
             body = (
                 rule.body
                 if rule.body is not None
-                else {"error": _default_code(rule.status), "message": "injected by fail_next"}
+                else {"error": default_code(rule.status), "message": "injected by fail_next"}
             )
-            return _Response(rule.status, body, rule.headers)
+            return Response(rule.status, body, rule.headers)
         return self._route(request)
 
-    def _route(self, request: _Request) -> _Response:
+    def _route(self, request: Request) -> Response:
         oauth = self._oauth_route(request)
         if oauth is not None:
             return oauth
         credential, scopes = self._authenticate(request.environ)
         match = _PREFIX.match(request.path)
         if match is None:
-            raise _HTTPError(404, "not_found", f"no route for {request.path}")
+            raise HTTPError(404, "not_found", f"no route for {request.path}")
         if match["ws"] != self.workspace:
-            raise _HTTPError(
+            raise HTTPError(
                 404,
                 "not_found",
                 f"workspace '{match['ws']}' does not match this credential",
@@ -297,7 +204,7 @@ class EmulatorApp:
             if found is None or method != request.method:
                 continue
             if scopes is not None and scope not in scopes:
-                error = _HTTPError(
+                error = HTTPError(
                     403, "insufficient_scope", f"this token lacks the {scope} scope", required=scope
                 )
                 error.headers["WWW-Authenticate"] = (
@@ -306,12 +213,12 @@ class EmulatorApp:
                 raise error
             limits = self._rate_limit(credential, request.method, rest)
             request.params = found.groupdict()
-            result: _Response = getattr(self, handler)(request)
+            result: Response = getattr(self, handler)(request)
             result.headers.update(limits)
             return result
-        raise _HTTPError(404, "not_found", f"no route for {request.method} {request.path}")
+        raise HTTPError(404, "not_found", f"no route for {request.method} {request.path}")
 
-    def _oauth_route(self, request: _Request) -> _Response | None:
+    def _oauth_route(self, request: Request) -> Response | None:
         """The OAuth server's routes (outside the workspace prefix), else ``None``."""
         if not request.path.startswith(("/api/oauth/", "/.well-known/")):
             return None
@@ -327,9 +234,7 @@ class EmulatorApp:
         )
         if reply is None:
             return None
-        return _Response(
-            reply.status, _NO_BODY if reply.body is None else reply.body, reply.headers
-        )
+        return Response(reply.status, NO_BODY if reply.body is None else reply.body, reply.headers)
 
     def _rate_limit(self, credential: str, method: str, rest: str) -> dict[str, str]:
         """NEWER.md §19: count the request on its bucket; the headers to send, or a 429."""
@@ -337,7 +242,7 @@ class EmulatorApp:
             return {}
         allowed, headers = self.rate_limiter.take(credential, bucket_for(method, rest))
         if not allowed:
-            error = _HTTPError(
+            error = HTTPError(
                 429,
                 "Too many requests",
                 f"rate limit of the {headers['X-RateLimit-Bucket']} bucket exceeded",
@@ -362,14 +267,14 @@ class EmulatorApp:
         try:
             scopes = self.oauth.scopes_of(credential) if credential else None
         except TokenRejected as exc:
-            error = _HTTPError(401, "invalid_token", exc.reason)
+            error = HTTPError(401, "invalid_token", exc.reason)
             error.headers["WWW-Authenticate"] = (
                 f'Bearer error="invalid_token", error_description="{exc.reason}"'
             )
             raise error from None
         if scopes is not None:
             return credential, scopes
-        error = _HTTPError(
+        error = HTTPError(
             401, "unauthorized", "missing API key" if not credential else "invalid API key"
         )
         error.headers["WWW-Authenticate"] = "Bearer"
@@ -378,22 +283,22 @@ class EmulatorApp:
     def _stream_url(self, run_id: str) -> str:
         return f"/api/v1/workspaces/{self.workspace}/agent-runs/{run_id}/stream"
 
-    def _run(self, request: _Request) -> EmulatedRun:
+    def _run(self, request: Request) -> EmulatedRun:
         run = self.state.runs.get(request.params["id"])
         if run is None:
-            raise _HTTPError(404, "not_found", f"run {request.params['id']} not found")
+            raise HTTPError(404, "not_found", f"run {request.params['id']} not found")
         return run
 
-    def _session(self, request: _Request) -> EmulatedSession:
+    def _session(self, request: Request) -> EmulatedSession:
         session = self.state.sessions.get(request.params["id"])
         if session is None:
-            raise _HTTPError(404, "not_found", f"session {request.params['id']} not found")
+            raise HTTPError(404, "not_found", f"session {request.params['id']} not found")
         return session
 
-    def _models(self, request: _Request) -> _Response:
-        return _Response(200, models_body())
+    def _models(self, request: Request) -> Response:
+        return Response(200, models_body())
 
-    def _create_run(self, request: _Request) -> _Response:
+    def _create_run(self, request: Request) -> Response:
         body = request.json_body()
         self._validate(lambda: validate_spec(body, mode="run"))
         run = self.state.create_run(body)
@@ -404,31 +309,31 @@ class EmulatorApp:
         try:
             check()
         except InvalidRequest as exc:
-            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+            raise HTTPError(400, "invalid_request", str(exc)) from exc
         except ModelNotFound as exc:
-            raise _HTTPError(400, "invalid_model", str(exc), candidates=exc.candidates) from exc
+            raise HTTPError(400, "invalid_model", str(exc), candidates=exc.candidates) from exc
 
-    def _created(self, run: EmulatedRun) -> _Response:
-        return _Response(
+    def _created(self, run: EmulatedRun) -> Response:
+        return Response(
             self.create_status, {"runId": run.id, "streamUrl": self._stream_url(run.id)}
         )
 
-    def _get_run(self, request: _Request) -> _Response:
-        return _Response(200, self._run(request).snapshot())
+    def _get_run(self, request: Request) -> Response:
+        return Response(200, self._run(request).snapshot())
 
-    def _stream(self, request: _Request) -> _Response:
+    def _stream(self, request: Request) -> Response:
         run = self._run(request)
         status = run.faults.take_stream_open_error()
         if status is not None:
             log.debug("fault: stream open of run %s answers %d", run.id, status)
-            return _Response(
-                status, {"error": _default_code(status), "message": "injected stream open error"}
+            return Response(
+                status, {"error": default_code(status), "message": "injected stream open error"}
             )
         raw = request.query.get("lastSeq") or request.environ.get("HTTP_LAST_EVENT_ID") or "0"
         try:
             resume = max(0, int(str(raw).strip()))
         except ValueError as exc:
-            raise _HTTPError(400, "invalid_request", "lastSeq must be an integer") from exc
+            raise HTTPError(400, "invalid_request", "lastSeq must be an integer") from exc
         with run.cond:
             run.stream_connections += 1
         frames = stream_frames(
@@ -439,19 +344,19 @@ class EmulatorApp:
             wakeup=self.wakeup,
             stop=self.stop_event,
         )
-        return _Response(200, stream=frames)
+        return Response(200, stream=frames)
 
-    def _tool_result(self, request: _Request) -> _Response:
+    def _tool_result(self, request: Request) -> Response:
         run = self._run(request)
         fault = run.faults.take_tool_result_fault()
         faults = run.faults.faults
         if fault == "error":
             status = faults.tool_result_error_status
-            return _Response(
-                status, {"error": _default_code(status), "message": "injected tool-result error"}
+            return Response(
+                status, {"error": default_code(status), "message": "injected tool-result error"}
             )
         if fault == "rate_limited":
-            return _Response(
+            return Response(
                 429,
                 {
                     "error": "rate_limited",
@@ -464,122 +369,122 @@ class EmulatorApp:
         self._validate(lambda: validate_tool_result(body))
         outcome = run.post_tool_result(body)
         if outcome == "terminal":
-            raise _HTTPError(409, "run_terminal", f"run {run.id} has already ended")
+            raise HTTPError(409, "run_terminal", f"run {run.id} has already ended")
         if outcome == "unknown":
-            raise _HTTPError(
+            raise HTTPError(
                 404, "unknown_tool_use", f"no pending tool call {body['toolUseId']} on run {run.id}"
             )
         if fault == "accept_then_drop":
-            return _Response(0, drop=True)
+            return Response(0, drop=True)
         if self.tool_result_status == 204:
-            return _Response(204)
-        return _Response(self.tool_result_status, {"ok": True})
+            return Response(204)
+        return Response(self.tool_result_status, {"ok": True})
 
-    def _cancel(self, request: _Request) -> _Response:
+    def _cancel(self, request: Request) -> Response:
         self._run(request).cancel()
-        return _Response(200, {"ok": True})
+        return Response(200, {"ok": True})
 
-    def _create_session(self, request: _Request) -> _Response:
+    def _create_session(self, request: Request) -> Response:
         body = request.json_body()
         self._validate(lambda: validate_spec(body, mode="session"))
         session = self.state.create_session(body)
-        return _Response(201, {"sessionId": session.id})
+        return Response(201, {"sessionId": session.id})
 
-    def _get_session(self, request: _Request) -> _Response:
-        return _Response(200, self._session(request).snapshot())
+    def _get_session(self, request: Request) -> Response:
+        return Response(200, self._session(request).snapshot())
 
-    def _message(self, request: _Request) -> _Response:
+    def _message(self, request: Request) -> Response:
         session = self._session(request)
         if session.status != "active":
-            raise _HTTPError(409, "session_ended", f"session {session.id} has ended")
+            raise HTTPError(409, "session_ended", f"session {session.id} has ended")
         body = request.json_body()
         self._validate(lambda: validate_message_body(body))
         run = self.state.create_run(body, session)
         return self._created(run)
 
-    def _end_session(self, request: _Request) -> _Response:
+    def _end_session(self, request: Request) -> Response:
         self.state.end_session(self._session(request))
-        return _Response(200, {"ok": True})
+        return Response(200, {"ok": True})
 
-    def _list_runs(self, request: _Request) -> _Response:
+    def _list_runs(self, request: Request) -> Response:
         with self.state.cond:
             runs = list(self.state.runs.values())
         body = self._checked(lambda: run_list_body(runs, request.query, request.pairs))
-        return _Response(200, body)
+        return Response(200, body)
 
-    def _list_sessions(self, request: _Request) -> _Response:
+    def _list_sessions(self, request: Request) -> Response:
         with self.state.cond:
             sessions = list(self.state.sessions.values())
         body = self._checked(lambda: session_list_body(sessions, request.query, request.pairs))
-        return _Response(200, body)
+        return Response(200, body)
 
-    def _replay(self, request: _Request) -> _Response:
+    def _replay(self, request: Request) -> Response:
         session = self._session(request)
-        return _Response(200, self._checked(lambda: replay_body(session, request.query)))
+        return Response(200, self._checked(lambda: replay_body(session, request.query)))
 
-    def _feedback(self, request: _Request) -> _Response:
+    def _feedback(self, request: Request) -> Response:
         run = self._run(request)
         body = request.json_body()
         try:
             status, record = self.state.feedback.give(run.id, body)
         except InvalidRequest as exc:
-            raise _HTTPError(400, "invalid_request", str(exc)) from exc
-        return _Response(status, record)
+            raise HTTPError(400, "invalid_request", str(exc)) from exc
+        return Response(status, record)
 
-    def _list_feedback(self, request: _Request) -> _Response:
-        return _Response(200, self._checked(lambda: self.state.feedback.list_body(request.query)))
+    def _list_feedback(self, request: Request) -> Response:
+        return Response(200, self._checked(lambda: self.state.feedback.list_body(request.query)))
 
-    def _eval_datasets(self, request: _Request) -> _Response:
-        return _Response(200, self.state.evals.datasets_body())
+    def _eval_datasets(self, request: Request) -> Response:
+        return Response(200, self.state.evals.datasets_body())
 
-    def _eval_dataset(self, request: _Request) -> _Response:
+    def _eval_dataset(self, request: Request) -> Response:
         dataset = self.state.evals.dataset(request.params["id"])
         if dataset is None:
-            raise _HTTPError(404, "not_found", f"dataset {request.params['id']} not found")
-        return _Response(200, dataset)
+            raise HTTPError(404, "not_found", f"dataset {request.params['id']} not found")
+        return Response(200, dataset)
 
-    def _start_eval(self, request: _Request) -> _Response:
+    def _start_eval(self, request: Request) -> Response:
         body = request.json_body()
         try:
             evaluation = self.state.evals.start(body)
         except InvalidRequest as exc:
-            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+            raise HTTPError(400, "invalid_request", str(exc)) from exc
         except LookupError as exc:
-            raise _HTTPError(404, "not_found", str(exc)) from exc
+            raise HTTPError(404, "not_found", str(exc)) from exc
         stream = f"/api/v1/workspaces/{self.workspace}/eval-runs/{evaluation.id}/stream"
-        return _Response(
+        return Response(
             201, {"runId": evaluation.id, "status": evaluation.status, "streamUrl": stream}
         )
 
     def _eval(self, eval_id: str) -> EmulatedEval:
         evaluation = self.state.evals.get(eval_id)
         if evaluation is None:
-            raise _HTTPError(404, "not_found", f"evaluation {eval_id} not found")
+            raise HTTPError(404, "not_found", f"evaluation {eval_id} not found")
         return evaluation
 
-    def _list_evals(self, request: _Request) -> _Response:
-        return _Response(200, self._checked(lambda: self.state.evals.list_body(request.query)))
+    def _list_evals(self, request: Request) -> Response:
+        return Response(200, self._checked(lambda: self.state.evals.list_body(request.query)))
 
-    def _get_eval(self, request: _Request) -> _Response:
-        return _Response(200, self._eval(request.params["id"]).detail())
+    def _get_eval(self, request: Request) -> Response:
+        return Response(200, self._eval(request.params["id"]).detail())
 
-    def _compare_evals(self, request: _Request) -> _Response:
+    def _compare_evals(self, request: Request) -> Response:
         a, b = request.query.get("a"), request.query.get("b")
         if not a or not b:
-            raise _HTTPError(400, "invalid_request", "compare needs ?a= and ?b=")
-        return _Response(200, self.state.evals.compare_body(self._eval(a), self._eval(b)))
+            raise HTTPError(400, "invalid_request", "compare needs ?a= and ?b=")
+        return Response(200, self.state.evals.compare_body(self._eval(a), self._eval(b)))
 
-    def _eval_stream(self, request: _Request) -> _Response:
+    def _eval_stream(self, request: Request) -> Response:
         evaluation = self._eval(request.params["id"])
         sock = request.environ.get("werkzeug.socket")
-        return _Response(200, stream=evaluation.stream(self.stop_event, sock))
+        return Response(200, stream=evaluation.stream(self.stop_event, sock))
 
-    def _cancel_eval(self, request: _Request) -> _Response:
-        return _Response(200, {"ok": self._eval(request.params["id"]).cancel()})
+    def _cancel_eval(self, request: Request) -> Response:
+        return Response(200, {"ok": self._eval(request.params["id"]).cancel()})
 
     @staticmethod
     def _checked(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         try:
             return build()
         except InvalidRequest as exc:
-            raise _HTTPError(400, "invalid_request", str(exc)) from exc
+            raise HTTPError(400, "invalid_request", str(exc)) from exc
