@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ._catalog import ModelNotFound, models_body
-from ._evals import EmulatedEval
+from ._evaluation import EmulatedEval
 from ._faults import RequestFaults
 from ._history import replay_body, run_list_body, session_list_body
 from ._oauth import OAuthServer, TokenRejected, parse_form

@@ -1,11 +1,18 @@
-"""The emulator's clock: real time plus an offset that tests can move forward."""
+"""The emulator's clock, and the ISO-8601 forms its timestamps take on the wire.
+
+:class:`EmulatorClock` is real time plus an offset that tests can move
+forward. :func:`iso_seconds` (``2026-01-02T03:04:05Z``) and :func:`iso_millis`
+(``2026-01-02T03:04:05.678Z``) write epoch seconds the way each route sends
+them; ``None`` stays ``None``.
+"""
 
 from __future__ import annotations
 
 import threading
 import time
+from typing import overload
 
-__all__ = ["EmulatorClock"]
+__all__ = ["EmulatorClock", "iso_millis", "iso_seconds"]
 
 
 class EmulatorClock:
@@ -31,3 +38,25 @@ class EmulatorClock:
             raise ValueError("the emulator's clock only moves forward")
         with self._lock:
             self._offset += seconds
+
+
+@overload
+def iso_seconds(ts: float) -> str: ...
+@overload
+def iso_seconds(ts: None) -> None: ...
+def iso_seconds(ts: float | None) -> str | None:
+    """``ts`` (epoch seconds) as ISO-8601 UTC to the second, or ``None``."""
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
+
+
+@overload
+def iso_millis(ts: float) -> str: ...
+@overload
+def iso_millis(ts: None) -> None: ...
+def iso_millis(ts: float | None) -> str | None:
+    """``ts`` (epoch seconds) as ISO-8601 UTC to the millisecond, or ``None``."""
+    if ts is None:
+        return None
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"

@@ -14,6 +14,7 @@ import time
 from collections.abc import Mapping
 from typing import Any, Final
 
+from ._clock import iso_millis
 from ._validation import InvalidRequest
 
 __all__ = ["EXPLANATION_MAX", "FeedbackStore"]
@@ -21,10 +22,6 @@ __all__ = ["EXPLANATION_MAX", "FeedbackStore"]
 EXPLANATION_MAX: Final = 8000
 _LIST_DEFAULT: Final = 50
 _LIST_MAX: Final = 200
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
 
 
 def _validate(body: Any) -> None:
@@ -69,8 +66,8 @@ class FeedbackStore:
                 "agentRunId": run_id,
                 "explanation": body.get("explanation"),
                 "contentSnapshot": body.get("contentSnapshot"),
-                "createdAt": existing["createdAt"] if existing else _iso(now),
-                "updatedAt": _iso(now),
+                "createdAt": existing["createdAt"] if existing else iso_millis(now),
+                "updatedAt": iso_millis(now),
             }
             self._records[run_id] = record
             if existing is None:

@@ -11,10 +11,10 @@ text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from ._clock import iso_millis
 from ._runs import EmulatedRun, EmulatedSession
 from ._validation import InvalidRequest
 
@@ -32,12 +32,6 @@ REPLAY_MAX: Final = 500
 PREVIEW_CHARS: Final = 120
 REPLAY_PREVIEW_CHARS: Final = 1000
 """Replayed texts longer than this are shortened unless ``full=1``."""
-
-
-def _iso(ts: float | None) -> str | None:
-    if ts is None:
-        return None
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ts)) + f".{int(ts * 1000) % 1000:03d}Z"
 
 
 def _text(content: Any) -> str:
@@ -125,8 +119,8 @@ def _run_item(run: EmulatedRun) -> dict[str, Any]:
         "durationMs": None if completed is None else round((completed - run.created_at) * 1000),
         "toolCallCount": len(calls),
         "metadata": dict(run.spec.get("metadata") or {}),
-        "createdAt": _iso(run.created_at),
-        "completedAt": _iso(completed),
+        "createdAt": iso_millis(run.created_at),
+        "completedAt": iso_millis(completed),
     }
 
 
@@ -172,8 +166,8 @@ def _session_item(session: EmulatedSession) -> dict[str, Any]:
         first_user = next((m for m in session.messages if m.get("role") == "user"), None)
         return {
             "sessionId": session.id,
-            "creationDate": _iso(session.created_at),
-            "lastInteractionDate": _iso(session.last_interaction_at),
+            "creationDate": iso_millis(session.created_at),
+            "lastInteractionDate": iso_millis(session.last_interaction_at),
             "summary": _preview(_text(first_user["content"])) if first_user else None,
             "metadata": dict(session.spec.get("metadata") or {}),
             "status": session.status,

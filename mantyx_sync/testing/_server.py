@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from ._app import EmulatorApp
 from ._clock import EmulatorClock
-from ._evals import EmulatedEval
+from ._evaluation import EmulatedEval
 from ._faults import Faults, RequestFault, RequestFaults
 from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer

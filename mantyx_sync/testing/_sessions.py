@@ -6,6 +6,8 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
+from ._clock import iso_seconds
+
 if TYPE_CHECKING:
     from ._runs import EmulatedRun
 
@@ -66,10 +68,6 @@ class EmulatedSession:
                 else self.spec,
                 "metadata": self.spec.get("metadata") or {},
                 "messages": [dict(m) for m in self.messages],
-                "createdAt": _iso(self.created_at),
-                "lastInteractionAt": _iso(self.last_interaction_at),
+                "createdAt": iso_seconds(self.created_at),
+                "lastInteractionAt": iso_seconds(self.last_interaction_at),
             }
-
-
-def _iso(ts: float) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
