@@ -2,7 +2,8 @@
 
 Each run executes in its own daemon thread from creation, whether or not a
 client is streaming; a local tool call blocks that thread until every call of
-the turn is answered, the tool timeout passes, or the run is cancelled.
+the turn is answered, the tool timeout passes, or the run is cancelled. Who
+answers a tool call, and the event data of calls and answers, is :mod:`._tool_calls`.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from typing import Any
 from ._catalog import resolve_model
 from ._controls import CONTROL_STEPS, plan_only_result, play_control, structured_output_info
 from ._faults import FaultState
-from ._inputs import attachment_metadata
 from ._model import (
     TERMINAL_TYPES,
     Emit,
@@ -31,12 +31,11 @@ from ._model import (
     chunk_text,
 )
 from ._sessions import EmulatedSession, RunOptions
+from ._tool_calls import answer_of, describe_call
 
 __all__ = ["EmulatedRun", "EmulatedSession", "RunOptions"]
 
 log = logging.getLogger(__name__)
-
-_CLIENT_KINDS = ("local", "a2a_local", "mcp_local")
 
 
 class _RunEnded(Exception):
@@ -254,16 +253,7 @@ class EmulatedRun:
             if call is None:
                 return "unknown"
             self.tool_results[tool_use_id] = body
-            echo: dict[str, Any] = {"toolUseId": tool_use_id, "name": call["name"]}
-            data: dict[str, Any] = {"toolUseId": tool_use_id}
-            if "result" in body:
-                echo["result"] = data["output"] = body["result"]
-                if body.get("files"):
-                    # Metadata only, never the bytes (NEWER.md item 15).
-                    meta = [attachment_metadata(f) for f in body["files"]]
-                    echo["files"] = data["files"] = meta
-            else:
-                echo["error"] = data["error"] = body["error"]
+            echo, data = answer_of(call["name"], body)
             self._results_in.append(echo)
             self._append("local_tool_result_in", data)
             self.cond.notify_all()
@@ -448,41 +438,7 @@ class EmulatedRun:
     def _describe_call(self, call: ToolCall) -> dict[str, Any]:
         self._call_counter += 1
         tool_use_id = call.id or f"tu_{self.number}_{self._call_counter}"
-        ref, kind = self._find_ref(call.name)
-        if call.kind is not None:
-            kind = call.kind
-        server_result = call.server_result
-        mocks = self.spec.get("toolMocks")
-        if server_result is None and isinstance(mocks, dict) and call.name in mocks:
-            # An evaluation's tool mock answers on the server (see _evals.py).
-            mock = mocks[call.name]
-            server_result = mock if isinstance(mock, str) else _dumps(mock)
-        local = server_result is None and kind in _CLIENT_KINDS
-        data: dict[str, Any] = {
-            "toolUseId": tool_use_id,
-            "name": call.name,
-            "args": dict(call.args or {}),
-        }
-        if local:
-            data["kind"] = kind
-            if kind == "a2a_local" and ref is not None and "agentCard" in ref:
-                data["agentCard"] = ref["agentCard"]
-            elif kind == "mcp_local":
-                data["mcpServer"] = ref["name"] if ref is not None else call.name
-                data["mcpToolName"] = call.name
-                if ref is not None and "serverInfo" in ref:
-                    data["mcpServerInfo"] = ref["serverInfo"]
-        mocked = server_result is not None and call.server_result is None
-        return {"local": local, "server_result": server_result, "mocked": mocked, **data}
-
-    def _find_ref(self, name: str) -> tuple[dict[str, Any] | None, str | None]:
-        for ref in self.spec.get("tools") or ():
-            kind = ref.get("kind")
-            if kind in ("local", "a2a_local") and ref.get("name") == name:
-                return ref, kind
-            if kind == "mcp_local" and any(t.get("name") == name for t in ref.get("tools", ())):
-                return ref, kind
-        return None, None
+        return describe_call(self.spec, call, tool_use_id)
 
     def _server_call(self, call: dict[str, Any]) -> None:
         result = call["server_result"]

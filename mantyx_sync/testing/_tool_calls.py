@@ -1,0 +1,91 @@
+"""Tool calls as the emulated run logs them: who answers a call, and what each side sees.
+
+A model turn's :class:`~._model.ToolCall` is answered by the client when the
+spec's tool reference that offers it is ``local``, ``a2a_local`` or
+``mcp_local`` (:data:`CLIENT_KINDS`) and no server result is given — by the
+step itself or by an evaluation's ``toolMocks``; otherwise the server answers
+it. :func:`describe_call` builds the ``local_tool_call`` data (with the A2A
+card or MCP server the call names); :func:`answer_of` turns an accepted
+tool-result POST into the ``local_tool_result_in`` data and the echo the model
+sees on its next turn. The waiting itself is :class:`~._runs.EmulatedRun`'s.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ._inputs import attachment_metadata
+from ._model import ToolCall
+
+__all__ = ["CLIENT_KINDS", "answer_of", "describe_call", "find_ref"]
+
+CLIENT_KINDS: Final = ("local", "a2a_local", "mcp_local")
+
+
+def describe_call(spec: Mapping[str, Any], call: ToolCall, tool_use_id: str) -> dict[str, Any]:
+    """What the run logs for one tool call of a model turn, and who answers it.
+
+    The wire fields (``toolUseId``, ``name``, ``args``; for a client-answered
+    call its ``kind`` and the A2A card or MCP server it names) plus ``local``
+    (the client answers), ``server_result`` (the server's answer, from the
+    step or an evaluation's tool mock) and ``mocked``.
+    """
+    ref, kind = find_ref(spec, call.name)
+    if call.kind is not None:
+        kind = call.kind
+    server_result = call.server_result
+    mocks = spec.get("toolMocks")
+    if server_result is None and isinstance(mocks, dict) and call.name in mocks:
+        # An evaluation's tool mock answers on the server (see _evals.py).
+        mock = mocks[call.name]
+        if not isinstance(mock, str):
+            mock = json.dumps(mock, ensure_ascii=False, separators=(",", ":"))
+        server_result = mock
+    local = server_result is None and kind in CLIENT_KINDS
+    data: dict[str, Any] = {
+        "toolUseId": tool_use_id,
+        "name": call.name,
+        "args": dict(call.args or {}),
+    }
+    if local:
+        data["kind"] = kind
+        if kind == "a2a_local" and ref is not None and "agentCard" in ref:
+            data["agentCard"] = ref["agentCard"]
+        elif kind == "mcp_local":
+            data["mcpServer"] = ref["name"] if ref is not None else call.name
+            data["mcpToolName"] = call.name
+            if ref is not None and "serverInfo" in ref:
+                data["mcpServerInfo"] = ref["serverInfo"]
+    mocked = server_result is not None and call.server_result is None
+    return {"local": local, "server_result": server_result, "mocked": mocked, **data}
+
+
+def find_ref(spec: Mapping[str, Any], name: str) -> tuple[dict[str, Any] | None, str | None]:
+    """The spec's tool reference that offers ``name``, and its kind (or ``None, None``)."""
+    for ref in spec.get("tools") or ():
+        kind = ref.get("kind")
+        if kind in ("local", "a2a_local") and ref.get("name") == name:
+            return ref, kind
+        if kind == "mcp_local" and any(t.get("name") == name for t in ref.get("tools", ())):
+            return ref, kind
+    return None, None
+
+
+def answer_of(name: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(echo, data)`` of an accepted tool-result body: the model's view and the event's.
+
+    Files appear as metadata only, never their bytes (NEWER.md item 15).
+    """
+    tool_use_id = body["toolUseId"]
+    echo: dict[str, Any] = {"toolUseId": tool_use_id, "name": name}
+    data: dict[str, Any] = {"toolUseId": tool_use_id}
+    if "result" in body:
+        echo["result"] = data["output"] = body["result"]
+        if body.get("files"):
+            meta = [attachment_metadata(f) for f in body["files"]]
+            echo["files"] = data["files"] = meta
+    else:
+        echo["error"] = data["error"] = body["error"]
+    return echo, data
