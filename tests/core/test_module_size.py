@@ -16,8 +16,6 @@ MAX_LINES = 500
 STATED_REASONS: dict[str, str] = {
     "_http/transport.py": "being split in this session (issue 9)",
     "client.py": "being split in this session (issue 9)",
-    "messages.py": "being split in this session (issue 9)",
-    "spec.py": "being split in this session (issue 9)",
 }
 
 
