@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -14,8 +13,8 @@ from ._base.redact import mask
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
-from ._http.auth import IdentityAware, TokenSource
-from ._http.config import ClientConfig
+from ._http.auth import TokenSource
+from ._http.client_config import client_config
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
@@ -99,43 +98,18 @@ class Client:
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
     ) -> None:
-        options: dict[str, Any] = {}
-        if isinstance(timeout, tuple):
-            if len(timeout) != 2:
-                raise ConfigurationError(
-                    f"timeout must be seconds or a (connect, read) pair, got {timeout!r}"
-                )
-            options["connect_timeout"], options["read_timeout"] = timeout
-        elif timeout is not None:
-            options["read_timeout"] = timeout
-        for key, value in (
-            ("max_retries", max_retries),
-            ("stream_idle_timeout", stream_idle_timeout),
-            ("stream_reconnects", stream_reconnects),
-            ("max_workers", max_workers),
-            ("tool_timeout", tool_timeout),
-            ("max_event_bytes", max_event_bytes),
-        ):
-            if value is not None:
-                options[key] = value
-        if token_source is not None:
-            if not isinstance(token_source, TokenSource):
-                raise ConfigurationError(
-                    "token_source must have token() and refresh(rejected) methods, e.g. "
-                    f"OAuth.refresh_token_source(...); got {type(token_source).__name__}"
-                )
-            if api_key is not None:
-                raise ConfigurationError("pass either api_key= or token_source=, not both")
-            if isinstance(token_source, IdentityAware):
-                base_url = base_url or token_source.base_url
-                if not workspace and not os.environ.get("MANTYX_WORKSPACE"):
-                    workspace = _only_workspace(token_source)
-        self.config = ClientConfig.from_env(
+        self.config = client_config(
             api_key,
+            token_source=token_source,
             workspace=workspace,
             base_url=base_url,
-            key_required=token_source is None,
-            **options,
+            timeout=timeout,
+            max_retries=max_retries,
+            stream_idle_timeout=stream_idle_timeout,
+            stream_reconnects=stream_reconnects,
+            max_workers=max_workers,
+            tool_timeout=tool_timeout,
+            max_event_bytes=max_event_bytes,
         )
         self._transport = HttpTransport(
             self.config, session=http_session, token_source=token_source
@@ -518,22 +492,3 @@ class Client:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-
-def _only_workspace(source: IdentityAware) -> str:
-    """The one workspace ``source``'s token reaches, or a ConfigurationError saying what to pass."""
-    try:
-        slugs = list(dict.fromkeys(source.workspaces()))
-    except MantyxError as exc:
-        raise ConfigurationError(
-            f"no workspace given and the token's workspaces could not be listed ({exc}): "
-            "pass workspace= or set MANTYX_WORKSPACE"
-        ) from exc
-    if len(slugs) == 1:
-        return slugs[0]
-    if not slugs:
-        raise ConfigurationError("the token reaches no workspace: pass workspace=")
-    raise ConfigurationError(
-        f"the token reaches {len(slugs)} workspaces ({', '.join(slugs)}): "
-        "pass workspace= to choose one"
-    )

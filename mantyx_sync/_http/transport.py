@@ -1,9 +1,9 @@
 """HTTP transport: the only module that touches ``requests``.
 
 It owns the connection pool, adds auth and timeouts to every request, opens
-event streams, and translates every ``requests``/``urllib3`` exception and
-every non-2xx status into the :mod:`mantyx_sync.errors` tree, so nothing above
-it handles a foreign exception.
+event streams, and translates every ``requests``/``urllib3`` exception
+(:mod:`.failures`) and every non-2xx status (:mod:`.api_errors`) into the
+:mod:`mantyx_sync.errors` tree, so nothing above it handles a foreign exception.
 
 The credential is asked for per request: a fixed API key, or a
 :class:`~mantyx_sync._http.auth.TokenSource` whose access token is refreshed
@@ -20,11 +20,9 @@ between processes.
 from __future__ import annotations
 
 import contextlib
-import email.utils
 import json
 import logging
 import os
-import re
 import threading
 import time
 import weakref
@@ -36,25 +34,13 @@ import requests
 import requests.adapters
 import requests.utils
 
-from .._base.redact import redact_text
-from ..errors import (
-    APIError,
-    AuthError,
-    ConfigurationError,
-    ConflictError,
-    InvalidRequestError,
-    MantyxError,
-    NotFoundError,
-    PermissionDenied,
-    RateLimitError,
-    ServerError,
-    TransportError,
-)
+from ..errors import APIError, ConfigurationError, MantyxError, TransportError
+from .api_errors import api_error
 from .auth import TokenSource
 from .config import ClientConfig
 from .failures import describe, gave_up, translate
 from .pools import close_session, new_session, prepare
-from .ratelimit import RateLimits, parse_rate_limit
+from .ratelimit import RateLimits
 from .retry import RetryPolicy
 
 __all__ = ["EventSource", "HttpTransport", "Reply", "error_for_response", "translate_exception"]
@@ -397,111 +383,13 @@ class HttpTransport:
             close_session(session)
 
 
-def _retry_after_seconds(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        parsed = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, parsed.timestamp() - time.time())
-
-
-_STATUS_ERRORS: dict[int, type[APIError]] = {
-    400: InvalidRequestError,
-    401: AuthError,
-    403: PermissionDenied,
-    404: NotFoundError,
-    409: ConflictError,
-    422: InvalidRequestError,
-    429: RateLimitError,
-}
-
-
-# One auth-param of a WWW-Authenticate challenge: name=token or name="quoted string".
-_AUTH_PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
-
-
-def _bearer_params(header: str | None) -> dict[str, str]:
-    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3), names lower-cased."""
-    if not header:
-        return {}
-    start = header.lower().find("bearer")
-    if start < 0:
-        return {}
-    params: dict[str, str] = {}
-    for match in _AUTH_PARAM.finditer(header, start + len("bearer")):
-        quoted, plain = match.group(2), match.group(3)
-        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else plain
-        params.setdefault(match.group(1).lower(), value)
-    return params
-
-
-def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) -> list[str]:
-    """NEWER.md §1: the body's ``required`` (a string or a list), else the
-    challenge's space-separated ``scope``."""
-    required = fields.get("required")
-    if isinstance(required, str) and required.strip():
-        return [required.strip()]
-    if isinstance(required, list):
-        scopes = [s for s in required if isinstance(s, str) and s]
-        if scopes:
-            return scopes
-    return challenge.get("scope", "").split()
-
-
 def _api_error(response: requests.Response) -> APIError:
-    """Build the most specific :class:`APIError` for a non-2xx response."""
-    status = response.status_code
+    """The most specific :class:`APIError` for a non-2xx ``response``."""
     try:
         body = response.json()
     except ValueError:
         body = None
-    fields: dict[str, Any] = body if isinstance(body, dict) else {}
-    error_field = fields.get("error") if isinstance(fields.get("error"), str) else None
-    message = fields.get("message") if isinstance(fields.get("message"), str) else None
-    if isinstance(fields.get("code"), str):
-        # NEWER.md §1/§19: {"error": "<message>", "code": "api_keys_plan" | "rate_limit_exceeded"}
-        code: str | None = fields["code"]
-        message = message or error_field
-    else:
-        code = error_field
-    if message is None:
-        message = code or (response.reason or "error")
-    kw: dict[str, Any] = {
-        "status": status,
-        "code": code,
-        "hint": fields.get("hint") if isinstance(fields.get("hint"), str) else None,
-        "candidates": fields.get("candidates")
-        if isinstance(fields.get("candidates"), list)
-        else None,
-        "body": body,
-        "request_id": response.headers.get("X-Request-Id"),
-        "retry_after": _retry_after_seconds(response.headers.get("Retry-After")),
-    }
-    message = redact_text(message)
-    cls = _STATUS_ERRORS.get(status)
-    if cls is None:
-        cls = ServerError if status >= 500 else APIError
-    if cls is PermissionDenied:
-        challenge = _bearer_params(response.headers.get("WWW-Authenticate"))
-        if kw["code"] is None and challenge.get("error"):
-            kw["code"] = code = challenge["error"]
-            message = fields.get("message") if isinstance(fields.get("message"), str) else code
-        scopes = _required_scopes(fields, challenge)
-        if scopes and message == code:
-            message = f"the credential lacks the scope(s) {', '.join(scopes)}"
-        return PermissionDenied(redact_text(str(message)), required_scopes=scopes, **kw)
-    if cls is RateLimitError:
-        limit = parse_rate_limit(response.headers)
-        if kw["retry_after"] is None and limit is not None:
-            kw["retry_after"] = limit.reset_in()
-        return RateLimitError(message, rate_limit=limit, **kw)
-    return cls(message, **kw)
+    return api_error(response.status_code, response.reason, response.headers, body)
 
 
 def translate_exception(exc: BaseException) -> TransportError:

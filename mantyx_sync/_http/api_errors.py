@@ -1,0 +1,141 @@
+"""What a non-2xx answer of the MANTYX API means, as the most specific :class:`APIError`.
+
+The status picks the class (400/422 :class:`InvalidRequestError`, 401
+:class:`AuthError`, 403 :class:`PermissionDenied`, 404, 409, 429
+:class:`RateLimitError`, 5xx :class:`ServerError`); the body's ``error`` /
+``code`` / ``message`` / ``hint`` / ``candidates`` and the ``Retry-After``,
+``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in
+(NEWER.md §1, §19). Messages are redacted. No HTTP library is involved: the
+transport hands over status, headers and the decoded body.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from .._base.redact import redact_text
+from ..errors import (
+    APIError,
+    AuthError,
+    ConflictError,
+    InvalidRequestError,
+    NotFoundError,
+    PermissionDenied,
+    RateLimitError,
+    ServerError,
+)
+from .ratelimit import parse_rate_limit
+
+__all__ = ["api_error"]
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        parsed = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, parsed.timestamp() - time.time())
+
+
+_STATUS_ERRORS: dict[int, type[APIError]] = {
+    400: InvalidRequestError,
+    401: AuthError,
+    403: PermissionDenied,
+    404: NotFoundError,
+    409: ConflictError,
+    422: InvalidRequestError,
+    429: RateLimitError,
+}
+
+
+# One auth-param of a WWW-Authenticate challenge: name=token or name="quoted string".
+_AUTH_PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]+))')
+
+
+def _bearer_params(header: str | None) -> dict[str, str]:
+    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3), names lower-cased."""
+    if not header:
+        return {}
+    start = header.lower().find("bearer")
+    if start < 0:
+        return {}
+    params: dict[str, str] = {}
+    for match in _AUTH_PARAM.finditer(header, start + len("bearer")):
+        quoted, plain = match.group(2), match.group(3)
+        value = re.sub(r"\\(.)", r"\1", quoted) if quoted is not None else plain
+        params.setdefault(match.group(1).lower(), value)
+    return params
+
+
+def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) -> list[str]:
+    """NEWER.md §1: the body's ``required`` (a string or a list), else the
+    challenge's space-separated ``scope``."""
+    required = fields.get("required")
+    if isinstance(required, str) and required.strip():
+        return [required.strip()]
+    if isinstance(required, list):
+        scopes = [s for s in required if isinstance(s, str) and s]
+        if scopes:
+            return scopes
+    return challenge.get("scope", "").split()
+
+
+def api_error(status: int, reason: str | None, headers: Mapping[str, str], body: Any) -> APIError:
+    """The most specific :class:`APIError` for a non-2xx answer.
+
+    :param status: the HTTP status.
+    :param reason: the status line's reason phrase (the message of last resort).
+    :param headers: the response headers (a case-insensitive mapping).
+    :param body: the decoded JSON body, ``None`` when it was not JSON.
+    """
+    fields: dict[str, Any] = body if isinstance(body, dict) else {}
+    error_field = fields.get("error") if isinstance(fields.get("error"), str) else None
+    message = fields.get("message") if isinstance(fields.get("message"), str) else None
+    if isinstance(fields.get("code"), str):
+        # NEWER.md §1/§19: {"error": "<message>", "code": "api_keys_plan" | "rate_limit_exceeded"}
+        code: str | None = fields["code"]
+        message = message or error_field
+    else:
+        code = error_field
+    if message is None:
+        message = code or (reason or "error")
+    kw: dict[str, Any] = {
+        "status": status,
+        "code": code,
+        "hint": fields.get("hint") if isinstance(fields.get("hint"), str) else None,
+        "candidates": fields.get("candidates")
+        if isinstance(fields.get("candidates"), list)
+        else None,
+        "body": body,
+        "request_id": headers.get("X-Request-Id"),
+        "retry_after": _retry_after_seconds(headers.get("Retry-After")),
+    }
+    message = redact_text(message)
+    cls = _STATUS_ERRORS.get(status)
+    if cls is None:
+        cls = ServerError if status >= 500 else APIError
+    if cls is PermissionDenied:
+        challenge = _bearer_params(headers.get("WWW-Authenticate"))
+        if kw["code"] is None and challenge.get("error"):
+            kw["code"] = code = challenge["error"]
+            message = fields.get("message") if isinstance(fields.get("message"), str) else code
+        scopes = _required_scopes(fields, challenge)
+        if scopes and message == code:
+            message = f"the credential lacks the scope(s) {', '.join(scopes)}"
+        return PermissionDenied(redact_text(str(message)), required_scopes=scopes, **kw)
+    if cls is RateLimitError:
+        limit = parse_rate_limit(headers)
+        if kw["retry_after"] is None and limit is not None:
+            kw["retry_after"] = limit.reset_in()
+        return RateLimitError(message, rate_limit=limit, **kw)
+    return cls(message, **kw)
