@@ -8,7 +8,6 @@ cannot inject markup into the page.
 
 from __future__ import annotations
 
-import html
 import json
 import re
 from collections.abc import Sequence
@@ -178,8 +177,16 @@ def _mark(line: ToolLine) -> str:
     return "✓" if line.ok else "✗"
 
 
+def _escape(text: str, quote: bool = True) -> str:
+    # ``html`` loads its 2,000-entry entity table (~0.4 MiB) on import: only a
+    # notebook that renders a result pays for it, never a plain script.
+    import html
+
+    return html.escape(text, quote=quote)
+
+
 def _tool_html(line: ToolLine) -> str:
-    e = html.escape
+    e = _escape
     summary = f"{_mark(line)} {line.name}({_one_line(line.args, 40)})"
     if line.done:
         summary += f" → {_one_line(line.outcome)}"
@@ -191,7 +198,7 @@ def _tool_html(line: ToolLine) -> str:
 
 def render_html(view: RunDisplay) -> str:
     """The view as one self-contained HTML fragment (every text escaped)."""
-    e = html.escape
+    e = _escape
     parts = ['<div class="mantyx-run">']
     if view.tools:
         parts.append('<div class="mantyx-tools">')
@@ -211,7 +218,7 @@ def _escape_markdown_html(text: str) -> str:
     # Markup from the model is neutralised; its Markdown (and code) stays.
     pieces = _CODE.split(text)
     return "".join(
-        piece if index % 2 else html.escape(piece, quote=False)
+        piece if index % 2 else _escape(piece, quote=False)
         for index, piece in enumerate(pieces)
     )
 
@@ -221,6 +228,6 @@ def render_markdown(view: RunDisplay) -> str:
     parts = [_tool_html(line) for line in view.tools]
     parts.append(_escape_markdown_html(view.text))
     if view.error:
-        parts.append(f"**{html.escape(view.error, quote=False)}**")
-    parts.append(f"<small>{html.escape(_footer(view), quote=False)}</small>")
+        parts.append(f"**{_escape(view.error, quote=False)}**")
+    parts.append(f"<small>{_escape(_footer(view), quote=False)}</small>")
     return "\n\n".join(part for part in parts if part)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import sys
 import threading
 import types
 import typing
@@ -24,12 +25,6 @@ from ..errors import ToolError
 
 if TYPE_CHECKING:
     import cattrs
-
-_te: types.ModuleType | None
-try:  # typing_extensions is optional; its TypedDict/Required must be recognised when present
-    import typing_extensions as _te
-except ImportError:  # pragma: no cover - depends on the environment
-    _te = None
 
 __all__ = ["Structurer", "converter", "to_jsonable"]
 
@@ -53,8 +48,17 @@ def _is_pydantic_model(tp: Any) -> bool:
     )
 
 
+def _extensions() -> types.ModuleType | None:
+    # typing_extensions is optional, and its TypedDict/Required/... must be
+    # recognised. A type built with it can only exist once the module is loaded,
+    # so looking it up when a type is examined is exact, and a script whose tools
+    # never use it does not import it (~0.5 MiB).
+    return sys.modules.get("typing_extensions")
+
+
 def _is_typeddict(tp: Any) -> bool:
-    if _te is not None and _te.is_typeddict(tp):
+    te = _extensions()
+    if te is not None and te.is_typeddict(tp):
         return True
     return typing.is_typeddict(tp)
 
@@ -71,16 +75,25 @@ def _is_model_class(tp: Any) -> bool:
 
 def _special_forms(name: str) -> tuple[Any, ...]:
     found = [getattr(typing, name, None)]
-    if _te is not None:
-        found.append(getattr(_te, name, None))
+    te = _extensions()
+    if te is not None:
+        found.append(getattr(te, name, None))
     return tuple(f for f in found if f is not None)
 
 
-_REQUIREDNESS_WRAPPERS: Final = (
-    _special_forms("Required") + _special_forms("NotRequired") + _special_forms("ReadOnly")
-)
-_ANNOTATED: Final = _special_forms("Annotated")
-_LITERAL: Final = _special_forms("Literal")
+class _Forms:
+    """``origin in forms``: one of the named special forms of typing or typing_extensions."""
+
+    def __init__(self, *names: str) -> None:
+        self._names = names
+
+    def __contains__(self, origin: object) -> bool:
+        return any(origin in _special_forms(name) for name in self._names)
+
+
+_REQUIREDNESS_WRAPPERS: Final = _Forms("Required", "NotRequired", "ReadOnly")
+_ANNOTATED: Final = _Forms("Annotated")
+_LITERAL: Final = _Forms("Literal")
 
 
 def _make_converter() -> cattrs.Converter:
