@@ -218,8 +218,7 @@ def _escape_markdown_html(text: str) -> str:
     # Markup from the model is neutralised; its Markdown (and code) stays.
     pieces = _CODE.split(text)
     return "".join(
-        piece if index % 2 else _escape(piece, quote=False)
-        for index, piece in enumerate(pieces)
+        piece if index % 2 else _escape(piece, quote=False) for index, piece in enumerate(pieces)
     )
 
 
