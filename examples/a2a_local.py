@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import importlib.metadata
 import importlib.util
-import os
 import subprocess
 import sys
 import threading
@@ -28,6 +27,10 @@ from pathlib import Path
 from typing import Any
 
 import requests
+
+# Helpers beside this file: _connect picks MANTYX or the emulator; _console prints the run.
+from _connect import connect
+from _console import print_stream
 
 import mantyx_sync
 
@@ -119,18 +122,7 @@ def main() -> int:
         return 1
 
     with contextlib.ExitStack() as stack:
-        if os.environ.get("MANTYX_API_KEY"):
-            client = stack.enter_context(mantyx_sync.Client())
-            print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
-        else:
-            from mantyx_sync.testing import LocalMantyx
-
-            server = stack.enter_context(LocalMantyx(model=scripted_model()))
-            client = stack.enter_context(server.client())
-            print(
-                f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
-            )
-            print("(a scripted stand-in model, not a real LLM)")
+        client = connect(stack, scripted_model())
 
         try:
             peer_url = stack.enter_context(running_peer())
@@ -166,26 +158,17 @@ def main() -> int:
 
 def show_events(run: mantyx_sync.Run) -> None:
     """Print the streamed answer, each message sent to the peer and its reply."""
-    mid_line = False
-    for event in run:
+
+    def line_for(event: mantyx_sync.RunEvent) -> str | None:
         data = event.data
-        if event.type == "assistant_delta":
-            text = event.text or ""
-            print(text, end="", flush=True)
-            mid_line = not text.endswith("\n")
-            continue
         if event.type == "local_tool_call":
             card = data.get("agentCard") or {}
-            line = f"  -> to {card.get('name', data['name'])!r}: {data['args'].get('message')!r}"
-        elif event.type == "local_tool_result_in":
-            answer = data.get("output") or data.get("error") or ""
-            line = f"  <- {answer!r}"
-        else:
-            continue
-        if mid_line:
-            print()
-            mid_line = False
-        print(line, flush=True)
+            return f"  -> to {card.get('name', data['name'])!r}: {data['args'].get('message')!r}"
+        if event.type == "local_tool_result_in":
+            return f"  <- {data.get('output') or data.get('error') or ''!r}"
+        return None
+
+    print_stream(run, line_for)
 
 
 if __name__ == "__main__":

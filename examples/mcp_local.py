@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import os
 import sys
 from pathlib import Path
 from typing import Any
+
+# Helpers beside this file: _connect picks MANTYX or the emulator; _console prints the run.
+from _connect import connect
+from _console import print_stream
 
 import mantyx_sync
 
@@ -56,30 +59,22 @@ def scripted_model() -> list[Any]:
 def show_events(run: mantyx_sync.Run) -> None:
     """Print the streamed answer, each MCP call the model makes and what came back."""
     names: dict[str, str] = {}
-    mid_line = False
-    for event in run:
+
+    def line_for(event: mantyx_sync.RunEvent) -> str | None:
         data = event.data
-        if event.type == "assistant_delta":
-            text = event.text or ""
-            print(text, end="", flush=True)
-            mid_line = not text.endswith("\n")
-            continue
         if event.type == "local_tool_call":
             names[data["toolUseId"]] = data["name"]
-            line = (
+            return (
                 f"  -> {data['name']}({data.get('args')}) on MCP server {data.get('mcpServer')!r}"
             )
-        elif event.type == "local_tool_result_in":
+        if event.type == "local_tool_result_in":
             name = names.get(data.get("toolUseId", ""), "?")
             answer = data.get("output") or data.get("error") or ""
             outcome = "error" if data.get("error") else "ok"
-            line = f"  <- {name} {outcome}: {answer.splitlines()[0] if answer else ''}"
-        else:
-            continue
-        if mid_line:
-            print()
-            mid_line = False
-        print(line, flush=True)
+            return f"  <- {name} {outcome}: {answer.splitlines()[0] if answer else ''}"
+        return None
+
+    print_stream(run, line_for)
 
 
 def main() -> int:
@@ -98,18 +93,7 @@ def main() -> int:
         timeout=30,
     )
     with contextlib.ExitStack() as stack:
-        if os.environ.get("MANTYX_API_KEY"):
-            client = stack.enter_context(mantyx_sync.Client())
-            print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
-        else:
-            from mantyx_sync.testing import LocalMantyx
-
-            server = stack.enter_context(LocalMantyx(model=scripted_model()))
-            client = stack.enter_context(server.client())
-            print(
-                f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
-            )
-            print("(a scripted stand-in model, not a real LLM)")
+        client = connect(stack, scripted_model())
         print(f"MCP server: {Path(sys.executable).name} {SERVER.name} (stdio), label 'notes'\n")
 
         agent = mantyx_sync.Agent(

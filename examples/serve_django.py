@@ -21,10 +21,7 @@ network). Needs ``pip install django``.
 from __future__ import annotations
 
 import contextlib
-import json
-import os
 import sys
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -37,7 +34,10 @@ try:
     from django.views.decorators.csrf import csrf_exempt
 except ImportError:
     sys.exit("this example needs Django: pip install django")
-import requests
+# Helpers beside this file: _connect picks MANTYX or the emulator; _served_agent is
+# the agent served here.
+from _connect import connect
+from _served_agent import check_served, count_words_model, word_counter
 from werkzeug.serving import make_server
 
 import mantyx_sync
@@ -76,12 +76,6 @@ def wsgi_route(prefix: str, app: Callable[..., Any]) -> Any:
     return re_path(rf"^{prefix}/(?P<rest>.*)$", view)
 
 
-@mantyx_sync.local_tool
-def word_count(text: str) -> int:
-    """Count the words in a text."""
-    return len(text.split())
-
-
 def index(request: HttpRequest) -> HttpResponse:
     return HttpResponse("The agent is served at /a2a/ and /agent-api/process.")
 
@@ -96,9 +90,7 @@ def configure(client: mantyx_sync.Client) -> Any:
         MIDDLEWARE=["django.middleware.common.CommonMiddleware"],
     )
     django.setup()
-    agent = mantyx_sync.Agent(
-        client, name="word_counter", system_prompt="Count words.", tools=[word_count]
-    )
+    agent = word_counter(client)
     # In production pass authenticate=serve.bearer_token(os.environ["AGENT_TOKEN"]).
     urlpatterns[:] = [
         path("", index),
@@ -108,47 +100,9 @@ def configure(client: mantyx_sync.Client) -> Any:
     return get_wsgi_application()
 
 
-def check(base: str) -> None:
-    """Talk to the served agent once over each protocol, as a remote system would."""
-    card = requests.get(f"{base}/a2a/.well-known/agent-card.json", timeout=10).json()
-    print(f"A2A card: {card['name']} at {card['url']}")
-    message = {"messageId": "m1", "role": "ROLE_USER", "parts": [{"text": "one two three"}]}
-    reply = requests.post(
-        card["url"],
-        json={"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": message}},
-        timeout=60,
-    ).json()
-    task = reply["result"]["task"]
-    print(f"A2A task {task['status']['state']}: {task['artifacts'][0]['parts'][0]['text']!r}")
-    body = {
-        "input": [{"role": "user", "content": [{"type": "text", "text": "four five"}]}],
-        "session_id": "demo",
-    }
-    with requests.post(f"{base}/agent-api/process", json=body, stream=True, timeout=60) as resp:
-        objects = [json.loads(line[6:]) for line in resp.iter_lines() if line.startswith(b"data: ")]
-    final = objects[-1]
-    print(f"Agent API response {final['status']} after {len(objects)} streamed objects")
-    print(f"Agent API answer: {final['output'][-1]['content'][0]['text']!r}")
-
-
 def main(argv: list[str]) -> int:
     with contextlib.ExitStack() as stack:
-        if os.environ.get("MANTYX_API_KEY"):
-            client = stack.enter_context(mantyx_sync.Client())
-        else:
-            from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
-
-            server = stack.enter_context(LocalMantyx())
-            # A scripted model: count the words of the message, then say how many.
-            server.set_model(
-                lambda ctx: (
-                    Turn("", tool_calls=[ToolCall("word_count", {"text": ctx.prompt})])
-                    if ctx.turn == 0
-                    else Turn(f"{ctx.tool_results[-1]['result']} words.")
-                )
-            )
-            client = stack.enter_context(server.client())
-            print(f"(local MANTYX emulator at {server.base_url})")
+        client = connect(stack, count_words_model)
         application = configure(client)
         port = 0 if "--check" in argv else 8000
         httpd: Any = make_server("127.0.0.1", port, application, threaded=True)
@@ -157,14 +111,7 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(KeyboardInterrupt):
                 httpd.serve_forever()
             return 0
-        thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-        thread.start()
-        try:
-            print(requests.get(f"http://127.0.0.1:{httpd.server_port}/", timeout=10).text)
-            check(f"http://127.0.0.1:{httpd.server_port}")
-        finally:
-            httpd.shutdown()
-            thread.join(10)
+        check_served(httpd)
     return 0
 
 

@@ -135,10 +135,12 @@ def test_serve_examples_answer_over_both_protocols(tmp_path: Path, example: str)
 def test_examples_explain_a_missing_package(
     tmp_path: Path, example: str, module: str, advice: str
 ) -> None:
-    # A None entry in sys.modules makes the package look uninstalled to the example.
+    # A None entry in sys.modules makes the package look uninstalled to the example;
+    # examples/ goes first on sys.path, as `python examples/<name>.py` puts it.
     script = (
         "import runpy, sys\n"
         f"sys.modules[{module!r}] = None\n"
+        f"sys.path.insert(0, {str(EXAMPLES)!r})\n"
         f"sys.argv = [{str(EXAMPLES / example)!r}]\n"
         "runpy.run_path(sys.argv[0], run_name='__main__')\n"
     )
