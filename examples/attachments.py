@@ -11,10 +11,12 @@ scripted stand-in model can only describe the files it received.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 import tempfile
 from pathlib import Path
+
+# A helper beside this file: _connect picks MANTYX or the emulator.
+from _connect import connect
 
 import mantyx_sync
 from mantyx_sync import Attachment
@@ -55,18 +57,8 @@ def main(argv: list[str]) -> int:
             print(f"cannot attach {path}: {exc}", file=sys.stderr)
             return 2
 
-        if os.environ.get("MANTYX_API_KEY"):
-            client = stack.enter_context(mantyx_sync.Client())
-            print(f"Using MANTYX at {client.config.base_url} (workspace {client.config.workspace})")
-        else:
-            from mantyx_sync.testing import LocalMantyx
-
-            server = stack.enter_context(LocalMantyx(model=describe_files))
-            client = stack.enter_context(server.client())
-            print(
-                f"MANTYX_API_KEY is not set: using the local MANTYX emulator at {server.base_url}"
-            )
-            print("(a scripted stand-in model, not a real LLM)\n")
+        client = connect(stack, describe_files)
+        print()
 
         agent = mantyx_sync.Agent(client, system_prompt="You summarise documents in three bullets.")
         print(
