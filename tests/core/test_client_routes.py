@@ -127,6 +127,21 @@ class _Pipe(io.RawIOBase):
         return io.BufferedReader(self)
 
 
+def _piped_run(mock: responses.RequestsMock, run_id: str) -> _Pipe:
+    """Answer the run's creation with ``run_id``; its event stream is the returned pipe."""
+    pipe = _Pipe()
+    mock.post(f"{ROOT}/agent-runs", json={"runId": run_id}, status=202)
+    mock.add(
+        responses.Response(
+            "GET",
+            f"{ROOT}/agent-runs/{run_id}/stream",
+            body=pipe.body(),
+            content_type="text/event-stream",
+        )
+    )
+    return pipe
+
+
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Every retry wait of the facades' policies, recorded instead of slept."""
@@ -572,16 +587,7 @@ def test_stream_is_read_incrementally_with_read1(
 ) -> None:
     # Each event must be yielded as soon as its bytes arrive: with a blocking
     # read(65536) the first next() would wait for the whole body.
-    pipe = _Pipe()
-    mock.post(f"{ROOT}/agent-runs", json={"runId": "run_1"}, status=202)
-    mock.add(
-        responses.Response(
-            "GET",
-            f"{ROOT}/agent-runs/run_1/stream",
-            body=pipe.body(),
-            content_type="text/event-stream",
-        )
-    )
+    pipe = _piped_run(mock, "run_1")
     first = frame(1, "assistant_delta", {"text": "a"})
     pipe.push(first[:10], first[10:])
     with Agent(client, system_prompt="p").stream("hi") as run:
@@ -673,17 +679,8 @@ def _tool_round_trip(
     tools: list[Any],
     call: dict[str, Any],
 ) -> tuple[mantyx_sync.RunResult, list[dict[str, Any]]]:
-    pipe = _Pipe()
+    pipe = _piped_run(mock, "run_t")
     posted: list[dict[str, Any]] = []
-    mock.post(f"{ROOT}/agent-runs", json={"runId": "run_t"}, status=202)
-    mock.add(
-        responses.Response(
-            "GET",
-            f"{ROOT}/agent-runs/run_t/stream",
-            body=pipe.body(),
-            content_type="text/event-stream",
-        )
-    )
 
     def on_result(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
         body = json_of(request)
@@ -850,16 +847,7 @@ def test_client_cancel(client: Client, mock: responses.RequestsMock) -> None:
 
 
 def test_run_cancel_from_another_thread(client: Client, mock: responses.RequestsMock) -> None:
-    pipe = _Pipe()
-    mock.post(f"{ROOT}/agent-runs", json={"runId": "run_1"}, status=202)
-    mock.add(
-        responses.Response(
-            "GET",
-            f"{ROOT}/agent-runs/run_1/stream",
-            body=pipe.body(),
-            content_type="text/event-stream",
-        )
-    )
+    pipe = _piped_run(mock, "run_1")
 
     def on_cancel(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
         pipe.push(frame(2, "cancelled", {"reason": "user"}))
@@ -880,16 +868,7 @@ def test_run_cancel_from_another_thread(client: Client, mock: responses.Requests
 
 
 def test_leaving_the_block_early_cancels(client: Client, mock: responses.RequestsMock) -> None:
-    pipe = _Pipe()
-    mock.post(f"{ROOT}/agent-runs", json={"runId": "run_1"}, status=202)
-    mock.add(
-        responses.Response(
-            "GET",
-            f"{ROOT}/agent-runs/run_1/stream",
-            body=pipe.body(),
-            content_type="text/event-stream",
-        )
-    )
+    pipe = _piped_run(mock, "run_1")
     mock.post(f"{ROOT}/agent-runs/run_1/cancel", json={"ok": True})
     pipe.push(frame(1, "assistant_delta", {"text": "x"}))
     with Agent(client, system_prompt="p").stream("hi") as run:
