@@ -245,9 +245,15 @@ def release() -> Iterator[threading.Event]:
     event.set()
 
 
-def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
-    mantyx_server: LocalMantyx, release: threading.Event
-) -> None:
+def _signal_mid_run(
+    mantyx_server: LocalMantyx, release: threading.Event, signum: int
+) -> tuple[int, str, str]:
+    """``(exit status, run id, stderr)`` of ``mantyx run`` sent ``signum`` mid-run.
+
+    The run's model calls a server tool, then waits (until ``release``) for its
+    second turn; the signal goes once the CLI printed the tool's result.
+    """
+
     def model(ctx: ModelContext) -> Turn:
         if ctx.turn == 0:
             return Turn("Looking it up.", tool_calls=[ToolCall("search", server_result="found")])
@@ -270,13 +276,20 @@ def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
                 break
         run_id = next(iter(mantyx_server.runs))
         assert mantyx_server.runs[run_id].status == "running"
-        process.send_signal(signal.SIGINT)
+        process.send_signal(signum)
         _, stderr = process.communicate(timeout=20)
     finally:
         if process.poll() is None:
             process.kill()
             process.wait(timeout=5)
-    assert process.returncode == 130
+    return process.returncode, run_id, stderr
+
+
+def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
+    mantyx_server: LocalMantyx, release: threading.Event
+) -> None:
+    status, run_id, stderr = _signal_mid_run(mantyx_server, release, signal.SIGINT)
+    assert status == 130
     assert f"interrupted: run {run_id} cancelled" in stderr
     assert "Traceback" not in stderr
     assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
@@ -287,34 +300,8 @@ def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
 
 
 def test_sigterm_also_cancels(mantyx_server: LocalMantyx, release: threading.Event) -> None:
-    def model(ctx: ModelContext) -> Turn:
-        if ctx.turn == 0:
-            return Turn("Working.", tool_calls=[ToolCall("search", server_result="found")])
-        release.wait(20)
-        return Turn("too late")
-
-    mantyx_server.set_model(model)
-    process = subprocess.Popen(
-        [console_script(), "run", "x", "--json"],
-        env=cli_env(mantyx_server),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=HERE,
-    )
-    try:
-        assert process.stdout is not None
-        for line in process.stdout:
-            if json.loads(line)["type"] == "tool_result":
-                break
-        process.terminate()
-        process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait(timeout=5)
-    assert process.returncode == 130
-    run_id = next(iter(mantyx_server.runs))
+    status, run_id, _ = _signal_mid_run(mantyx_server, release, signal.SIGTERM)
+    assert status == 130
     assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
 
 
