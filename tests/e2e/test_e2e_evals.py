@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import gc
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -163,7 +164,10 @@ def test_inline_dataset_stored_agent_mocks_overrides_list_get_compare(
     assert client.evals.cancel(live.id) is False, "already over"
 
 
-def test_cancelling_an_evaluation_ends_iteration_with_run_cancelled(server: LocalMantyx) -> None:
+def _eval_waiting_in_its_tool(
+    server: LocalMantyx,
+) -> tuple[mantyx_sync.Client, EvalRun, Iterator[Any], threading.Event]:
+    """An evaluation iterated until its first case's tool runs; the tool waits for the event."""
     dataset_id = _dataset(server)
     client = server.client()
     entered, release = threading.Event(), threading.Event()
@@ -183,10 +187,15 @@ def test_cancelling_an_evaluation_ends_iteration_with_run_cancelled(server: Loca
         dataset=dataset_id,
         agent=mantyx_sync.AgentSpec.build(system_prompt="s", tools=[slow_lookup]),
     )
+    events = iter(run)
+    while not entered.is_set():
+        next(events)
+    return client, run, events, release
+
+
+def test_cancelling_an_evaluation_ends_iteration_with_run_cancelled(server: LocalMantyx) -> None:
+    client, run, events, release = _eval_waiting_in_its_tool(server)
     with run:
-        events = iter(run)
-        while not entered.is_set():
-            next(events)
         client.evals.cancel(run.id)
         with pytest.raises(mantyx_sync.RunCancelled):
             for _ in events:
@@ -251,29 +260,8 @@ def test_a_broken_eval_stream_is_resumed_and_missed_calls_still_answered_once(
 
 
 def test_a_dropped_unfinished_eval_run_is_cancelled_when_collected(server: LocalMantyx) -> None:
-    dataset_id = _dataset(server)
-    client = server.client()
-    entered, release = threading.Event(), threading.Event()
-
-    @mantyx_sync.local_tool(name="lookup")
-    def slow_lookup(city: str) -> str:
-        """Look up slowly.
-
-        Args:
-            city: The city.
-        """
-        entered.set()
-        release.wait(10)
-        return "late"
-
-    run = client.evals.start(
-        dataset=dataset_id,
-        agent=mantyx_sync.AgentSpec.build(system_prompt="s", tools=[slow_lookup]),
-    )
+    _client, run, events, release = _eval_waiting_in_its_tool(server)  # the client stays open
     eval_id = run.id
-    events = iter(run)
-    while not entered.is_set():
-        next(events)
     del run, events
     gc.collect()
     release.set()
