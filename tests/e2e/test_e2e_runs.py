@@ -134,29 +134,14 @@ def test_cancel_from_another_thread(mantyx_server: LocalMantyx) -> None:
     assert run.result is not None and run.result.events[-1].type == "cancelled"
 
 
-def test_leaving_stream_early_cancels_the_run(mantyx_server: LocalMantyx) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def hold() -> str:
-        """Keeps the run open until released."""
-        release.wait(10)
-        return "x"
-
-    mantyx_server.set_model(
-        [Turn("one two", chunks=["one ", "two"], tool_calls=[ToolCall("hold", {})]), Turn("end")]
-    )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[hold])
-    try:
-        with agent.stream("x") as run:
-            for event in run:
-                if event.type == "assistant_delta":
-                    break
-        assert (
-            mantyx_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
-        )
-    finally:
-        release.set()
+def test_leaving_stream_early_cancels_the_run(
+    mantyx_server: LocalMantyx, held_agent: mantyx_sync.Agent
+) -> None:
+    with held_agent.stream("x") as run:
+        for event in run:
+            if event.type == "assistant_delta":
+                break
+    assert mantyx_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
     assert any(r.path.endswith(f"/agent-runs/{run.id}/cancel") for r in mantyx_server.requests)
 
 
@@ -383,31 +368,14 @@ def test_keepalives_do_not_count_as_events() -> None:
 
 
 def test_dropping_a_stream_without_close_cancels_the_run(
-    mantyx_server: LocalMantyx, caplog: pytest.LogCaptureFixture
+    mantyx_server: LocalMantyx, held_agent: mantyx_sync.Agent, caplog: pytest.LogCaptureFixture
 ) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def hold() -> str:
-        """Keeps the run open until released."""
-        release.wait(10)
-        return "x"
-
-    mantyx_server.set_model(
-        [Turn("a b", chunks=["a ", "b"], tool_calls=[ToolCall("hold", {})]), Turn("end")]
-    )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[hold])
-    try:
-        for event in agent.stream("x"):  # no with-block: the Run is dropped on break
-            if event.type == "assistant_delta":
-                run_id = list(mantyx_server.runs)[-1]
-                break
-        gc.collect()
-        assert (
-            mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
-        )
-    finally:
-        release.set()
+    for event in held_agent.stream("x"):  # no with-block: the Run is dropped on break
+        if event.type == "assistant_delta":
+            run_id = list(mantyx_server.runs)[-1]
+            break
+    gc.collect()
+    assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
     assert any("dropped before it ended" in r.getMessage() for r in caplog.records)
 
 

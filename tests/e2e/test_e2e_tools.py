@@ -357,33 +357,17 @@ def test_ctrl_c_while_tools_run_cancels_the_run() -> None:
             release.set()
 
 
-def test_ctrl_c_in_on_event_cancels(mantyx_server: LocalMantyx) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def hold() -> str:
-        """Keeps the run open until released."""
-        release.wait(10)
-        return "x"
-
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[hold])
-    mantyx_server.set_model(
-        [Turn("a b", chunks=["a", "b"], tool_calls=[ToolCall("hold", {})]), Turn("end")]
-    )
-
+def test_ctrl_c_in_on_event_cancels(
+    mantyx_server: LocalMantyx, held_agent: mantyx_sync.Agent
+) -> None:
     def on_event(event: mantyx_sync.RunEvent) -> None:
         if event.type == "assistant_delta":
             raise KeyboardInterrupt
 
-    try:
-        with pytest.raises(KeyboardInterrupt):
-            agent.run("x", on_event=on_event)
-        run_id = list(mantyx_server.runs)[-1]
-        assert (
-            mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
-        )
-    finally:
-        release.set()
+    with pytest.raises(KeyboardInterrupt):
+        held_agent.run("x", on_event=on_event)
+    run_id = list(mantyx_server.runs)[-1]
+    assert mantyx_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
 
 
 def test_malformed_calls_still_get_one_answer(mantyx_server: LocalMantyx) -> None:
