@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 
 import pytest
 from cli_support import PtyProcess, cli_env
@@ -131,9 +132,9 @@ def test_chat_line_editing_and_end_of_input(mantyx_server: LocalMantyx) -> None:
     assert mantyx_server.sessions[session_id].status == "active"
 
 
-def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
-    mantyx_server: LocalMantyx,
-) -> None:
+@pytest.fixture
+def slow_replies(mantyx_server: LocalMantyx) -> Iterator[None]:
+    """The model echoes each prompt; the prompt ``slow`` is answered only once the test ends."""
     release = threading.Event()
 
     def model(ctx: ModelContext) -> Turn:
@@ -142,6 +143,14 @@ def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
         return Turn(f"You said: {ctx.prompt}")
 
     mantyx_server.set_model(model)
+    yield
+    release.set()
+
+
+@pytest.mark.usefixtures("slow_replies")
+def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
+    mantyx_server: LocalMantyx,
+) -> None:
     # MANTYX_LOG=info: should this fail, the output shows what the cancel did.
     term = PtyProcess("chat", env=cli_env(MANTYX_LOG="info", **_server_env(mantyx_server)))
     try:
@@ -159,21 +168,13 @@ def test_ctrl_c_in_chat_cancels_the_reply_and_keeps_the_session(
         term.send("/end")
         assert term.wait() == 0
     finally:
-        release.set()
         term.close()
 
 
+@pytest.mark.usefixtures("slow_replies")
 def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
     mantyx_server: LocalMantyx,
 ) -> None:
-    release = threading.Event()
-
-    def model(ctx: ModelContext) -> Turn:
-        if ctx.prompt == "slow":
-            release.wait(20)
-        return Turn(f"You said: {ctx.prompt}")
-
-    mantyx_server.set_model(model)
     term = PtyProcess("chat", env=cli_env(**_server_env(mantyx_server)))
     try:
         term.expect("you> ")
@@ -195,5 +196,4 @@ def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
         term.send("/end")
         assert term.wait() == 0
     finally:
-        release.set()
         term.close()
