@@ -40,18 +40,23 @@ def test_bad_agent_target_exits_with_a_message() -> None:
     assert done.returncode != 0 and "module:attr" in done.stderr
 
 
+def _serve_env(mantyx_server: LocalMantyx, agent_dir: Path) -> dict[str, str]:
+    """The environment of ``python -m mantyx_sync.serve``: the emulator, agents importable."""
+    return dict(
+        os.environ,
+        MANTYX_API_KEY=mantyx_server.api_key,
+        MANTYX_WORKSPACE=mantyx_server.workspace,
+        MANTYX_BASE_URL=mantyx_server.base_url,
+        PYTHONPATH=str(agent_dir),
+    )
+
+
 def test_serves_an_agent_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
     (tmp_path / "trial_agent.py").write_text(
         "import mantyx_sync\nagent = mantyx_sync.Agent(system_prompt='Echo.', name='trial')\n"
     )
     port = peerkit.free_port()
-    env = dict(
-        os.environ,
-        MANTYX_API_KEY=mantyx_server.api_key,
-        MANTYX_WORKSPACE=mantyx_server.workspace,
-        MANTYX_BASE_URL=mantyx_server.base_url,
-        PYTHONPATH=str(tmp_path),
-    )
+    env = _serve_env(mantyx_server, tmp_path)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -97,13 +102,7 @@ def test_serves_agent_api_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path
         "import mantyx_sync\n\ndef make():\n    return mantyx_sync.Agent(system_prompt='Echo.')\n"
     )
     port = peerkit.free_port()
-    env = dict(
-        os.environ,
-        MANTYX_API_KEY=mantyx_server.api_key,
-        MANTYX_WORKSPACE=mantyx_server.workspace,
-        MANTYX_BASE_URL=mantyx_server.base_url,
-        PYTHONPATH=str(tmp_path),
-    )
+    env = _serve_env(mantyx_server, tmp_path)
     args = ["agent-api", "--agent", "trial_agent2:make", "--port", str(port)]
     proc = subprocess.Popen(
         [sys.executable, "-m", "mantyx_sync.serve", *args],
