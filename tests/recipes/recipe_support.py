@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import queue
 import re
@@ -11,7 +12,10 @@ import subprocess
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
+
+import pytest
 
 from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
 
@@ -19,6 +23,7 @@ __all__ = [
     "RECIPES",
     "GatedModel",
     "cancel_requests",
+    "import_recipe",
     "install_chromium",
     "recipe_env",
     "serve",
@@ -107,6 +112,20 @@ def recipe_env(server: LocalMantyx, **extra: str) -> dict[str, str]:
     )
     env.update(extra)
     return env
+
+
+def import_recipe(name: str, server: LocalMantyx, **extra: str) -> ModuleType:
+    """Import the recipe module ``name`` in this process, its environment pointed at ``server``.
+
+    The variables are set only while it is imported (a recipe builds its Client then).
+    """
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("MANTYX_API_KEY", server.api_key)
+        env.setenv("MANTYX_WORKSPACE", server.workspace)
+        env.setenv("MANTYX_BASE_URL", server.base_url)
+        for key, value in extra.items():
+            env.setenv(key, value)
+        return importlib.import_module(name)
 
 
 @contextlib.contextmanager

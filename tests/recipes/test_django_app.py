@@ -6,14 +6,13 @@ then points at this module's emulator, whose model each test sets.
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
 import pytest
-from recipe_support import GatedModel, cancel_requests
+from recipe_support import GatedModel, cancel_requests, import_recipe
 
 from mantyx_sync.testing import LocalMantyx
 
@@ -30,12 +29,7 @@ def emulator() -> Iterator[LocalMantyx]:
 
 @pytest.fixture(scope="module")
 def recipe(emulator: LocalMantyx) -> ModuleType:
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("MANTYX_API_KEY", emulator.api_key)
-        env.setenv("MANTYX_WORKSPACE", emulator.workspace)
-        env.setenv("MANTYX_BASE_URL", emulator.base_url)
-        env.setenv("DJANGO_ALLOWED_HOSTS", "testserver")
-        return importlib.import_module("django_app")
+    return import_recipe("django_app", emulator, DJANGO_ALLOWED_HOSTS="testserver")
 
 
 @pytest.fixture

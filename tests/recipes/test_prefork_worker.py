@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import collections
-import importlib
 import multiprocessing
 import os
 import subprocess
@@ -12,7 +11,7 @@ from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
-from recipe_support import RECIPES
+from recipe_support import RECIPES, import_recipe
 
 from mantyx_sync.testing import LocalMantyx
 
@@ -34,11 +33,7 @@ def emulator() -> Iterator[LocalMantyx]:
 @pytest.fixture(scope="module")
 def recipe(emulator: LocalMantyx) -> ModuleType:
     """The recipe imported as a worker module: its Client is built here, before any fork."""
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("MANTYX_API_KEY", emulator.api_key)
-        env.setenv("MANTYX_WORKSPACE", emulator.workspace)
-        env.setenv("MANTYX_BASE_URL", emulator.base_url)
-        return importlib.import_module("prefork_worker")
+    return import_recipe("prefork_worker", emulator)
 
 
 def test_forked_workers_run_agents_and_answer_each_tool_call_once(
