@@ -6,10 +6,13 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from werkzeug.serving import BaseWSGIServer, make_server
+
+import mantyx_sync
+from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 
@@ -44,3 +47,38 @@ def serve_wsgi() -> Iterator[Callable[[Callable[..., Any]], Served]]:
     yield start
     for served in started:
         served.stop()
+
+
+class SlowAgent(NamedTuple):
+    """An agent whose run waits in its local tool ``slow`` until :attr:`release` is set."""
+
+    agent: mantyx_sync.Agent
+    started: threading.Event
+    """Set once the tool runs."""
+    release: threading.Event
+    """Lets the tool return (set by the fixture after the test, at the latest)."""
+
+
+@pytest.fixture
+def slow_agent(mantyx_server: LocalMantyx) -> Iterator[Callable[..., SlowAgent]]:
+    """``slow_agent(text, final)``: the model says ``text`` and calls ``slow``, then ``final``."""
+    made: list[SlowAgent] = []
+
+    def make(text: str = "working", final: str = "done") -> SlowAgent:
+        started, release = threading.Event(), threading.Event()
+
+        @mantyx_sync.local_tool
+        def slow() -> str:
+            """Wait for the test."""
+            started.set()
+            release.wait(20)
+            return "late"
+
+        mantyx_server.set_model([Turn(text, tool_calls=[ToolCall("slow")]), Turn(final)])
+        agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+        made.append(SlowAgent(agent, started, release))
+        return made[-1]
+
+    yield make
+    for each in made:
+        each.release.set()

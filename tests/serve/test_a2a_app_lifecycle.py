@@ -12,7 +12,7 @@ import requests
 
 import mantyx_sync
 from mantyx_sync import serve
-from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+from mantyx_sync.testing import LocalMantyx
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -37,20 +37,9 @@ def _wait_until(predicate: Any, timeout: float = 10.0) -> bool:
 
 
 def test_client_gone_mid_stream_cancels_the_run_and_leaks_nothing(
-    mantyx_server: LocalMantyx, serve_wsgi: Any
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
 ) -> None:
-    release = threading.Event()
-    started = threading.Event()
-
-    @mantyx_sync.local_tool
-    def slow() -> str:
-        """Wait for the test."""
-        started.set()
-        release.wait(20)
-        return "late"
-
-    mantyx_server.set_model([Turn("working", tool_calls=[ToolCall("slow")]), Turn("done")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+    agent, started, release = slow_agent()
     app = serve.a2a_app(agent, heartbeat=0.1)
     url = serve_wsgi(app).url
     body = {
@@ -131,17 +120,10 @@ def test_bad_arguments() -> None:
         serve.a2a_app(agent, max_sessions=0)
 
 
-def test_return_immediately_then_get_task(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def slow() -> str:
-        """Wait for the test."""
-        release.wait(20)
-        return "late"
-
-    mantyx_server.set_model([Turn("", tool_calls=[ToolCall("slow")]), Turn("finished")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+def test_return_immediately_then_get_task(
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
+) -> None:
+    agent, _, release = slow_agent("", "finished")
     url = serve_wsgi(serve.a2a_app(agent)).url
     message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "bg"}]}
     params = {"message": message, "configuration": {"returnImmediately": True}}

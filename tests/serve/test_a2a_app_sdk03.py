@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import threading
 from typing import Any
 
 import peerkit
@@ -12,7 +11,7 @@ import pytest
 
 import mantyx_sync
 from mantyx_sync import serve
-from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+from mantyx_sync.testing import LocalMantyx
 
 pytestmark = [
     pytest.mark.timeout(90),
@@ -65,17 +64,10 @@ def test_unauthenticated_client_is_refused(url: str) -> None:
     assert done.returncode != 0 and "401" in done.stderr
 
 
-def test_cancel_mid_stream_in_0_3(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def slow() -> str:
-        """Wait for the test."""
-        release.wait(20)
-        return "late"
-
-    mantyx_server.set_model([Turn("working", tool_calls=[ToolCall("slow")]), Turn("done")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+def test_cancel_mid_stream_in_0_3(
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
+) -> None:
+    agent, _, release = slow_agent()
     url = serve_wsgi(serve.a2a_app(agent, heartbeat=0.2)).url
     try:
         out = _client(url, "long", "--stream", "--cancel")

@@ -17,7 +17,7 @@ from a2a.types import a2a_pb2 as pb
 
 import mantyx_sync
 from mantyx_sync import serve
-from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+from mantyx_sync.testing import LocalMantyx
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -127,19 +127,10 @@ def test_local_tool_runs_in_the_serving_process(
     assert [b.get("result") for b in run.tool_results.values()] == ["EXAMPLE"]
 
 
-def test_cancel_mid_run_cancels_the_mantyx_run(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
-    release = threading.Event()
-    started = threading.Event()
-
-    @mantyx_sync.local_tool
-    def slow() -> str:
-        """Wait for the test."""
-        started.set()
-        release.wait(20)
-        return "late"
-
-    mantyx_server.set_model([Turn("working", tool_calls=[ToolCall("slow")]), Turn("done")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+def test_cancel_mid_run_cancels_the_mantyx_run(
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
+) -> None:
+    agent, started, release = slow_agent()
     url = serve_wsgi(serve.a2a_app(agent, heartbeat=0.2)).url
 
     async def scenario() -> tuple[list[pb.StreamResponse], pb.Task]:

@@ -125,18 +125,9 @@ def test_bad_requests_use_the_error_model(shout_agent: mantyx_sync.Agent, serve_
 
 
 def test_heartbeats_while_a_tool_runs_and_disconnect_cancels(
-    mantyx_server: LocalMantyx, serve_wsgi: Any
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
 ) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool
-    def slow() -> str:
-        """Wait for the test."""
-        release.wait(20)
-        return "late"
-
-    mantyx_server.set_model([Turn("", tool_calls=[ToolCall("slow")]), Turn("done")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Wait.", tools=[slow])
+    agent, _, release = slow_agent("")
     app = serve.agent_api_app(agent, heartbeat=0.1)
     url = serve_wsgi(app).url
     body = {
