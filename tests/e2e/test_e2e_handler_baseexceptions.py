@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Any
 
 import pytest
+from tool_support import final_with_results, posted_results
 
 import mantyx_sync
 from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
@@ -24,18 +24,6 @@ def server() -> Iterator[LocalMantyx]:
     # error_local_tool_timeout within seconds instead of the model's final turn.
     with LocalMantyx(tool_timeout=3.0) as srv:
         yield srv
-
-
-def _final_with_results(ctx: Any) -> str:
-    return " | ".join(
-        f"{r['name']}={r.get('result', 'ERR:' + str(r.get('error')))}" for r in ctx.tool_results
-    )
-
-
-def _posted(server: LocalMantyx, run_id: str) -> list[dict[str, Any]]:
-    return [
-        r.json for r in server.requests if r.path.endswith(f"/agent-runs/{run_id}/tool-results")
-    ]
 
 
 @pytest.mark.parametrize(
@@ -57,11 +45,11 @@ def test_a_handler_raising_a_base_exception_is_answered_once(
 
     # A short server-side tool timeout: an unanswered call would end the run
     # with error_local_tool_timeout instead of the model's final turn.
-    server.set_model([Turn(tool_calls=[ToolCall("explode", {})]), Turn(_final_with_results)])
+    server.set_model([Turn(tool_calls=[ToolCall("explode", {})]), Turn(final_with_results)])
     client = server.client()
     result = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[explode]).run("x")
     assert result.text == f"explode=ERR:{named}"
-    posted = _posted(server, result.run_id)
+    posted = posted_results(server, result.run_id)
     assert len(posted) == 1 and posted[0]["error"] == named
     client.close()
 
@@ -84,7 +72,7 @@ def test_keyboard_interrupt_in_a_worker_leaves_the_pool_serving(server: LocalMan
     server.set_model(
         [
             Turn(tool_calls=[ToolCall("first", {}), ToolCall("second", {})]),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     client = server.client()
@@ -95,5 +83,5 @@ def test_keyboard_interrupt_in_a_worker_leaves_the_pool_serving(server: LocalMan
         "first=ERR:KeyboardInterrupt",
         "second=still serving",
     ]
-    assert len(_posted(server, result.run_id)) == 2
+    assert len(posted_results(server, result.run_id)) == 2
     client.close()

@@ -9,24 +9,13 @@ import time
 from typing import Any
 
 import pytest
+from tool_support import final_with_results, posted_results
 
 import mantyx_sync
 from mantyx_sync._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
 from mantyx_sync.testing import Emit, Faults, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."
-
-
-def _final_with_results(ctx: Any) -> str:
-    return " | ".join(
-        f"{r['name']}={r.get('result', 'ERR:' + str(r.get('error')))}" for r in ctx.tool_results
-    )
-
-
-def _posted(server: LocalMantyx, run_id: str) -> list[dict[str, Any]]:
-    return [
-        r.json for r in server.requests if r.path.endswith(f"/agent-runs/{run_id}/tool-results")
-    ]
 
 
 def test_sixteen_calls_really_run_in_parallel(mantyx_server: LocalMantyx) -> None:
@@ -41,7 +30,7 @@ def test_sixteen_calls_really_run_in_parallel(mantyx_server: LocalMantyx) -> Non
     mantyx_server.set_model(
         [
             Turn(tool_calls=[ToolCall("meet", {"i": i}) for i in range(16)]),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[meet]).run("x")
@@ -57,12 +46,12 @@ def test_duplicate_calls_execute_once(mantyx_server: LocalMantyx) -> None:
         counter.append(1)
         return "ok"
 
-    mantyx_server.set_model([Turn(tool_calls=[ToolCall("once", {})]), Turn(_final_with_results)])
+    mantyx_server.set_model([Turn(tool_calls=[ToolCall("once", {})]), Turn(final_with_results)])
     mantyx_server.inject(Faults(duplicate_tool_calls=True))
     result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[once]).run("x")
     assert result.text == "once=ok"
     assert counter == [1]
-    assert len(_posted(mantyx_server, result.run_id)) == 1
+    assert len(posted_results(mantyx_server, result.run_id)) == 1
     calls = [e for e in result.events if e.type == "local_tool_call"]
     assert len(calls) == 2 and calls[0].data["toolUseId"] == calls[1].data["toolUseId"]
 
@@ -81,7 +70,7 @@ def test_replay_after_drop_while_tool_runs(mantyx_server: LocalMantyx) -> None:
     mantyx_server.set_model(
         [
             Turn("thinking", chunks=["thinking"], tool_calls=[ToolCall("slow", {})]),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     # The connection drops right after the tool call; the reconnect replays it.
@@ -94,12 +83,12 @@ def test_replay_after_drop_while_tool_runs(mantyx_server: LocalMantyx) -> None:
     result = run.wait()
     assert result.text == "slow=done"
     assert counter == [1]
-    assert len(_posted(mantyx_server, run.id)) == 1
+    assert len(posted_results(mantyx_server, run.id)) == 1
 
 
 def test_503_then_success(mantyx_server: LocalMantyx) -> None:
     mantyx_server.set_model(
-        [Turn(tool_calls=[ToolCall("echo", {"text": "hi"})]), Turn(_final_with_results)]
+        [Turn(tool_calls=[ToolCall("echo", {"text": "hi"})]), Turn(final_with_results)]
     )
     mantyx_server.inject(Faults(tool_result_errors=2, tool_result_error_status=503))
 
@@ -110,7 +99,7 @@ def test_503_then_success(mantyx_server: LocalMantyx) -> None:
 
     result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[echo]).run("x")
     assert result.text == "echo=hi"
-    assert len(_posted(mantyx_server, result.run_id)) == 3
+    assert len(posted_results(mantyx_server, result.run_id)) == 3
 
 
 def test_lost_response_then_404_is_delivered(
@@ -140,7 +129,7 @@ def test_lost_response_then_404_is_delivered(
         [
             Turn(tool_calls=[ToolCall("echo", {"text": "hi"})]),
             Turn(tool_calls=[ToolCall("after_echo", {})]),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     # The first POST is accepted, then the connection drops before the answer.
@@ -150,7 +139,9 @@ def test_lost_response_then_404_is_delivered(
     )
     result = agent.run("x")
     assert result.text == "echo=hi | after_echo=ok"
-    echo_posts = [p for p in _posted(mantyx_server, result.run_id) if p["toolUseId"] == "tu_1_1"]
+    echo_posts = [
+        p for p in posted_results(mantyx_server, result.run_id) if p["toolUseId"] == "tu_1_1"
+    ]
     assert len(echo_posts) == 2
     statuses = [r.status for r in mantyx_server.requests if r.path.endswith("/tool-results")]
     assert statuses[:2] == [0, 404]
@@ -208,13 +199,13 @@ def test_handler_errors_invalid_args_and_unknown_tools(mantyx_server: LocalManty
                     ToolCall("ghost", {}, kind="local"),
                 ]
             ),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[boom, polite])
     run = agent.start("x")
     run.wait()
-    posted = {p["toolUseId"]: p for p in _posted(mantyx_server, run.id)}
+    posted = {p["toolUseId"]: p for p in posted_results(mantyx_server, run.id)}
     assert len(posted) == 4
     errors = sorted(p["error"] for p in posted.values())
     assert any(e == "ValueError: bad n 1" for e in errors)
@@ -242,7 +233,7 @@ def test_oversized_results_and_errors_are_cut(mantyx_server: LocalMantyx) -> Non
         "x"
     )
     run.wait()
-    posted = _posted(mantyx_server, run.id)
+    posted = posted_results(mantyx_server, run.id)
     result = next(p["result"] for p in posted if "result" in p)
     error = next(p["error"] for p in posted if "error" in p)
     assert len(result.encode()) <= TOOL_RESULT_MAX_BYTES and "cut from" in result
@@ -259,7 +250,7 @@ def test_handler_timeout(mantyx_server: LocalMantyx) -> None:
     tool = mantyx_sync.define_local_tool(
         name="stuck", description="Hangs.", execute=lambda args: stuck(), timeout=0.2
     )
-    mantyx_server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn(_final_with_results)])
+    mantyx_server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn(final_with_results)])
     try:
         result = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[tool]).run(
             "x"
@@ -432,7 +423,7 @@ def test_timeout_counts_while_queued_behind_hung_handlers(mantyx_server: LocalMa
     mantyx_server.set_model(
         [
             Turn(tool_calls=[ToolCall("hung", {}), ToolCall("quick", {})]),
-            Turn(_final_with_results),
+            Turn(final_with_results),
         ]
     )
     client = mantyx_server.client(tool_timeout=0.3)
