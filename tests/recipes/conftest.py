@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 from recipe_support import install_chromium
 
+from mantyx_sync.testing import LocalMantyx
+
 CHROMIUM = "/usr/bin/chromium"
 # Headless in a sandbox-less container, with nothing phoning home: on a closed
 # network Chromium's background connections would only be refused.
@@ -30,6 +32,16 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[LocalMantyx]:
+    """A local MANTYX emulator shared by one module's tests.
+
+    Its default model calls every local tool of the spec once, then answers.
+    """
+    with LocalMantyx() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

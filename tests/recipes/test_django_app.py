@@ -22,12 +22,6 @@ ANSWERS = {"story": ["Once", " upon", " a time."]}
 
 
 @pytest.fixture(scope="module")
-def emulator() -> Iterator[LocalMantyx]:
-    with LocalMantyx() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
 def recipe(emulator: LocalMantyx) -> ModuleType:
     return import_recipe("django_app", emulator, DJANGO_ALLOWED_HOSTS="testserver")
 

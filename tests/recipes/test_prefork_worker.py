@@ -7,7 +7,6 @@ import multiprocessing
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from types import ModuleType
 
 import pytest
@@ -21,13 +20,6 @@ pytestmark = pytest.mark.skipif(
 
 WORKERS = 3
 PROMPTS = [f"How many units of {sku} are in stock?" for sku in ("A-1", "A-2", "A-3", "B-1")] * 2
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[LocalMantyx]:
-    # The default model calls every local tool of the spec once, then answers.
-    with LocalMantyx() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
