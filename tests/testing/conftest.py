@@ -93,13 +93,9 @@ class Api:
 
 
 @pytest.fixture
-def srv() -> Iterator[LocalMantyx]:
-    server = LocalMantyx()
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
+def srv(mantyx_server: LocalMantyx) -> LocalMantyx:
+    """The emulator under test: the plugin's ``mantyx_server``, by a short name."""
+    return mantyx_server
 
 
 @pytest.fixture
