@@ -13,6 +13,7 @@ CONTRIBUTING.rst draws the same picture for readers.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -364,3 +365,33 @@ def test_requests_stays_at_the_http_edges() -> None:
     edges = {f"{PKG}._http.{name}" for name in ("transport", "failures", "pools")}
     stray = {u for u in users if u not in edges and unit_of(u) not in allowed_units}
     assert stray == set(), f"requests used outside the HTTP edges: {sorted(stray)}"
+
+
+def _contributing_diagram() -> str:
+    text = (PACKAGE.parent / "CONTRIBUTING.rst").read_text(encoding="utf-8")
+    start = text.index("    mantyx_sync/\n")
+    return text[start : text.index("A unit (a top-level module or folder)", start)]
+
+
+def test_contributing_draws_every_folder_and_module() -> None:
+    # The diagram in CONTRIBUTING.rst ("How the code is laid out") names every
+    # top-level module and folder, and every module of a private folder, so it
+    # cannot drift from the package; the public folders' private modules are
+    # theirs to describe.
+    words = set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*/?", _contributing_diagram()))
+    missing = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).with_suffix("").parts
+        folders = [f"{part}/" for part in parts[:-1]]
+        missing += [f for f in folders[:2] if f not in words]
+        if parts[-1] == "__init__" or (folders and not folders[0].startswith("_")):
+            continue
+        if parts[-1] not in words:
+            missing.append("/".join(parts) + ".py")
+    assert sorted(set(missing)) == [], f"add to CONTRIBUTING.rst's diagram: {sorted(set(missing))}"
+
+
+def test_every_folder_the_diagram_names_exists() -> None:
+    named = set(re.findall(r"\b([a-z_][a-z0-9_]*)/(?=[\s),])", _contributing_diagram()))
+    folders = {p.relative_to(PACKAGE).name for p in PACKAGE.rglob("*") if p.is_dir()}
+    assert named - {"mantyx_sync"} <= folders, sorted(named - folders - {"mantyx_sync"})
