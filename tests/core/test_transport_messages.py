@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import socket
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import requests
@@ -111,3 +112,25 @@ def test_read_timeout(silent_port: int) -> None:
     assert str(err).startswith(
         f"timed out: 127.0.0.1:{silent_port} sent nothing within 0.2s (gave up after 1 attempt in"
     ), str(err)
+
+
+def test_the_readme_shows_the_message_as_the_code_words_it() -> None:
+    # README.rst's "Errors" section quotes an unreachable server with the
+    # default retries; the same call here must say the same, timing aside.
+    readme = (Path(__file__).resolve().parents[2] / "README.rst").read_text(encoding="utf-8")
+    errors_section = readme[readme.index("\nErrors\n------\n") :]
+    shown = re.search(
+        r"^\s*(mantyx_sync\.errors\.(\w+)): (could not connect .*)$", errors_section, re.M
+    )
+    assert shown, "README's Errors section no longer shows the connection message"
+    base_url = re.search(r'base_url="(http://127\.0\.0\.1:(\d+))"', errors_section)
+    assert base_url
+    port = _free_port()
+    client = mantyx_sync.Client(
+        api_key="mantyx_k", workspace="acme", base_url=f"http://127.0.0.1:{port}"
+    )
+    err = _failure(client)
+    assert f"{type(err).__module__}.{type(err).__qualname__}" == shown.group(1)
+    expected = re.escape(shown.group(3).replace(base_url.group(2), str(port)))
+    expected = re.sub(r"in\\ \d+\\\.\d+s", r"in\\ \\d+\\.\\ds", expected)
+    assert re.fullmatch(expected, str(err)), (str(err), shown.group(3))
