@@ -28,6 +28,7 @@ from typing import Any, Final, Literal
 
 import attrs
 
+from ._base.argcheck import checked, checked_init
 from ._base.types import UNSET, JSONDict, UnsetType
 from ._models import wire as _wire
 from ._models.checks import (
@@ -124,6 +125,7 @@ def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     return tuple(tools)
 
 
+@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class AgentSpec:
     """An agent definition: the body of ``POST /agent-runs`` minus the turn input.
@@ -262,6 +264,7 @@ class AgentSpec:
         current.update(overrides)
         return AgentSpec.build(**current)
 
+    @checked(SpecError, "AgentSpec.to_body")
     def to_body(self, tool_refs: Sequence[Mapping[str, Any]]) -> JSONDict:
         """The camelCase request body, with ``tools`` set to the resolved ``tool_refs``.
 

@@ -30,12 +30,13 @@ import weakref
 from collections.abc import Callable, Iterator
 from types import TracebackType
 
+from .._base.argcheck import checked
 from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
 from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
-from ..errors import MantyxError, RunCancelled, RunError, StreamError, TimeoutError_
+from ..errors import MantyxError, RunCancelled, RunError, SpecError, StreamError, TimeoutError_
 from ..events import MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
@@ -359,6 +360,7 @@ class EvalRun:
             self._handle(event)
             return event
 
+    @checked(SpecError, "EvalRun.wait")
     def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> EvalRunDetail:
         """Follow the evaluation to its end and return its results (``GET /eval-runs/{id}``).
 

@@ -10,23 +10,25 @@ request. The OAuth machinery that implements a refreshing source lives above
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from .._base.argcheck import checked, checked_init
 from .._base.redact import mask, register_secret
 from ..errors import ConfigurationError
 
 __all__ = ["IdentityAware", "TokenSet", "TokenSource"]
 
 
-def _scopes(value: Any) -> tuple[str, ...]:
+def _scopes(value: str | Iterable[str] | None) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(value.split())
     return tuple(str(s) for s in value or ())
 
 
+@checked_init(ConfigurationError)
 @attrs.frozen(kw_only=True, repr=False)
 class TokenSet:
     """The tokens an OAuth sign-in or refresh gave: what to keep between runs.
@@ -62,6 +64,7 @@ class TokenSet:
             f"expires_at={self.expires_at!r}, scopes={self.scopes!r})"
         )
 
+    @checked(ConfigurationError, "TokenSet.expires_in")
     def expires_in(self, now: float | None = None) -> float | None:
         """Seconds the access token has left (negative once expired), if known."""
         if self.expires_at is None:
@@ -117,6 +120,10 @@ class TokenSet:
 
         :raises ConfigurationError: ``data`` is not a stored token set.
         """
+        if not isinstance(data, Mapping):
+            raise ConfigurationError(
+                f"TokenSet.from_dict(): data must be a mapping, got {type(data).__name__}"
+            )
         try:
             expires_at = data.get("expires_at")
             if not isinstance(data["access_token"], str):

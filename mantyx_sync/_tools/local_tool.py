@@ -69,6 +69,12 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
 
+def _not_a_mapping(args: object) -> SpecError:
+    error = SpecError(f"LocalTool.invoke(): args must be a mapping, got {type(args).__name__}")
+    error.path = "args"
+    return error
+
+
 @checked_init(SpecError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
 class LocalTool:
@@ -158,7 +164,11 @@ class LocalTool:
         :param args: the validated arguments.
         :returns: the handler's return value, not encoded.
         :raises ToolError: the arguments could not be converted to the declared types.
+        :raises SpecError: ``args`` is not a mapping.
         """
+        if not isinstance(args, Mapping):
+            # Checked by hand, not with @checked: this is on every tool call's path.
+            raise _not_a_mapping(args)
         if self._invoke is None:
             return self.execute(dict(args))
         return self._invoke(args)

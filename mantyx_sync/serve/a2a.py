@@ -144,6 +144,7 @@ class A2AApp:
             return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
         return self._rpc(environ, start_response)
 
+    @checked(SpecError)
     def card(self, rpc_url: str) -> dict[str, Any]:
         """The Agent Card, its endpoint at ``rpc_url``."""
         spec = self.agent.spec
