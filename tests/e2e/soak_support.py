@@ -32,6 +32,11 @@ BIG = 300_000
 MODES = ("ok", "ok", "sleep", "sleep", "raise", "big", "exit", "interrupt")
 
 
+def _bucket(status: int) -> int:
+    """500 for any 5xx, the status itself otherwise (0: the answer was lost)."""
+    return 500 if status >= 500 else status
+
+
 def seed_from_env() -> int:
     """``MANTYX_SOAK_SEED`` when set (to replay a failure), else a fresh random seed."""
     given = os.environ.get("MANTYX_SOAK_SEED")
@@ -242,6 +247,52 @@ class Soak:
             return outcome("unexpected", repr(exc), run.id)
 
     # -- the checks -----------------------------------------------------------------
+    @staticmethod
+    def unexercised(server: LocalMantyx, outcomes: list[Outcome]) -> list[str]:
+        """The faults the soak claims to inject that no run met (empty when all were met).
+
+        Status 0 is an answer lost after the request arrived (``drop``); 409 is a
+        tool result for a run already cancelled.
+        """
+        seen: set[tuple[str, int]] = set()
+        resumed = False
+        for request in server.requests:
+            for kind, suffix in (("create", "/agent-runs"), ("results", "/tool-results")):
+                if request.method == "POST" and request.path.endswith(suffix):
+                    seen.add((kind, _bucket(request.status)))
+            if request.path.endswith("/stream"):
+                seen.add(("stream", _bucket(request.status)))
+                # A stream opened again after events arrived: a drop or stall resumed.
+                resumed = resumed or bool(
+                    request.headers.get("Last-Event-ID") or request.query.get("lastSeq")
+                )
+        wanted = {
+            ("create", 500): "5xx on create",
+            ("create", 429): "429 on create",
+            ("create", 0): "create answer lost",
+            ("results", 500): "5xx on tool results",
+            ("results", 429): "429 on tool results",
+            ("results", 0): "tool-result answer lost",
+            ("results", 409): "409 on tool results",
+            ("stream", 500): "5xx opening a stream",
+        }
+        missing = [f"never met: {what}" for key, what in wanted.items() if key not in seen]
+        runs = list(server.runs.values())
+        if not resumed:
+            missing.append("never met: a dropped or stalled stream resumed")
+        duplicated = any(
+            len(calls) != len(set(calls))
+            for calls in (
+                [e["data"]["toolUseId"] for e in run.events if e["type"] == "local_tool_call"]
+                for run in runs
+            )
+        )
+        if not duplicated:
+            missing.append("never met: a duplicated local_tool_call")
+        if not any(o.kind == "cancelled" for o in outcomes):
+            missing.append("never met: a cancelled run")
+        return missing
+
     def problems(self, server: LocalMantyx, outcomes: list[Outcome]) -> list[str]:
         """Every broken promise, as readable lines (empty when all held)."""
         found: list[str] = []

@@ -8,7 +8,16 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-__all__ = ["HAVE_PROC", "client_sockets", "fd_targets", "open_fds", "open_sockets", "settle"]
+__all__ = [
+    "HAVE_PROC",
+    "client_sockets",
+    "fd_map",
+    "fd_targets",
+    "open_fds",
+    "open_sockets",
+    "opened_since",
+    "settle",
+]
 
 T = TypeVar("T")
 
@@ -35,6 +44,20 @@ def open_fds() -> int:
     own (urllib3 waits with ``poll``), so leaving those out hides nothing of it.
     """
     return sum(1 for t in _fd_targets().values() if t != "anon_inode:[eventpoll]")
+
+
+def fd_map() -> dict[str, str]:
+    """Descriptor -> what it points at, werkzeug's stray epolls left out (see :func:`open_fds`)."""
+    return {fd: t for fd, t in _fd_targets().items() if t != "anon_inode:[eventpoll]"}
+
+
+def opened_since(before: dict[str, str]) -> list[str]:
+    """What each descriptor opened since ``before`` (a :func:`fd_map`) and still open points at.
+
+    A descriptor open before and closed meanwhile (an earlier test's socket
+    closed by garbage collection) does not count: only what was opened since.
+    """
+    return sorted(t for fd, t in fd_map().items() if before.get(fd) != t)
 
 
 def fd_targets() -> list[str]:
