@@ -1,4 +1,5 @@
-"""Foundation: JSON type aliases, the UNSET marker, documented limits and secret redaction.
+"""Foundation: JSON type aliases, the UNSET marker, documented limits, secret redaction
+and argument type checks (:mod:`.argcheck`).
 
 Imports nothing else of the package; every other wing may use it.
 """

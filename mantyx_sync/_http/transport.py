@@ -1,6 +1,7 @@
-"""HTTP transport: the only module that touches ``requests``.
+"""HTTP transport: every request to the MANTYX API goes through here.
 
-It owns the connection pool, adds auth and timeouts to every request, opens
+It owns the connection pool (its ``requests`` sessions are built and closed by
+:mod:`.pools`), adds auth and timeouts to every request, opens
 event streams, and translates every ``requests``/``urllib3`` exception
 (:mod:`.failures`) and every non-2xx status (:mod:`.api_errors`) into the
 :mod:`mantyx_sync.errors` tree, so nothing above it handles a foreign exception.

@@ -1,7 +1,8 @@
 """Wire models' private half: the one cattrs converter (:mod:`.wire`), the limit
 checks (:mod:`.checks`) and the values behind the public value modules ``spec``
 (:mod:`.guards`, :mod:`.controls`), ``messages`` (:mod:`.attachments`),
-``events`` and ``results``, and the cursor paging of list routes
+``events`` (:mod:`.payloads`) and ``results`` (:mod:`.progress`), the
+evaluation values (:mod:`.evals`), and the cursor paging of list routes
 (:mod:`.paging`) behind ``history`` and ``feedback``.
 """
 

@@ -1,5 +1,6 @@
 """Peer protocols a MANTYX run reaches through local tools: MCP (:mod:`.mcp`),
-A2A (:mod:`.a2a`) and the JSON-RPC endpoint they share (:mod:`.jsonrpc`).
+A2A (:mod:`.a2a`), agentscope's Agent API (:mod:`.agent_api`) and the JSON-RPC
+endpoint MCP and A2A share (:mod:`.jsonrpc`).
 They speak to their own servers, never to MANTYX.
 """
 
