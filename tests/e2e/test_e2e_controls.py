@@ -14,6 +14,7 @@ from mantyx_sync import Attachment, Plan, RunError, ToolOutput
 from mantyx_sync.events import ModelFallback, SupervisorVerdict, ToolFiles
 from mantyx_sync.testing import (
     Emit,
+    Faults,
     LocalMantyx,
     Overload,
     PlanUpdate,
@@ -53,6 +54,33 @@ def test_live_plan_applies_revisions_idempotently(mantyx_server: LocalMantyx) ->
     assert run.result is not None and run.result.plan == run.plan
     assert run.result.plan is not None and run.result.plan.brief == "Report"
     assert mantyx_server.requests[0].json["plan"] == "auto"
+
+
+def test_plan_survives_a_reconnect_replay_and_a_replaced_plans_replay(
+    mantyx_server: LocalMantyx,
+) -> None:
+    mantyx_server.set_model(
+        [
+            PlanUpdate(["Read", "Write"], brief="First"),
+            PlanUpdate([("Read", "done"), ("Write", "in_progress")], brief="First"),
+            PlanUpdate([("Outline", "in_progress")], brief="Second", plan_id="plan_2"),
+            # The first plan's last revision sent again after the plan was replaced.
+            PlanUpdate([("Read", "done"), ("Write", "in_progress")], brief="First", revision=2),
+            Turn("Drafting."),
+        ]
+    )
+    # The stream is cut after the third event and resumed with two frames replayed.
+    mantyx_server.inject(Faults(drop_after=3, replay_overlap=2))
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, plan=True)
+    briefs: list[tuple[str | None, int | None]] = []
+    with agent.stream("Write it") as run:
+        for event in run:
+            if event.type == "task_plan" and run.plan is not None:
+                briefs.append((run.plan.brief, run.plan.revision))
+    assert briefs == [("First", 1), ("First", 2), ("Second", 1), ("Second", 1)]
+    assert run.result is not None and run.result.plan is not None
+    assert run.result.plan.plan_id == "plan_2" and run.result.plan.brief == "Second"
+    assert sum(1 for e in run.result.events if e.type == "task_plan") == 4  # each seq once
 
 
 def test_run_plan_is_plan_only(mantyx_server: LocalMantyx) -> None:

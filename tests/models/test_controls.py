@@ -242,6 +242,12 @@ def test_plan_tracker_never_goes_backwards() -> None:
     assert [s.status for s in tracker.plan.steps] == ["done", "in_progress"]
     assert tracker.apply(_update("q", 1, "pending"))  # a new plan replaces it
     assert tracker.plan.plan_id == "q"
+    # A replay of the replaced plan's last revision does not bring it back.
+    assert not tracker.apply(_update("p", 3, "done", "in_progress"))
+    assert tracker.plan.plan_id == "q" and tracker.plan.revision == 1
+    assert not tracker.apply(_update("q", 1, "done"))
+    assert tracker.apply(_update("q", 2, "done"))
+    assert [s.status for s in tracker.plan.steps] == ["done"]
 
 
 def test_progress_reads_plan_only_results_and_fallbacks() -> None:
@@ -320,9 +326,7 @@ def test_tool_output_limits_become_tool_errors(files: list[Any], match: str) -> 
         (lambda: ToolOutput("r", files=3), "files", "Iterable[Attachment | Path]"),
     ],
 )
-def test_control_values_refuse_wrong_types_when_built(
-    build: Any, name: str, expected: str
-) -> None:
+def test_control_values_refuse_wrong_types_when_built(build: Any, name: str, expected: str) -> None:
     with pytest.raises(SpecError) as info:
         build()
     assert info.value.path == name
