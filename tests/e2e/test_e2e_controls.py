@@ -249,6 +249,26 @@ def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
     assert "files" not in other and "at most 20" in other["error"]
 
 
+def test_files_of_a_call_answered_with_an_error_are_dropped_with_a_warning(
+    mantyx_server: LocalMantyx, caplog: pytest.LogCaptureFixture
+) -> None:
+    @mantyx_sync.local_tool
+    def chart(city: str) -> ToolOutput:
+        """Draw a chart."""
+        # The result cannot be written as JSON: the model gets an error, not the files.
+        return ToolOutput(object(), files=[Attachment.from_bytes(b"\x89PNG", filename="c.png")])
+
+    mantyx_server.set_model(
+        [Turn("", tool_calls=[ToolCall("chart", {"city": "Oslo"})]), Turn("ok")]
+    )
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[chart])
+    with caplog.at_level("WARNING", logger="mantyx_sync"):
+        agent.run("x")
+    [post] = [r.json for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    assert "files" not in post and "result" not in post and "TypeError" in post["error"]
+    assert any("1 file(s) dropped" in r.getMessage() for r in caplog.records)
+
+
 def test_strict_output_success_and_failure(mantyx_server: LocalMantyx) -> None:
     schema = mantyx_sync.OutputSchema(
         schema={"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
