@@ -147,14 +147,15 @@ class EmulatedRun:
         """Log one non-terminal event (used by the control steps)."""
         self._emit(kind, data)
 
-    def overload(self, error_class: str) -> bool:
-        """The serving model failed: fall back if configured, else fail the run.
+    def overload(self, error_class: str, *, covered: bool = True) -> bool:
+        """The serving model failed: fall back if configured and the failure is one a
+        fallback covers (``covered``), else fail the run.
 
         :returns: ``True`` when the run ended.
         """
         fallback = self.spec.get("fallbackModelId")
         primary = self.model_id
-        if isinstance(fallback, str) and not self._switched:
+        if isinstance(fallback, str) and covered and not self._switched:
             self._model_info = resolve_model(fallback)
             self._switched = True
             if self._session is not None:
