@@ -202,6 +202,45 @@ def test_eight_read_only_calls_answered_out_of_order(mantyx_server: LocalMantyx)
     assert len(posts) == 8
 
 
+def test_a_retained_result_reaches_later_turns_of_the_session(mantyx_server: LocalMantyx) -> None:
+    @mantyx_sync.local_tool(retain=True)
+    def profile(user: str) -> str:
+        """The user's profile."""
+        return f"{user} likes tea " + "x" * 9000
+
+    @mantyx_sync.local_tool
+    def weather(city: str) -> str:
+        """Today's weather."""
+        return f"sunny in {city}"
+
+    def kept(ctx: Any) -> str:
+        return "; ".join(f"{r['name']}={len(r['result'].encode())}" for r in ctx.retained)
+
+    agent = mantyx_sync.Agent(
+        mantyx_server.client(), system_prompt=SYSTEM, tools=[profile, weather]
+    )
+    with agent.session() as chat:
+        mantyx_server.queue_script(
+            [
+                Turn(
+                    "",
+                    tool_calls=[
+                        ToolCall("profile", {"user": "ada"}),
+                        ToolCall("weather", {"city": "Oslo"}),
+                    ],
+                ),
+                Turn(kept),
+            ]
+        )
+        first = chat.run("Who am I?")
+        mantyx_server.queue_script([Turn(kept)])
+        second = chat.run("And now?")
+    assert first.text == ""  # nothing retained yet while the first run goes on
+    assert second.text == "profile=8192"  # only the retain tool's text, cut to 8 KB
+    tools = next(r.json for r in mantyx_server.requests if r.path.endswith("/agent-sessions"))
+    assert [t.get("retain") for t in tools["tools"]] == [True, None]
+
+
 def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
     @mantyx_sync.local_tool
     def chart(city: str) -> ToolOutput:
