@@ -14,6 +14,7 @@ from mantyx_sync import Attachment, Plan, RunError, ToolOutput
 from mantyx_sync.events import ModelFallback, SupervisorVerdict, ToolFiles
 from mantyx_sync.testing import (
     Emit,
+    FailResult,
     Faults,
     LocalMantyx,
     Overload,
@@ -362,3 +363,16 @@ def test_bad_controls_raise_before_sending(mantyx_server: LocalMantyx) -> None:
         with pytest.raises(mantyx_sync.SpecError, match="plan"):
             chat.run("a", plan="maybe")
         assert not any(r.path.endswith("/messages") for r in mantyx_server.requests)
+
+
+def test_a_failed_result_carries_structured_output_on_the_error(
+    mantyx_server: LocalMantyx,
+) -> None:
+    mantyx_server.set_model([FailResult("error_max_turns", "too many turns")])
+    schema = mantyx_sync.OutputSchema(schema={"type": "object"}, enforcement="strict")
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, output_schema=schema)
+    with pytest.raises(RunError) as info:
+        agent.run("x")
+    assert info.value.code == "error_max_turns"
+    assert info.value.structured_output is not None
+    assert info.value.structured_output.schema_requested is True
