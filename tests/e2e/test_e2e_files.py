@@ -150,3 +150,21 @@ def test_a_callers_requests_session_sends_the_streamed_file_too(
     [messages] = _posted_messages(mantyx_server, "/agent-runs")
     assert base64.b64decode(messages[0]["attachments"][0]["data"]) == pdf.read_bytes()
     assert sent and sent[0] is not None and int(sent[0]) > 4 * len(pdf.read_bytes()) // 3
+
+
+def test_a_file_growing_while_it_is_sent_stops_the_post_and_no_run_starts(
+    mantyx_server: LocalMantyx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mantyx_sync._models.attachments import FileData
+
+    note = tmp_path / "log.txt"
+    note.write_text("x" * 1_000_000)
+    attached = Attachment.from_path(note)
+    note.write_text("x" * 2_000_000)
+    # As if it grew between the check before sending and the reading while sending.
+    monkeypatch.setattr(FileData, "check", lambda self: None)
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    with pytest.raises(mantyx_sync.SpecError, match="grew after it was attached"):
+        agent.run("Read", attachments=[attached])
+    assert not mantyx_server.runs  # the cut-short body started nothing
+    assert agent.run("Still there?").text  # and the client goes on
