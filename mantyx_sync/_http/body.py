@@ -67,18 +67,22 @@ def encode_body(value: Any) -> bytes | StreamedBody:
     :raises TypeError: ``value`` holds something else JSON cannot write.
     """
     files: list[FileData] = []
-    # A token no text of the body can contain by chance marks where each file goes.
-    marker = f"mantyx-file-{secrets.token_hex(16)}-"
+    # A token no text of the body can contain by chance marks where each file goes
+    # (made only for a body with files: most bodies are small and have none).
+    markers: list[str] = []
 
     def place(item: Any) -> Any:
         if isinstance(item, FileData):
+            if not markers:
+                markers.append(f"mantyx-file-{secrets.token_hex(16)}-")
             files.append(item)
-            return f"{marker}{len(files) - 1}"
+            return f"{markers[0]}{len(files) - 1}"
         raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
 
     text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=place)
     if not files:
         return text.encode()
+    marker = markers[0]
     parts: list[bytes | FileData] = []
     rest = text
     for index, file in enumerate(files):
