@@ -13,7 +13,7 @@ iterates it afresh, so a retried or re-authorised request sends the same body.
 from __future__ import annotations
 
 import json
-import secrets
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -74,7 +74,7 @@ def encode_body(value: Any) -> bytes | StreamedBody:
     def place(item: Any) -> Any:
         if isinstance(item, FileData):
             if not markers:
-                markers.append(f"mantyx-file-{secrets.token_hex(16)}-")
+                markers.append(f"mantyx-file-{os.urandom(16).hex()}-")
             files.append(item)
             return f"{markers[0]}{len(files) - 1}"
         raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
