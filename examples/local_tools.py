@@ -1,9 +1,12 @@
-"""Local tools three ways: two decorated functions and one attrs-typed tool.
+"""Local tools three ways: decorated functions and one attrs-typed tool.
 
     python examples/local_tools.py
 
-Uses MANTYX when MANTYX_API_KEY is set, otherwise the local emulator with a
-scripted model that calls all three tools in one turn (they run in parallel).
+``convert_temperature`` is read-only (no side effects: several of its calls
+may be outstanding at once); ``receipt`` returns a file with its result
+(``ToolOutput``). Uses MANTYX when MANTYX_API_KEY is set, otherwise the local
+emulator with a scripted model that calls all four tools in one turn (they run
+in parallel).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ class Unit(enum.Enum):
     FAHRENHEIT = "fahrenheit"
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def convert_temperature(value: float, to: Unit) -> float:
     """Convert a temperature between Celsius and Fahrenheit.
 
@@ -56,6 +59,20 @@ def price_order(order: Order) -> dict[str, object]:
     return {"sku": order.sku, "quantity": order.quantity, "total_usd": 9.5 * order.quantity}
 
 
+@mantyx_sync.local_tool
+def receipt(sku: str) -> mantyx_sync.ToolOutput:
+    """Write the receipt of an order, as a text file.
+
+    Args:
+        sku: The product ordered.
+    """
+    text = f"RECEIPT\n1 x {sku}\n".encode()
+    return mantyx_sync.ToolOutput(
+        "receipt attached",
+        files=[mantyx_sync.Attachment.from_bytes(text, filename=f"receipt-{sku}.txt")],
+    )
+
+
 price = mantyx_sync.define_local_tool(
     name="price_order",
     description="Price an order of a product.",
@@ -80,6 +97,7 @@ def main() -> int:
                             ToolCall("convert_temperature", {"value": 21.5, "to": "fahrenheit"}),
                             ToolCall("shout", {"text": "hello", "times": 2}),
                             ToolCall("price_order", {"sku": "A-1", "quantity": 3}),
+                            ToolCall("receipt", {"sku": "A-1"}),
                         ],
                     ),
                     Turn(
@@ -87,6 +105,7 @@ def main() -> int:
                             "Results: "
                             + "; ".join(
                                 f"{r['name']} -> {r.get('result', r.get('error'))}"
+                                + "".join(f" [{f['filename']}]" for f in r.get("files", ()))
                                 for r in ctx.tool_results
                             )
                         )
@@ -98,9 +117,11 @@ def main() -> int:
         agent = mantyx_sync.Agent(
             client,
             system_prompt="Use the tools to answer.",
-            tools=[convert_temperature, shout, price],
+            tools=[convert_temperature, shout, price, receipt],
         )
-        result = agent.run("Convert 21.5C to F, shout hello twice, and price 3 of A-1.")
+        result = agent.run(
+            "Convert 21.5C to F, shout hello twice, price 3 of A-1 and write its receipt."
+        )
         print(result.text)
     return 0
 

@@ -239,7 +239,7 @@ class Client:
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
-        body = turn_input(prompt, messages, attachments, instructed=spec.instructed)
+        body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
         options = self._run_options(max_workers, on_tool, spec.output_schema)

@@ -202,6 +202,9 @@ class RunError(MantyxError):
     :ivar code: the ``result`` subtype (e.g. ``error_local_tool_timeout``) or the
         ``error`` event's ``code``.
     :ivar error_class: the canonical ``errorClass`` when the server sent one.
+        ``"rate_limit"`` means the model provider throttled the run (after the
+        server's own retries), not MANTYX's API: that is a
+        :class:`RateLimitError` (HTTP 429) on the request itself.
     :ivar message: the server's human-readable message.
     :ivar finish_reason: the model's stop reason, e.g. ``max_tokens``.
     :ivar partial_text: salvage text the model produced before failing (diagnostic

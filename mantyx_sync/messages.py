@@ -8,10 +8,12 @@ decoded per run) or ``https`` URLs the server fetches.
 
 :func:`turn_input` builds the turn part of a request body and checks every
 documented limit, raising :class:`~mantyx_sync.SpecError` with the wire path
-of the field to fix. A file named by path is read only then, in chunks, and
-base64-encoded once as it is read: its bytes are never held whole
-(:mod:`mantyx_sync._models.attachments` holds the :class:`Attachment` value,
-the MIME allowlist and the reading; it is public from here).
+of the field to fix. A file named by path is read only when the request is
+sent, in chunks, each base64-encoded on its way out: neither its bytes nor its
+base64 text are ever held whole (``streamed=True``, what the client uses;
+:mod:`mantyx_sync._models.attachments` holds the :class:`Attachment` value,
+the MIME allowlist and the reading, :mod:`mantyx_sync._http.body` the
+streaming; the value is public from here).
 
 All values are immutable and safe to share between threads.
 """
@@ -167,9 +169,18 @@ def _coerce_message(message: Any, where: str) -> tuple[str, str, Sequence[Any] |
     return role, content, attachments
 
 
-def encode_files(items: Sequence[Attachment | JSONDict]) -> list[JSONDict]:
-    """The wire entries for checked attachments, reading and encoding files now."""
-    return [item.to_wire() if isinstance(item, Attachment) else item for item in items]
+def encode_files(
+    items: Sequence[Attachment | JSONDict], *, streamed: bool = False
+) -> list[JSONDict]:
+    """The wire entries for checked attachments.
+
+    :param streamed: leave inline files as :class:`~mantyx_sync._models.attachments.FileData`
+        for the transport to encode while it sends (see :func:`turn_input`);
+        otherwise read and encode them now.
+    """
+    return [
+        item.to_wire(streamed=streamed) if isinstance(item, Attachment) else item for item in items
+    ]
 
 
 _UNINSTRUCTED: Final = (
@@ -185,6 +196,7 @@ def turn_input(
     attachments: Sequence[AttachmentLike] | None = None,
     *,
     instructed: bool = True,
+    streamed: bool = False,
 ) -> JSONDict:
     """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
 
@@ -202,6 +214,12 @@ def turn_input(
     :param instructed: whether the spec has a ``systemPrompt`` or ``agentId``;
         when it has neither, ``messages`` must hold a system message with text
         (whitespace does not count).
+    :param streamed: leave each inline file's ``data`` as a ``FileData`` that
+        the client's transport reads and base64-encodes chunk by chunk while it
+        sends the body (what :class:`~mantyx_sync.Agent` and
+        :class:`~mantyx_sync.Session` do), so neither the file nor its base64
+        text is ever held whole; by default files are read and encoded now and
+        ``data`` is a string.
     :raises SpecError: what to fix, with the wire path (e.g. ``messages[2].content``).
     """
     given: Any = messages
@@ -225,7 +243,13 @@ def turn_input(
             return {"prompt": prompt}
         checked = _check_attachments([(item, f"attachments[{i}]") for i, item in enumerate(extra)])
         return {
-            "messages": [{"role": "user", "content": prompt, "attachments": encode_files(checked)}]
+            "messages": [
+                {
+                    "role": "user",
+                    "content": prompt,
+                    "attachments": encode_files(checked, streamed=streamed),
+                }
+            ]
         }
     if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
         raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
@@ -262,7 +286,7 @@ def turn_input(
                 (item, f"messages[{index}].attachments[{i}]") for i, item in enumerate(files or ())
             ]
             pairs += [(item, f"attachments[{i}]") for i, item in enumerate(extra)]
-            entry["attachments"] = encode_files(_check_attachments(pairs))
+            entry["attachments"] = encode_files(_check_attachments(pairs), streamed=streamed)
         out.append(entry)
     return {"messages": out}
 

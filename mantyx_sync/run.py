@@ -477,6 +477,7 @@ class Run:
                 run_id=self.id,
                 code=subtype,
                 result=result,
+                structured_output=result.structured_output,
             )
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()

@@ -94,7 +94,7 @@ class Session:
 
         :raises SpecError: bad input or override (nothing is sent).
         """
-        body = turn_input(prompt, messages, attachments)
+        body = turn_input(prompt, messages, attachments, streamed=True)
         overrides = MessageOverrides.build(
             tools=tools,
             reasoning_level=reasoning_level,

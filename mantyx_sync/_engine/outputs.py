@@ -3,11 +3,14 @@
 Files are checked against NEWER.md item 15 before anything is posted (at most
 20, 5 MB decoded in total, inline files only); a set that breaks a limit
 becomes a :class:`~mantyx_sync.ToolError` for the model, never a failed POST.
+When the call is answered with an error instead of a result, its files are
+dropped with a logged warning (the server ignores files next to an error).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +22,8 @@ from ..messages import Attachment
 from ..tools import ToolOutput
 
 __all__ = ["encode_result", "split_output"]
+
+log = logging.getLogger(__name__)
 
 
 def encode_result(value: Any) -> str:
@@ -36,7 +41,17 @@ def split_output(value: Any) -> tuple[str, list[JSONDict] | None]:
     """
     if not isinstance(value, ToolOutput):
         return encode_result(value), None
-    text = encode_result(value.result)
+    try:
+        text = encode_result(value.result)
+    except Exception:
+        # The call is answered with an error, and files go only with a result.
+        if value.files:
+            log.warning(
+                "%d file(s) dropped: the tool's result could not be sent, so the call "
+                "is answered with an error (files go only with a result)",
+                len(value.files),
+            )
+        raise
     if not value.files:
         return text, None
     if len(value.files) > TOOL_FILES_MAX:

@@ -19,6 +19,8 @@ import requests.adapters
 import requests.utils
 from requests.structures import CaseInsensitiveDict
 
+from .body import StreamedBody
+
 __all__ = ["close_session", "new_session", "prepare"]
 
 _POOL_SIZE = 64
@@ -28,7 +30,7 @@ def prepare(
     method: str,
     url: str,
     headers: dict[str, str],
-    body: bytes | None,
+    body: bytes | StreamedBody | None,
     params: Mapping[str, Any] | None,
 ) -> requests.PreparedRequest:
     prepared = requests.PreparedRequest()
@@ -38,7 +40,9 @@ def prepare(
     prepared.headers = CaseInsensitiveDict(headers)
     if body is not None or method in ("POST", "PUT", "PATCH"):
         prepared.headers["Content-Length"] = str(len(body or b""))
-    prepared.body = body
+    # The adapter sends any iterable body (a StreamedBody: files encoded as it goes);
+    # requests' stubs only name bytes and str.
+    prepared.body = body  # type: ignore[assignment]
     prepared.hooks = {"response": []}
     return prepared
 

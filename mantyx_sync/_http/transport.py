@@ -21,7 +21,6 @@ between processes.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import threading
@@ -38,6 +37,7 @@ import requests.utils
 from ..errors import APIError, ConfigurationError, MantyxError, TransportError
 from .api_errors import api_error
 from .auth import TokenSource
+from .body import StreamedBody, encode_body
 from .config import ClientConfig
 from .failures import describe, gave_up, translate
 from .pools import close_session, new_session, prepare
@@ -209,7 +209,8 @@ class HttpTransport:
         data = None
         headers = self._headers()
         if json_body is not None:
-            data = json.dumps(json_body, separators=(",", ":"), ensure_ascii=False).encode()
+            # Inline files stream into the body as it is sent (see body.py).
+            data = encode_body(json_body)
             headers["Content-Type"] = "application/json"
         read = timeout if timeout is not None else self.config.read_timeout
         started = time.monotonic()
@@ -287,7 +288,7 @@ class HttpTransport:
         url: str,
         *,
         headers: dict[str, str],
-        body: bytes | None,
+        body: bytes | StreamedBody | None,
         params: Mapping[str, Any] | None,
         timeout: tuple[float, float],
         stream: bool,
@@ -321,7 +322,7 @@ class HttpTransport:
         url: str,
         *,
         headers: dict[str, str],
-        body: bytes | None,
+        body: bytes | StreamedBody | None,
         params: Mapping[str, Any] | None,
         timeout: tuple[float, float],
         stream: bool,

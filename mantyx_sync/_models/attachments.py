@@ -15,7 +15,7 @@ import base64
 import mimetypes
 import os
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
 
@@ -26,7 +26,7 @@ from .._base.limits import ATTACHMENT_MIME_TYPES
 from .._base.types import JSONDict
 from ..errors import SpecError
 
-__all__ = ["Attachment", "allowed_mime_type", "check_mime", "check_url"]
+__all__ = ["Attachment", "FileData", "allowed_mime_type", "check_mime", "check_url"]
 
 # Read 768 KiB at a time: a multiple of 3, so each chunk's base64 joins cleanly.
 _CHUNK: Final = 3 * 256 * 1024
@@ -198,14 +198,17 @@ class Attachment:
         :raises SpecError: the file can no longer be read, or grew past the size
             it had when the attachment was made.
         """
-        if self.data is not None:
-            return base64.b64encode(self.data).decode("ascii")
-        if self.path is None:
+        if self.data is None and self.path is None:
             raise SpecError("a URL attachment has no bytes to encode")
-        return _encode_file(self.path, self.size or 0)
+        return "".join(chunk.decode("ascii") for chunk in _base64_chunks(self, exact=False))
 
-    def to_wire(self) -> JSONDict:
-        """The ``attachments[]`` entry (inline files are read and encoded now)."""
+    def to_wire(self, *, streamed: bool = False) -> JSONDict:
+        """The ``attachments[]`` entry.
+
+        :param streamed: leave an inline file's ``data`` as a :class:`FileData`
+            that the transport encodes while it sends the request body, so the
+            base64 text is never held whole; otherwise it is read and encoded now.
+        """
         if self.url is not None:
             out: JSONDict = {"type": "input_file_url", "url": self.url}
             if self.mime_type is not None:
@@ -217,8 +220,57 @@ class Attachment:
             "type": "input_file",
             "mimeType": self.mime_type,
             "filename": self.filename,
-            "data": self.encoded(),
+            "data": FileData(self) if streamed else self.encoded(),
         }
+
+
+class FileData:
+    """The base64 ``data`` of an inline file, produced chunk by chunk as a body is sent.
+
+    A request body holding one is written by :mod:`mantyx_sync._http.body`:
+    the file is read from disk (or the bytes sliced) 768 KiB at a time and each
+    piece base64-encoded on its way to the socket, so neither the file nor its
+    base64 text is ever held whole. Each send reads it again (a retried POST
+    sends the same bytes).
+    """
+
+    __slots__ = ("attachment",)
+
+    def __init__(self, attachment: Attachment) -> None:
+        self.attachment = attachment
+
+    def __repr__(self) -> str:
+        return f"FileData({self.attachment!r})"
+
+    @property
+    def encoded_size(self) -> int:
+        """The length of the base64 text: ``4 * ceil(size / 3)``."""
+        return 4 * (((self.attachment.size or 0) + 2) // 3)
+
+    def check(self) -> None:
+        """Refuse a file that is gone or changed size since it was attached (before sending).
+
+        :raises SpecError: what happened to the file.
+        """
+        path, expected = self.attachment.path, self.attachment.size or 0
+        if path is None:
+            return
+        try:
+            size = path.stat().st_size
+        except OSError as exc:
+            raise SpecError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from exc
+        if size != expected:
+            raise SpecError(
+                f"attachment {str(path)!r} changed size after it was attached "
+                f"({expected} bytes then, {size} now); attach it again"
+            )
+
+    def chunks(self) -> Iterator[bytes]:
+        """The base64 text in ASCII pieces, read and encoded as they are asked for.
+
+        :raises SpecError: the file cannot be read or no longer has its size.
+        """
+        return _base64_chunks(self.attachment, exact=True)
 
 
 def _shown_url(url: str) -> str:
@@ -227,9 +279,15 @@ def _shown_url(url: str) -> str:
     return f"{parts.scheme}://{parts.hostname or ''}{parts.path}{suffix}"
 
 
-def _encode_file(path: Path, expected: int) -> str:
-    parts: list[str] = []
-    total = 0
+def _base64_chunks(file: Attachment, *, exact: bool) -> Iterator[bytes]:
+    """Base64 of ``file``'s bytes, one 768 KiB piece of input at a time."""
+    if file.data is not None:
+        view = memoryview(file.data)
+        for start in range(0, len(view), _CHUNK):
+            yield base64.b64encode(view[start : start + _CHUNK])
+        return
+    assert file.path is not None
+    path, expected, total = file.path, file.size or 0, 0
     try:
         with path.open("rb") as handle:
             while chunk := handle.read(_CHUNK):
@@ -239,10 +297,14 @@ def _encode_file(path: Path, expected: int) -> str:
                         f"attachment {str(path)!r} grew after it was attached "
                         f"({expected} bytes then); attach it again"
                     )
-                parts.append(base64.b64encode(chunk).decode("ascii"))
+                yield base64.b64encode(chunk)
     except OSError as exc:
         raise SpecError(f"cannot read attachment {str(path)!r}: {exc.strerror}") from exc
-    return "".join(parts)
+    if exact and total != expected:
+        raise SpecError(
+            f"attachment {str(path)!r} shrank after it was attached "
+            f"({expected} bytes then, {total} read); attach it again"
+        )
 
 
 def check_url(url: Any, path: str | None) -> None:

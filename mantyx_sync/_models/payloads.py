@@ -172,24 +172,24 @@ class ToolFiles:
 class PlanTracker:
     """The current :class:`TaskPlan` of a run, from its ``task_plan`` events.
 
-    A revision is applied only when it is newer than the one held for the same
-    ``planId`` (a new ``planId`` replaces the plan): a replayed or out-of-date
-    revision never moves the plan backwards. Used by the thread reading the
+    A revision is applied only when it is newer than every revision already
+    seen of the same ``planId`` (a new ``planId`` replaces the plan): a
+    replayed or out-of-date revision never moves the plan backwards, not even
+    one of a plan that has since been replaced. Used by the thread reading the
     run's events; readers of :attr:`plan` see an immutable value.
     """
 
     def __init__(self) -> None:
         self.plan: TaskPlan | None = None
+        self._latest: dict[str | None, int] = {}
 
     def apply(self, update: TaskPlanUpdate) -> bool:
         """Apply ``update``; ``True`` when it changed the plan."""
-        current = self.plan
-        if (
-            current is not None
-            and update.plan_id == current.plan_id
-            and (update.revision is None or (current.revision or 0) >= update.revision)
-        ):
-            return False
+        latest = self._latest.get(update.plan_id)
+        if update.revision is not None:
+            if latest is not None and update.revision <= latest:
+                return False
+            self._latest[update.plan_id] = update.revision
         self.plan = TaskPlan(
             brief=update.brief,
             steps=update.steps,

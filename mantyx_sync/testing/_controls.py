@@ -14,6 +14,7 @@ from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
     "CONTROL_STEPS",
+    "FALLBACK_ERROR_CLASSES",
     "check_controls",
     "plan_only_result",
     "play_control",
@@ -23,6 +24,11 @@ __all__ = [
 CONTROL_STEPS: Final = (PlanUpdate, Supervise, Overload, ToolFiles)
 PLAN_WORDS: Final = ("auto", "required", "off")
 STEP_STATUSES: Final = frozenset({"pending", "in_progress", "done", "blocked", "skipped"})
+FALLBACK_ERROR_CLASSES: Final = frozenset(
+    {"overloaded", "server", "server_error", "unreachable", "upstream_timeout", "upstream_deadline"}
+)
+"""The failures a ``fallbackModelId`` covers (NEWER item 4: overload, server errors, an
+unreachable or timed-out upstream); any other (``rate_limit``, ``auth``, ...) fails the run."""
 
 
 def _int_in(value: Any, low: int, high: int) -> bool:
@@ -195,5 +201,6 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
         run.emit_event("tool_files", {"name": step.name, "files": [dict(f) for f in step.files]})
         return False
     if isinstance(step, Overload):
-        return bool(run.overload(step.error_class))
+        covered = step.error_class in FALLBACK_ERROR_CLASSES
+        return bool(run.overload(step.error_class, covered=covered))
     raise TypeError(f"not a control step: {step!r}")

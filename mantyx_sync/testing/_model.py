@@ -56,6 +56,8 @@ class ModelContext:
     :ivar turn: the 0-based index of the model turn being produced.
     :ivar attachments: the files on this run's last user message, as metadata
         ``{type, filename, mimeType, sizeBytes | url}`` (never the bytes).
+    :ivar retained: in a session, the results of ``retain`` tools from its
+        earlier runs, as ``{toolUseId, name, result}`` (text cut to 8 KB).
     """
 
     run_id: str
@@ -66,6 +68,7 @@ class ModelContext:
     tool_calls: list[dict[str, Any]] = attrs.field(factory=list)
     turn: int = 0
     attachments: list[dict[str, Any]] = attrs.field(factory=list)
+    retained: list[dict[str, Any]] = attrs.field(factory=list)
 
 
 def _to_opt_tuple(value: Any) -> tuple[Any, ...] | None:

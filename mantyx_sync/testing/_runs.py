@@ -31,7 +31,7 @@ from ._model import (
     chunk_text,
 )
 from ._sessions import EmulatedSession, RunOptions
-from ._tool_calls import answer_of, describe_call
+from ._tool_calls import answer_of, describe_call, retained
 
 __all__ = ["EmulatedRun", "EmulatedSession", "RunOptions"]
 
@@ -147,14 +147,15 @@ class EmulatedRun:
         """Log one non-terminal event (used by the control steps)."""
         self._emit(kind, data)
 
-    def overload(self, error_class: str) -> bool:
-        """The serving model failed: fall back if configured, else fail the run.
+    def overload(self, error_class: str, *, covered: bool = True) -> bool:
+        """The serving model failed: fall back if configured and the failure is one a
+        fallback covers (``covered``), else fail the run.
 
         :returns: ``True`` when the run ended.
         """
         fallback = self.spec.get("fallbackModelId")
         primary = self.model_id
-        if isinstance(fallback, str) and not self._switched:
+        if isinstance(fallback, str) and covered and not self._switched:
             self._model_info = resolve_model(fallback)
             self._switched = True
             if self._session is not None:
@@ -213,6 +214,7 @@ class EmulatedRun:
                 with self._session.lock:
                     self._session.messages.extend(self._input_messages)
                     self._session.messages.append({"role": "assistant", "content": self.final_text})
+                    self._session.retained.extend(retained(self.spec, self._results_in))
                     self._session.last_interaction_at = time.time()
             self.cond.notify_all()
             self._on_change()
@@ -293,6 +295,7 @@ class EmulatedRun:
             tool_calls=calls,
             turn=turn,
             attachments=[dict(a) for a in last_message.get("attachments") or ()],
+            retained=[dict(r) for r in self._session.retained] if self._session else [],
         )
 
     def _work(self) -> None:

@@ -55,6 +55,8 @@ class EmulatedSession:
         self.active_run: EmulatedRun | None = None
         # Set once a run of the session fell back: later runs use that model.
         self.active_model_id: str | None = None
+        # Results of retain tools, replayed to the model on later runs (NEWER item 5).
+        self.retained: list[dict[str, Any]] = []
         self.lock = threading.Lock()
 
     def snapshot(self) -> dict[str, Any]:

@@ -54,7 +54,9 @@ class Overload:
 
     With a ``fallbackModelId`` (and the run not yet switched) the run logs
     ``model_fallback`` and goes on with the fallback model — in a session, every
-    later run too. Otherwise the run ends with an ``error`` of that class.
+    later run too — when the class is one a fallback covers (``overloaded``,
+    ``server``/``server_error``, ``unreachable``, ``upstream_timeout``,
+    ``upstream_deadline``). Otherwise the run ends with an ``error`` of that class.
     """
 
     error_class: str = "overloaded"

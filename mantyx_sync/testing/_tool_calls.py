@@ -19,9 +19,11 @@ from typing import Any, Final
 from ._inputs import attachment_metadata
 from ._model import ToolCall
 
-__all__ = ["CLIENT_KINDS", "answer_of", "describe_call", "find_ref"]
+__all__ = ["CLIENT_KINDS", "RETAIN_MAX_BYTES", "answer_of", "describe_call", "find_ref", "retained"]
 
 CLIENT_KINDS: Final = ("local", "a2a_local", "mcp_local")
+RETAIN_MAX_BYTES: Final = 8 * 1024
+"""How much of a ``retain`` tool's result a session keeps (NEWER.md item 5: ~8 KB)."""
 
 
 def describe_call(spec: Mapping[str, Any], call: ToolCall, tool_use_id: str) -> dict[str, Any]:
@@ -89,3 +91,25 @@ def answer_of(name: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
     else:
         echo["error"] = data["error"] = body["error"]
     return echo, data
+
+
+def retained(spec: Mapping[str, Any], echoes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The results a session keeps from a run: those of ``retain: true`` tools (NEWER item 5).
+
+    Text only (an error, or files, are not kept), cut to :data:`RETAIN_MAX_BYTES`
+    of UTF-8; replayed to the model on the session's later runs.
+    """
+    names = {
+        ref.get("name")
+        for ref in spec.get("tools") or ()
+        if isinstance(ref, Mapping) and ref.get("retain") is True
+    }
+    return [
+        {
+            "toolUseId": echo["toolUseId"],
+            "name": echo["name"],
+            "result": echo["result"].encode()[:RETAIN_MAX_BYTES].decode(errors="ignore"),
+        }
+        for echo in echoes
+        if echo.get("name") in names and isinstance(echo.get("result"), str)
+    ]

@@ -14,6 +14,8 @@ from mantyx_sync import Attachment, Plan, RunError, ToolOutput
 from mantyx_sync.events import ModelFallback, SupervisorVerdict, ToolFiles
 from mantyx_sync.testing import (
     Emit,
+    FailResult,
+    Faults,
     LocalMantyx,
     Overload,
     PlanUpdate,
@@ -53,6 +55,33 @@ def test_live_plan_applies_revisions_idempotently(mantyx_server: LocalMantyx) ->
     assert run.result is not None and run.result.plan == run.plan
     assert run.result.plan is not None and run.result.plan.brief == "Report"
     assert mantyx_server.requests[0].json["plan"] == "auto"
+
+
+def test_plan_survives_a_reconnect_replay_and_a_replaced_plans_replay(
+    mantyx_server: LocalMantyx,
+) -> None:
+    mantyx_server.set_model(
+        [
+            PlanUpdate(["Read", "Write"], brief="First"),
+            PlanUpdate([("Read", "done"), ("Write", "in_progress")], brief="First"),
+            PlanUpdate([("Outline", "in_progress")], brief="Second", plan_id="plan_2"),
+            # The first plan's last revision sent again after the plan was replaced.
+            PlanUpdate([("Read", "done"), ("Write", "in_progress")], brief="First", revision=2),
+            Turn("Drafting."),
+        ]
+    )
+    # The stream is cut after the third event and resumed with two frames replayed.
+    mantyx_server.inject(Faults(drop_after=3, replay_overlap=2))
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, plan=True)
+    briefs: list[tuple[str | None, int | None]] = []
+    with agent.stream("Write it") as run:
+        for event in run:
+            if event.type == "task_plan" and run.plan is not None:
+                briefs.append((run.plan.brief, run.plan.revision))
+    assert briefs == [("First", 1), ("First", 2), ("Second", 1), ("Second", 1)]
+    assert run.result is not None and run.result.plan is not None
+    assert run.result.plan.plan_id == "plan_2" and run.result.plan.brief == "Second"
+    assert sum(1 for e in run.result.events if e.type == "task_plan") == 4  # each seq once
 
 
 def test_run_plan_is_plan_only(mantyx_server: LocalMantyx) -> None:
@@ -174,6 +203,45 @@ def test_eight_read_only_calls_answered_out_of_order(mantyx_server: LocalMantyx)
     assert len(posts) == 8
 
 
+def test_a_retained_result_reaches_later_turns_of_the_session(mantyx_server: LocalMantyx) -> None:
+    @mantyx_sync.local_tool(retain=True)
+    def profile(user: str) -> str:
+        """The user's profile."""
+        return f"{user} likes tea " + "x" * 9000
+
+    @mantyx_sync.local_tool
+    def weather(city: str) -> str:
+        """Today's weather."""
+        return f"sunny in {city}"
+
+    def kept(ctx: Any) -> str:
+        return "; ".join(f"{r['name']}={len(r['result'].encode())}" for r in ctx.retained)
+
+    agent = mantyx_sync.Agent(
+        mantyx_server.client(), system_prompt=SYSTEM, tools=[profile, weather]
+    )
+    with agent.session() as chat:
+        mantyx_server.queue_script(
+            [
+                Turn(
+                    "",
+                    tool_calls=[
+                        ToolCall("profile", {"user": "ada"}),
+                        ToolCall("weather", {"city": "Oslo"}),
+                    ],
+                ),
+                Turn(kept),
+            ]
+        )
+        first = chat.run("Who am I?")
+        mantyx_server.queue_script([Turn(kept)])
+        second = chat.run("And now?")
+    assert first.text == ""  # nothing retained yet while the first run goes on
+    assert second.text == "profile=8192"  # only the retain tool's text, cut to 8 KB
+    tools = next(r.json for r in mantyx_server.requests if r.path.endswith("/agent-sessions"))
+    assert [t.get("retain") for t in tools["tools"]] == [True, None]
+
+
 def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
     @mantyx_sync.local_tool
     def chart(city: str) -> ToolOutput:
@@ -219,6 +287,26 @@ def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
     )
     other = next(p for i, p in posts.items() if i != chart_id)
     assert "files" not in other and "at most 20" in other["error"]
+
+
+def test_files_of_a_call_answered_with_an_error_are_dropped_with_a_warning(
+    mantyx_server: LocalMantyx, caplog: pytest.LogCaptureFixture
+) -> None:
+    @mantyx_sync.local_tool
+    def chart(city: str) -> ToolOutput:
+        """Draw a chart."""
+        # The result cannot be written as JSON: the model gets an error, not the files.
+        return ToolOutput(object(), files=[Attachment.from_bytes(b"\x89PNG", filename="c.png")])
+
+    mantyx_server.set_model(
+        [Turn("", tool_calls=[ToolCall("chart", {"city": "Oslo"})]), Turn("ok")]
+    )
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[chart])
+    with caplog.at_level("WARNING", logger="mantyx_sync"):
+        agent.run("x")
+    [post] = [r.json for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    assert "files" not in post and "result" not in post and "TypeError" in post["error"]
+    assert any("1 file(s) dropped" in r.getMessage() for r in caplog.records)
 
 
 def test_strict_output_success_and_failure(mantyx_server: LocalMantyx) -> None:
@@ -275,3 +363,16 @@ def test_bad_controls_raise_before_sending(mantyx_server: LocalMantyx) -> None:
         with pytest.raises(mantyx_sync.SpecError, match="plan"):
             chat.run("a", plan="maybe")
         assert not any(r.path.endswith("/messages") for r in mantyx_server.requests)
+
+
+def test_a_failed_result_carries_structured_output_on_the_error(
+    mantyx_server: LocalMantyx,
+) -> None:
+    mantyx_server.set_model([FailResult("error_max_turns", "too many turns")])
+    schema = mantyx_sync.OutputSchema(schema={"type": "object"}, enforcement="strict")
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, output_schema=schema)
+    with pytest.raises(RunError) as info:
+        agent.run("x")
+    assert info.value.code == "error_max_turns"
+    assert info.value.structured_output is not None
+    assert info.value.structured_output.schema_requested is True

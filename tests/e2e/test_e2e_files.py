@@ -84,3 +84,87 @@ def test_bad_input_raises_before_anything_is_sent(
             chat.run(messages=[("user", "a"), ("assistant", "b")])
         assert not any(r.path.endswith("/messages") for r in mantyx_server.requests)
     assert not any(r.path.endswith("/agent-runs") for r in mantyx_server.requests)
+
+
+def test_files_stream_from_disk_and_a_resent_post_sends_them_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The run's POST is refused once (an expired OAuth token) and sent again.
+    pdf = tmp_path / "scan.pdf"
+    pdf.write_bytes(bytes(range(256)) * 8000)
+
+    def whole_file(self: Attachment) -> str:
+        raise AssertionError("a run's file was encoded whole instead of streamed")
+
+    monkeypatch.setattr(Attachment, "encoded", whole_file)
+    with LocalMantyx() as server:
+        issued = server.oauth.issue_tokens(["runs:read", "runs:write", "sessions:write"])
+        oauth = mantyx_sync.OAuth("mantyx-test-client", base_url=server.base_url)
+        source = oauth.refresh_token_source(issued["refresh_token"])
+        with mantyx_sync.Client(token_source=source, workspace=server.workspace) as client:
+            agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
+            with agent.session() as chat:
+                turn = chat.run("Read", attachments=[pdf])
+            server.oauth.expire_access_tokens()
+            server.clear_requests()
+            result = agent.run("Read", attachments=[pdf])
+        assert "Received 1 file: application/pdf" in turn.text
+        assert "Received 1 file: application/pdf" in result.text
+        posts = [r for r in server.requests if r.path.endswith("/agent-runs")]
+        # Refused once on the expired token, then sent again, whole, on the fresh one.
+        assert [r.status < 300 for r in posts] == [False, True] and posts[0].status == 401
+        for post in posts:
+            data = post.json["messages"][0]["attachments"][0]["data"]
+            assert base64.b64decode(data) == pdf.read_bytes()
+
+
+def test_a_file_changed_after_attaching_is_refused_before_sending(
+    mantyx_server: LocalMantyx, tmp_path: Path
+) -> None:
+    note = tmp_path / "note.txt"
+    note.write_text("short")
+    attached = Attachment.from_path(note)
+    note.write_text("a longer note now")
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    mantyx_server.clear_requests()
+    with pytest.raises(mantyx_sync.SpecError, match="changed size after it was attached"):
+        agent.run("Read", attachments=[attached])
+    assert not any(r.path.endswith("/agent-runs") for r in mantyx_server.requests)
+
+
+def test_a_callers_requests_session_sends_the_streamed_file_too(
+    mantyx_server: LocalMantyx, tmp_path: Path
+) -> None:
+    import requests
+
+    pdf = tmp_path / "scan.pdf"
+    pdf.write_bytes(b"%PDF-1.4 " * 5000)
+    with requests.Session() as http:
+        sent: list[str | None] = []
+        http.hooks["response"].append(
+            lambda r, **_: sent.append(r.request.headers.get("Content-Length"))
+        )
+        client = mantyx_server.client(http_session=http)
+        result = mantyx_sync.Agent(client, system_prompt=SYSTEM).run("Read", attachments=[pdf])
+    assert "Received 1 file: application/pdf" in result.text
+    [messages] = _posted_messages(mantyx_server, "/agent-runs")
+    assert base64.b64decode(messages[0]["attachments"][0]["data"]) == pdf.read_bytes()
+    assert sent and sent[0] is not None and int(sent[0]) > 4 * len(pdf.read_bytes()) // 3
+
+
+def test_a_file_growing_while_it_is_sent_stops_the_post_and_no_run_starts(
+    mantyx_server: LocalMantyx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mantyx_sync._models.attachments import FileData
+
+    note = tmp_path / "log.txt"
+    note.write_text("x" * 1_000_000)
+    attached = Attachment.from_path(note)
+    note.write_text("x" * 2_000_000)
+    # As if it grew between the check before sending and the reading while sending.
+    monkeypatch.setattr(FileData, "check", lambda self: None)
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    with pytest.raises(mantyx_sync.SpecError, match="grew after it was attached"):
+        agent.run("Read", attachments=[attached])
+    assert not mantyx_server.runs  # the cut-short body started nothing
+    assert agent.run("Still there?").text  # and the client goes on

@@ -72,6 +72,7 @@ def test_local_tools_runs(tmp_path: Path) -> None:
     assert "convert_temperature -> 70.7" in out
     assert "shout -> HELLO HELLO" in out
     assert '"total_usd": 28.5' in out
+    assert "receipt -> receipt attached [receipt-A-1.txt]" in out
 
 
 def test_sign_in_runs(tmp_path: Path) -> None:

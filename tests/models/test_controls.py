@@ -15,11 +15,17 @@ from mantyx_sync._models.progress import RunProgress
 from mantyx_sync.errors import ToolError
 from mantyx_sync.events import (
     AssistantMessage,
+    ErrorPayload,
     LocalToolResultIn,
+    ModelFallback,
     PlanStep,
+    PlanTransition,
     ResultPayload,
     StructuredOutputInfo,
     SupervisorVerdict,
+    ToolFile,
+    ToolFiles,
+    UnknownPayload,
     structure_payload,
 )
 from mantyx_sync.spec import AgentSpec, MessageOverrides, OutputSchema
@@ -227,6 +233,81 @@ def test_new_payloads_are_typed_and_tolerant() -> None:
     )
 
 
+def test_fallback_plan_files_and_error_payloads_name_wire_fields_in_snake_case() -> None:
+    fallback = structure_payload(
+        "model_fallback",
+        {
+            "errorClass": "overloaded",
+            "model": "b/m",
+            "primaryModelId": "a/m",
+            "fallbackModelId": "b/m",
+            "attempts": 3,  # unknown: ignored here, kept in the event's data
+        },
+    )
+    assert fallback == ModelFallback(
+        error_class="overloaded", model="b/m", primary_model_id="a/m", fallback_model_id="b/m"
+    )
+    update = structure_payload(
+        "task_plan",
+        {
+            "v": 2,
+            "planId": "p1",
+            "revision": 2,
+            "mode": "auto",
+            "source": "model",
+            "transition": {"kind": "step_started", "stepId": "s2"},
+            "transitionIndex": 1,
+            "transitionCount": 2,
+            "brief": "Ship",
+            "steps": [
+                {"id": "s1", "title": "Build", "status": "done"},
+                {"id": "s2", "title": "Test", "status": "in_progress"},
+            ],
+            "plan": {"brief": "Ship"},
+            "future": True,
+        },
+    )
+    assert isinstance(update, TaskPlanUpdate)
+    assert (update.v, update.plan_id, update.revision, update.mode) == (2, "p1", 2, "auto")
+    assert update.transition == PlanTransition(kind="step_started", step_id="s2")
+    assert (update.transition_index, update.transition_count) == (1, 2)
+    assert update.steps[1] == PlanStep(id="s2", title="Test", status="in_progress")
+    assert update.plan == {"brief": "Ship"}
+    files = structure_payload(
+        "tool_files",
+        {
+            "name": "render",
+            "files": [
+                {"filename": "a.png", "mimeType": "image/png", "sizeBytes": 3, "storageKey": "k"},
+                {"filename": "b.pdf", "mimeType": "application/pdf", "url": "https://f.test/b"},
+            ],
+        },
+    )
+    assert isinstance(files, ToolFiles) and files.name == "render"
+    assert files.files == (
+        ToolFile(filename="a.png", mime_type="image/png", size_bytes=3, storage_key="k"),
+        ToolFile(filename="b.pdf", mime_type="application/pdf", url="https://f.test/b"),
+    )
+    error = structure_payload(
+        "error",
+        {
+            "error": "schema refused",
+            "errorClass": "structured_output_schema_rejected",
+            "apiStatus": 400,
+            "apiCode": "invalid_json_schema",
+            "structuredOutput": {"schemaRequested": True, "schemaEnforced": False},
+        },
+    )
+    assert isinstance(error, ErrorPayload)
+    assert (error.api_status, error.api_code) == (400, "invalid_json_schema")
+    assert error.structured_output == StructuredOutputInfo(
+        schema_requested=True, schema_enforced=False
+    )
+    # A field of the wrong type keeps the whole object, as sent, in an UnknownPayload.
+    odd = structure_payload("model_fallback", {"model": ["not", "a", "string"]})
+    assert isinstance(odd, UnknownPayload) and odd.data == {"model": ["not", "a", "string"]}
+
+
 def _update(plan_id: str, revision: int, *statuses: str) -> TaskPlanUpdate:
     steps = tuple(PlanStep(id=f"s{i}", title=f"step {i}", status=s) for i, s in enumerate(statuses))
     return TaskPlanUpdate(plan_id=plan_id, revision=revision, brief="b", steps=steps)
@@ -242,6 +323,12 @@ def test_plan_tracker_never_goes_backwards() -> None:
     assert [s.status for s in tracker.plan.steps] == ["done", "in_progress"]
     assert tracker.apply(_update("q", 1, "pending"))  # a new plan replaces it
     assert tracker.plan.plan_id == "q"
+    # A replay of the replaced plan's last revision does not bring it back.
+    assert not tracker.apply(_update("p", 3, "done", "in_progress"))
+    assert tracker.plan.plan_id == "q" and tracker.plan.revision == 1
+    assert not tracker.apply(_update("q", 1, "done"))
+    assert tracker.apply(_update("q", 2, "done"))
+    assert [s.status for s in tracker.plan.steps] == ["done"]
 
 
 def test_progress_reads_plan_only_results_and_fallbacks() -> None:
@@ -320,9 +407,7 @@ def test_tool_output_limits_become_tool_errors(files: list[Any], match: str) -> 
         (lambda: ToolOutput("r", files=3), "files", "Iterable[Attachment | Path]"),
     ],
 )
-def test_control_values_refuse_wrong_types_when_built(
-    build: Any, name: str, expected: str
-) -> None:
+def test_control_values_refuse_wrong_types_when_built(build: Any, name: str, expected: str) -> None:
     with pytest.raises(SpecError) as info:
         build()
     assert info.value.path == name

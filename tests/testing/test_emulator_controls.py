@@ -93,3 +93,14 @@ def test_overload_switches_to_the_fallback(api: Any) -> None:
         "fallbackModelId": "provider:cm6def456",
     }
     assert events[-1]["data"]["model"]["id"] == "provider:cm6def456"
+
+
+def test_only_an_overload_like_failure_switches_to_the_fallback(api: Any) -> None:
+    api.server.set_model([Overload("rate_limit"), Turn("never")])
+    run_id = api.create_run(modelId="platform:cm6abc123", fallbackModelId="provider:cm6def456")
+    events = api.events(run_id)
+    assert "model_fallback" not in api.types(events)
+    assert events[-1]["type"] == "error" and events[-1]["data"]["errorClass"] == "rate_limit"
+    api.server.set_model([Overload("unreachable"), Turn("ok")])
+    run_id = api.create_run(modelId="platform:cm6abc123", fallbackModelId="provider:cm6def456")
+    assert "model_fallback" in api.types(api.events(run_id))

@@ -1,0 +1,99 @@
+"""JSON request bodies, with inline files streamed into them as they are sent.
+
+Most bodies are small and become ``bytes`` at once. A body holding
+:class:`~mantyx_sync._models.attachments.FileData` values (the inline files of
+a run's input, NEWER.md item 3) becomes a :class:`StreamedBody` instead: the
+JSON around each file is written once, and each file is read from disk and
+base64-encoded piece by piece while the request goes out, so a 5 MB file is
+never held in memory whole, as bytes or as base64 text. Its length is known
+up front (``Content-Length``: base64 has an exact size), and every send
+iterates it afresh, so a retried or re-authorised request sends the same body.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from typing import Any
+
+from .._models.attachments import FileData
+
+__all__ = ["StreamedBody", "encode_body"]
+
+
+class StreamedBody:
+    """A JSON body whose files are encoded while it is sent.
+
+    ``requests``/``urllib3`` send it by iterating it (a fresh pass each time)
+    with the ``Content-Length`` of ``len(body)``.
+    """
+
+    def __init__(self, parts: list[bytes | FileData]) -> None:
+        self._parts = parts
+        self._length = sum(
+            len(part) if isinstance(part, bytes) else part.encoded_size for part in parts
+        )
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __repr__(self) -> str:
+        files = sum(1 for part in self._parts if isinstance(part, FileData))
+        return f"<StreamedBody {self._length} bytes, {files} file(s)>"
+
+    def __iter__(self) -> Iterator[bytes]:
+        for part in self._parts:
+            if isinstance(part, bytes):
+                yield part
+            else:
+                yield from part.chunks()
+
+    def check(self) -> None:
+        """Refuse, before anything is sent, a file that is gone or changed size.
+
+        :raises SpecError: what happened to the file.
+        """
+        for part in self._parts:
+            if isinstance(part, FileData):
+                part.check()
+
+
+def encode_body(value: Any) -> bytes | StreamedBody:
+    """``value`` as compact UTF-8 JSON: ``bytes``, or a :class:`StreamedBody` when it
+    holds :class:`FileData` values (each sent as the file's base64 string).
+
+    :raises SpecError: a file of the body is gone or changed size (nothing is sent).
+    :raises TypeError: ``value`` holds something else JSON cannot write.
+    """
+    files: list[FileData] = []
+    # A token no text of the body can contain by chance marks where each file goes
+    # (made only for a body with files: most bodies are small and have none).
+    markers: list[str] = []
+
+    def place(item: Any) -> Any:
+        if isinstance(item, FileData):
+            if not markers:
+                markers.append(f"mantyx-file-{os.urandom(16).hex()}-")
+            files.append(item)
+            return f"{markers[0]}{len(files) - 1}"
+        raise TypeError(f"Object of type {type(item).__name__} is not JSON serializable")
+
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=place)
+    if not files:
+        return text.encode()
+    marker = markers[0]
+    parts: list[bytes | FileData] = []
+    rest = text
+    for index, file in enumerate(files):
+        # The marker is written as a JSON string; the base64 text goes between its quotes.
+        before, found, rest = rest.partition(f'"{marker}{index}"')
+        if not found:  # pragma: no cover - json.dumps writes every value it was given
+            raise AssertionError("a file's place in the body was not found")
+        parts.append(f'{before}"'.encode())
+        parts.append(file)
+        rest = f'"{rest}'
+    parts.append(rest.encode())
+    body = StreamedBody(parts)
+    body.check()
+    return body
