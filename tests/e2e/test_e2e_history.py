@@ -203,3 +203,37 @@ def test_replay_of_an_unknown_session_is_not_found(mantyx_server: LocalMantyx) -
         list(client.session_events("ses_missing"))
     with pytest.raises(mantyx_sync.SpecError):
         client.session_events("ses_x", last=0)
+
+
+def test_replay_pages_backwards_through_the_server(
+    mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real server pages at 500 events; three here, so a short session spans pages.
+    monkeypatch.setattr(mantyx_sync.history, "REPLAY_PAGE_MAX", 3)
+    client = mantyx_server.client()
+    with mantyx_sync.Agent(client, system_prompt="s").session() as chat:
+        for i in range(4):
+            chat.run(f"turn {i}")
+        mantyx_server.clear_requests()
+
+        everything = chat.events()
+        assert _list_gets(mantyx_server, "/events") == [], "nothing is fetched before iterating"
+        events = list(everything)
+        assert [e.seq for e in events] == list(range(1, 9)), "oldest first, each event once"
+        assert [e.text for e in events if e.type == "user_message"] == [
+            f"turn {i}" for i in range(4)
+        ]
+        assert [q.get("beforeSeq") for q in _list_gets(mantyx_server, "/events")] == [
+            None,
+            "6",
+            "3",
+        ], "each page asks for the events before the oldest one in hand (nextBeforeSeq)"
+        assert everything.total == 8
+
+        mantyx_server.clear_requests()
+        tail = list(client.session_events(chat.id, last=5))
+        assert [e.seq for e in tail] == [4, 5, 6, 7, 8]
+        assert _list_gets(mantyx_server, "/events") == [
+            {"lastMessages": "3"},
+            {"lastMessages": "2", "beforeSeq": "6"},
+        ], "stops once `last` events are in hand"
