@@ -3,8 +3,10 @@ concurrency, scope errors, revocation, and no token anywhere it should not be.""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -110,6 +112,47 @@ def test_without_a_browser_the_url_is_shown_and_the_wait_times_out(
     err = capsys.readouterr().err
     assert "To sign in to MANTYX, open this URL in a browser:" in err
     assert "/api/oauth/authorize?" in err and "code_challenge=" in err
+
+
+class PersonAtTerminal(io.StringIO):
+    """A stderr read by a person: a sign-in URL written to it is opened in their browser."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.visits: list[threading.Thread] = []
+
+    def write(self, text: str) -> int:
+        found = re.search(r"http://\S+/api/oauth/authorize\?\S+", text)
+        if found:
+            visit = threading.Thread(target=follow_redirect, args=(found.group(0),))
+            visit.start()
+            self.visits.append(visit)
+        return super().write(text)
+
+
+def test_when_no_browser_opens_the_url_on_stderr_completes_the_sign_in(
+    oauth: OAuth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webbrowser.open", lambda url, new=0: False)  # e.g. a headless box
+    terminal = PersonAtTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    tokens = oauth.sign_in(SCOPES, timeout=10)
+    for visit in terminal.visits:
+        visit.join(10)
+    assert tokens.access_token and len(terminal.visits) == 1
+    assert terminal.getvalue().startswith("To sign in to MANTYX, open this URL in a browser:")
+
+
+def test_a_timed_out_sign_in_leaves_no_listener_behind(
+    oauth: OAuth, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SignInError, match=r"no sign-in redirect within 0\.2s"):
+        oauth.sign_in(SCOPES, open_browser=False, timeout=0.2)
+    url = capsys.readouterr().err.split()[-1]
+    redirect_uri = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{redirect_uri}?code=late&state=x", timeout=5)
+    assert not [t for t in threading.enumerate() if t.name == "mantyx-oauth-redirect"]
 
 
 def test_a_denied_sign_in_and_a_forged_state_fail_clearly(srv: LocalMantyx, oauth: OAuth) -> None:
