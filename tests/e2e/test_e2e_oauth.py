@@ -217,6 +217,26 @@ def test_fifty_threads_on_a_refused_token_cause_one_refresh(srv: LocalMantyx, oa
     assert statuses.count(401) >= 1 and statuses.count(200) == 51
 
 
+def test_fifty_threads_on_a_revoked_refresh_token_ask_the_server_once(
+    srv: LocalMantyx, oauth: OAuth
+) -> None:
+    source = oauth.refresh_token_source(_sign_in(oauth))
+    with Client(token_source=source) as client:
+        client.models()
+        oauth.revoke(source)  # signed out elsewhere: access and refresh token both dead
+        srv.clear_requests()
+        errors = _hammer(client)
+        assert len(errors) == 50 and all(isinstance(e, AuthError) for e in errors)
+        assert {getattr(e, "code", None) for e in errors} == {"invalid_grant"}
+        dead = source.tokens
+        assert dead is not None
+        with pytest.raises(AuthError, match="invalid or revoked"):
+            source.refresh(dead.access_token)
+    refreshes = [r.status for r in srv.requests if r.path == "/api/oauth/token"]
+    assert refreshes == [400], "the refusal is final: one refresh attempt for every caller"
+    assert source.refresh_count == 0
+
+
 def test_refresh_keeps_a_non_rotating_refresh_token_and_follows_a_rotating_one(
     srv: LocalMantyx, oauth: OAuth
 ) -> None:
