@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -164,6 +165,40 @@ def test_a_denied_sign_in_and_a_forged_state_fail_clearly(srv: LocalMantyx, oaut
         oauth.sign_in(SCOPES, open_browser=False, on_url=tamper_state, timeout=10)
     assert forged.value.code == "state_mismatch"
     assert srv.oauth.code_exchanges == 0
+
+
+def test_a_non_ascii_state_is_a_mismatch_not_a_crash(
+    oauth: OAuth, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def forge(url: str) -> None:
+        redirect_uri = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        page = requests.get(redirect_uri, params={"code": "x", "state": "état"}, timeout=5)
+        assert page.status_code == 400
+
+    with pytest.raises(SignInError) as info:
+        oauth.sign_in(SCOPES, open_browser=False, on_url=forge, timeout=10)
+    assert info.value.code == "state_mismatch"
+    assert capsys.readouterr().err == "", "no traceback from the listener on stderr"
+
+
+def test_a_stalled_connection_does_not_hold_up_the_redirect(oauth: OAuth) -> None:
+    stalled: list[socket.socket] = []
+
+    def preconnect_then_follow(url: str) -> None:
+        # A browser's speculative connection to the listener that never sends a request.
+        redirect_uri = urlsplit(parse_qs(urlsplit(url).query)["redirect_uri"][0])
+        assert redirect_uri.hostname is not None and redirect_uri.port is not None
+        stalled.append(socket.create_connection((redirect_uri.hostname, redirect_uri.port)))
+        follow_redirect(url)
+
+    try:
+        tokens = oauth.sign_in(
+            SCOPES, open_browser=False, on_url=preconnect_then_follow, timeout=10
+        )
+    finally:
+        for sock in stalled:
+            sock.close()
+    assert tokens.access_token and len(stalled) == 1
 
 
 def test_fallback_endpoints_without_metadata() -> None:
