@@ -71,6 +71,18 @@ def test_paging_through_250_runs_one_request_per_page(mantyx_server: LocalMantyx
     assert top.tokens is not None and top.tokens.input_tokens > 0
     assert top.created_at and top.completed_at and top.duration_ms is not None
 
+    # The same 250, filtered: every page carries the filters along with the cursor.
+    mantyx_server.clear_requests()
+    odd = client.list_runs(metadata={"batch": "odd"}, status="succeeded", limit=50)
+    assert [int(r.metadata["n"]) for r in odd] == list(range(249, 0, -2))
+    queries = _list_gets(mantyx_server, "/agent-runs")
+    assert len(queries) == 3
+    assert all(q["metadata"] == "batch:odd" and q["status"] == "succeeded" for q in queries)
+    assert ["cursor" in q for q in queries] == [False, True, True]
+    fifths = client.list_runs(model_id=MODEL_B, limit=20, include_total=True)
+    assert fifths.total == 50
+    assert [r.id for r in fifths] == [ids[i] for i in range(245, -1, -5)]
+
 
 def test_filters_combine_and_max_items_caps_the_requests(mantyx_server: LocalMantyx) -> None:
     _seed_runs(mantyx_server, 40)
