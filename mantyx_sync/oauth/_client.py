@@ -143,8 +143,9 @@ class OAuth:
         :param scopes: e.g. ``["runs:read", "runs:write", "mantyx.identity:read"]``
             (add the last to let ``Client(token_source=...)`` find the workspace).
         :param timeout: seconds to wait for the redirect.
+        :param redirect_port: a fixed port, for an OAuth app registered with one.
         :raises SignInError: refused (``code`` from the server), ``timeout``,
-            or ``state_mismatch``.
+            ``state_mismatch``, or ``listener_unavailable`` (the port is taken).
         :raises AuthError: the server refused the code exchange.
         """
         wanted = scope_list(scopes)

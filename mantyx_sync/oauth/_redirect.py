@@ -158,7 +158,14 @@ class LoopbackRedirect:
 
     def __init__(self, port: int = 0) -> None:
         self._redirect = _Redirect(secrets.token_urlsafe(32))
-        self._server = _Listener(("127.0.0.1", port), _handler_for(self._redirect))
+        try:
+            self._server = _Listener(("127.0.0.1", port), _handler_for(self._redirect))
+        except OSError as exc:  # e.g. a fixed redirect_port another program holds
+            raise SignInError(
+                f"cannot listen on 127.0.0.1:{port} for the sign-in redirect "
+                f"({exc.strerror or type(exc).__name__}): free it or pass another redirect_port",
+                code="listener_unavailable",
+            ) from exc
         self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}{_CALLBACK_PATH}"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

@@ -201,6 +201,17 @@ def test_a_stalled_connection_does_not_hold_up_the_redirect(oauth: OAuth) -> Non
     assert tokens.access_token and len(stalled) == 1
 
 
+def test_a_redirect_port_in_use_is_a_clear_sign_in_error(srv: LocalMantyx, oauth: OAuth) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SignInError, match=f"127.0.0.1:{port}") as info:
+            oauth.sign_in(SCOPES, open_browser=False, redirect_port=port, on_url=follow_redirect)
+    assert info.value.code == "listener_unavailable"
+    assert not [r for r in srv.requests if r.path == "/api/oauth/authorize"]
+
+
 def test_fallback_endpoints_without_metadata() -> None:
     with LocalMantyx(oauth_metadata=False) as server:
         oauth = OAuth(CLIENT_ID, base_url=server.base_url)
