@@ -78,9 +78,7 @@ class RefreshingTokenSource:
         # The server's refusal of the refresh token, once it came: final.
         self._refused: AuthError | None = None
         register_secret(refresh_token)
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: _new_lock(ref))
+        _LIVE.add(self)
 
     def __repr__(self) -> str:
         tokens = self.tokens
@@ -171,9 +169,17 @@ class RefreshingTokenSource:
         return tokens
 
 
-def _new_lock(ref: weakref.ref[RefreshingTokenSource]) -> None:
+# Every live source, so one at-fork hook (registered once: hooks cannot be
+# unregistered) can give each a fresh lock in the child.
+_LIVE: weakref.WeakSet[RefreshingTokenSource] = weakref.WeakSet()
+
+
+def _new_locks() -> None:
     # In a forked child only this thread exists: a lock a parent thread held
     # mid-refresh would stay held forever.
-    source = ref()
-    if source is not None:
+    for source in list(_LIVE):
         source._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_locks)
