@@ -272,8 +272,9 @@ class SignInError(MantyxError):
     """An interactive OAuth sign-in (:meth:`mantyx_sync.OAuth.sign_in`) did not complete.
 
     :ivar code: ``"access_denied"`` (or the other OAuth error the redirect
-        carried), ``"timeout"`` (no redirect in time) or ``"state_mismatch"``
-        (a redirect that this sign-in did not start: possible forgery).
+        carried), ``"timeout"`` (no redirect in time), ``"state_mismatch"``
+        (a redirect that this sign-in did not start: possible forgery) or
+        ``"listener_unavailable"`` (the redirect port could not be opened).
     """
 
     def __init__(self, message: str, *, code: str) -> None:

@@ -12,6 +12,7 @@ transport hands over status, headers and the decoded body.
 from __future__ import annotations
 
 import email.utils
+import math
 import re
 import time
 from collections.abc import Mapping
@@ -37,9 +38,11 @@ def _retry_after_seconds(value: str | None) -> float | None:
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return max(0.0, seconds) if math.isfinite(seconds) else None
     try:
         parsed = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

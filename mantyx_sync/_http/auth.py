@@ -9,6 +9,7 @@ request. The OAuth machinery that implements a refreshing source lives above
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -26,6 +27,18 @@ def _scopes(value: str | Iterable[str] | None) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(value.split())
     return tuple(str(s) for s in value or ())
+
+
+def _seconds(value: Any) -> float | None:
+    """``expires_in`` as a finite number of seconds: a JSON number, or a numeric
+    string as some servers send it; anything else is unknown."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) else None
 
 
 @checked_init(ConfigurationError)
@@ -89,10 +102,10 @@ class TokenSet:
         access = body.get("access_token")
         if not isinstance(access, str) or not access:
             raise ConfigurationError("the token endpoint answered without an access_token")
-        expires_in = body.get("expires_in")
         expires_at = None
-        if isinstance(expires_in, (int, float)) and not isinstance(expires_in, bool):
-            expires_at = now + float(expires_in)
+        lifetime = _seconds(body.get("expires_in"))
+        if lifetime is not None:
+            expires_at = now + lifetime
         new_refresh = body.get("refresh_token")
         scope = body.get("scope")
         return cls(

@@ -77,9 +77,12 @@ def _int(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        return max(0, int(float(value.strip())))
+        number = float(value.strip())
     except ValueError:
         return None
+    # "inf" or "1e400" would raise OverflowError in int(), failing the request
+    # that carried the header; an unreadable count is no count.
+    return max(0, int(number)) if math.isfinite(number) else None
 
 
 def _reset_at(value: str | None, now: float) -> float | None:

@@ -113,6 +113,10 @@ class OAuth:
         except APIError as exc:
             log.debug("no OAuth metadata (HTTP %d): using the fallback paths", exc.status)
             found = ServerMetadata.fallback(self.base_url)
+        except _NotJSON:
+            # A web app that answers every unknown path with its HTML page.
+            log.debug("the OAuth metadata path answered without JSON: using the fallback paths")
+            found = ServerMetadata.fallback(self.base_url)
         with self._lock:
             self._metadata = found
         return found
@@ -139,8 +143,9 @@ class OAuth:
         :param scopes: e.g. ``["runs:read", "runs:write", "mantyx.identity:read"]``
             (add the last to let ``Client(token_source=...)`` find the workspace).
         :param timeout: seconds to wait for the redirect.
+        :param redirect_port: a fixed port, for an OAuth app registered with one.
         :raises SignInError: refused (``code`` from the server), ``timeout``,
-            or ``state_mismatch``.
+            ``state_mismatch``, or ``listener_unavailable`` (the port is taken).
         :raises AuthError: the server refused the code exchange.
         """
         wanted = scope_list(scopes)
@@ -341,11 +346,15 @@ class OAuth:
                 try:
                     return response.json() if response.content else None
                 except ValueError:
-                    raise MantyxError(
+                    raise _NotJSON(
                         f"{display_url(url)} answered HTTP {response.status_code} without JSON"
                     ) from None
 
         return (policy or _SAFE).call(once, label=f"{method} {display_url(url)}")
+
+
+class _NotJSON(MantyxError):
+    """An OAuth endpoint answered 2xx with a body that is not JSON."""
 
 
 def _oauth_error(response: requests.Response) -> APIError:

@@ -9,6 +9,7 @@ import html
 import http.server
 import logging
 import secrets
+import socketserver
 import sys
 import threading
 import webbrowser
@@ -59,45 +60,62 @@ _PAGE = (
 
 
 class _Redirect:
-    """What the one-shot listener received (filled in by its handler thread)."""
+    """What the one-shot listener received (filled in by a handler thread)."""
 
     def __init__(self, state: str) -> None:
         self.state = state
         self.done = threading.Event()
         self.code: str | None = None
         self.error: SignInError | None = None
+        self._lock = threading.Lock()
+
+    def settle(self, *, code: str | None = None, error: SignInError | None = None) -> bool:
+        """Record the outcome; ``False`` when an earlier request already did (first wins)."""
+        with self._lock:
+            if self.done.is_set():
+                return False
+            self.code, self.error = code, error
+            self.done.set()
+            return True
 
 
 def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
+        # A connection that never sends its request (a browser's speculative
+        # connect) is dropped instead of holding a thread until the sign-in ends.
+        timeout = 30
+
         def do_GET(self) -> None:
             parts = urlsplit(self.path)
             query = {k: v[0] for k, v in parse_qs(parts.query).items()}
             if parts.path != _CALLBACK_PATH or not ({"code", "error"} & set(query)):
                 self._page(404, "Not found", "This address only takes the sign-in redirect.")
                 return
-            if redirect.done.is_set():
-                self._page(409, "Already done", "This sign-in has already finished.")
-                return
-            if not secrets.compare_digest(query.get("state", ""), redirect.state):
-                redirect.error = SignInError(
+            # Bytes: compare_digest refuses str with non-ASCII characters.
+            sent_state = query.get("state", "").encode("utf-8")
+            if not secrets.compare_digest(sent_state, redirect.state.encode("ascii")):
+                error: SignInError | None = SignInError(
                     "the sign-in redirect carried the wrong state (a request this sign-in "
                     "did not start); sign in again",
                     code="state_mismatch",
                 )
-                self._page(400, "Sign-in failed", "The request did not match this sign-in.")
+                page = (400, "Sign-in failed", "The request did not match this sign-in.")
+                code = None
             elif "error" in query:
-                code = query["error"]
+                refusal = query["error"]
                 detail = query.get("error_description")
-                redirect.error = SignInError(
-                    f"the sign-in was refused: {code}" + (f" ({detail})" if detail else ""),
-                    code=code,
+                error = SignInError(
+                    f"the sign-in was refused: {refusal}" + (f" ({detail})" if detail else ""),
+                    code=refusal,
                 )
-                self._page(400, "Sign-in refused", f"The server said: {code}.")
+                page = (400, "Sign-in refused", f"The server said: {refusal}.")
+                code = None
             else:
-                redirect.code = query["code"]
-                self._page(200, "Signed in to MANTYX", "You can close this tab.")
-            redirect.done.set()
+                error, code = None, query["code"]
+                page = (200, "Signed in to MANTYX", "You can close this tab.")
+            if not redirect.settle(code=code, error=error):
+                page = (409, "Already done", "This sign-in has already finished.")
+            self._page(*page)
 
         def _page(self, status: int, title: str, text: str) -> None:
             body = _PAGE.format(title=html.escape(title), text=html.escape(text)).encode()
@@ -115,6 +133,21 @@ def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler
     return Handler
 
 
+class _Listener(http.server.ThreadingHTTPServer):
+    """One thread per connection (daemon), so a stalled connection cannot hold
+    up the redirect; a failing request is logged, never printed to stderr."""
+
+    def server_bind(self) -> None:
+        # HTTPServer.server_bind looks up the host's FQDN, which can stall for
+        # seconds on a machine with slow DNS; the name is known.
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = "127.0.0.1", self.server_address[1]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        error = sys.exc_info()[1]
+        log.debug("the sign-in listener failed on a request: %s", type(error).__name__)
+
+
 class LoopbackRedirect:
     """A one-shot HTTP listener on ``127.0.0.1`` for the authorization redirect.
 
@@ -125,7 +158,14 @@ class LoopbackRedirect:
 
     def __init__(self, port: int = 0) -> None:
         self._redirect = _Redirect(secrets.token_urlsafe(32))
-        self._server = http.server.HTTPServer(("127.0.0.1", port), _handler_for(self._redirect))
+        try:
+            self._server = _Listener(("127.0.0.1", port), _handler_for(self._redirect))
+        except OSError as exc:  # e.g. a fixed redirect_port another program holds
+            raise SignInError(
+                f"cannot listen on 127.0.0.1:{port} for the sign-in redirect "
+                f"({exc.strerror or type(exc).__name__}): free it or pass another redirect_port",
+                code="listener_unavailable",
+            ) from exc
         self.redirect_uri = f"http://127.0.0.1:{self._server.server_address[1]}{_CALLBACK_PATH}"
         self._thread = threading.Thread(
             target=self._server.serve_forever,

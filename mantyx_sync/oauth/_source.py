@@ -13,6 +13,7 @@ import attrs
 
 from .._base.redact import register_secret
 from .._http.auth import TokenSet
+from ..errors import AuthError
 from ._values import UserInfo, scope_list
 
 __all__ = ["RefreshingTokenSource"]
@@ -29,8 +30,11 @@ class RefreshingTokenSource:
     expire and once after a ``401``.
 
     Single-flight: however many threads find the token due (or refused) at
-    once, one refresh request is made and all of them get its token. Refresh
-    tokens that do not rotate are kept; rotated ones are followed.
+    once, one refresh request is made and all of them get its token. Once the
+    server refuses the refresh token itself (revoked, expired: an
+    :class:`~mantyx_sync.AuthError`), every later call raises that refusal
+    without asking again — sign in anew for a new source. Refresh tokens that
+    do not rotate are kept; rotated ones are followed.
 
     A token is due ``leeway`` seconds (60) before it expires, or halfway
     through its life if that is shorter. ``clock`` must count epoch seconds
@@ -71,10 +75,10 @@ class RefreshingTokenSource:
             else (initial, self._due_time(initial, lifetime=initial.expires_in(clock())))
         )
         self.refresh_count = 0
+        # The server's refusal of the refresh token, once it came: final.
+        self._refused: AuthError | None = None
         register_secret(refresh_token)
-        if hasattr(os, "register_at_fork"):
-            ref = weakref.ref(self)
-            os.register_at_fork(after_in_child=lambda: _new_lock(ref))
+        _LIVE.add(self)
 
     def __repr__(self) -> str:
         tokens = self.tokens
@@ -140,7 +144,18 @@ class RefreshingTokenSource:
         return self._userinfo(self).workspaces
 
     def _refresh_locked(self) -> TokenSet:
-        tokens = self._refresh(self._refresh_token, self._scopes)
+        refused = self._refused
+        if refused is not None:
+            # A new instance per caller: threads must not share one traceback.
+            raise AuthError(
+                refused.message, status=refused.status, code=refused.code, body=refused.body
+            )
+        try:
+            tokens = self._refresh(self._refresh_token, self._scopes)
+        except AuthError as exc:
+            self._refused = exc
+            log.debug("the refresh token was refused (%s): sign in again", exc.code)
+            raise
         if tokens.refresh_token and tokens.refresh_token != self._refresh_token:
             self._refresh_token = tokens.refresh_token  # a server that rotates
         lifetime = None
@@ -154,9 +169,17 @@ class RefreshingTokenSource:
         return tokens
 
 
-def _new_lock(ref: weakref.ref[RefreshingTokenSource]) -> None:
+# Every live source, so one at-fork hook (registered once: hooks cannot be
+# unregistered) can give each a fresh lock in the child.
+_LIVE: weakref.WeakSet[RefreshingTokenSource] = weakref.WeakSet()
+
+
+def _new_locks() -> None:
     # In a forked child only this thread exists: a lock a parent thread held
     # mid-refresh would stay held forever.
-    source = ref()
-    if source is not None:
+    for source in list(_LIVE):
         source._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_new_locks)

@@ -48,6 +48,28 @@ def test_reset_is_epoch_or_seconds_until_by_magnitude(reset: str, expected: floa
     assert value is not None and value.reset_at == expected
 
 
+@pytest.mark.parametrize("number", ["inf", "-inf", "1e400", "nan"])
+def test_counts_that_are_not_finite_are_unknown_not_a_crash(number: str) -> None:
+    value = parse_rate_limit(_headers(limit=number, remaining=number, reset="5"), now=NOW)
+    assert value is not None and (value.limit, value.remaining) == (None, None)
+
+
+@pytest.mark.parametrize("retry_after", ["inf", "nan", "1e400"])
+@responses.activate
+def test_a_retry_after_that_is_not_finite_is_ignored(
+    transport: HttpTransport, retry_after: str
+) -> None:
+    responses.get(
+        f"{ROOT}/models",
+        status=429,
+        json={"error": "slow down", "code": "rate_limit_exceeded"},
+        headers={"Retry-After": retry_after, **_headers(limit="inf", remaining="0", reset="7")},
+    )
+    with pytest.raises(RateLimitError) as info:
+        transport.request("GET", "/models")
+    assert info.value.retry_after is not None and 0 < info.value.retry_after <= 7
+
+
 def test_no_headers_no_value_and_missing_bucket_is_default() -> None:
     assert parse_rate_limit({"Content-Type": "application/json"}, now=NOW) is None
     assert parse_rate_limit(_headers(limit="x"), now=NOW) is None

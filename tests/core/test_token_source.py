@@ -10,9 +10,17 @@ import pytest
 import responses
 from core_support import BASE, KEY, ROOT
 
-from mantyx_sync import AuthError, Client, ConfigurationError, PermissionDenied, TokenSource
+from mantyx_sync import (
+    AuthError,
+    Client,
+    ConfigurationError,
+    PermissionDenied,
+    TokenSet,
+    TokenSource,
+)
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.transport import HttpTransport
+from mantyx_sync.oauth import RefreshingTokenSource, _source
 
 
 class FakeSource:
@@ -209,3 +217,36 @@ def test_client_says_which_workspaces_to_choose_from(slugs: list[str], message: 
     with pytest.raises(ConfigurationError, match=message):
         Client(token_source=IdentitySource(slugs))
     assert Client(token_source=IdentitySource(slugs), workspace="beta").config.workspace == "beta"
+
+
+@pytest.mark.parametrize(
+    ("expires_in", "expires_at"),
+    [(3600, 1_000_003_600.0), (59.5, 1_000_000_059.5), ("3600", 1_000_003_600.0),
+     ("soon", None), (None, None), (True, None), (float("inf"), None)],
+)  # fmt: skip
+def test_token_response_lifetime(expires_in: object, expires_at: float | None) -> None:
+    # RFC 6749 §5.1 says a number; some servers send a numeric string.
+    body = {"access_token": "mantyx_at_lifetime_token", "expires_in": expires_in}
+    tokens = TokenSet.from_token_response(body, now=1_000_000_000.0)
+    assert tokens.expires_at == expires_at
+
+
+def test_sources_share_one_fork_hook(monkeypatch: pytest.MonkeyPatch) -> None:
+    # os.register_at_fork hooks live for the process: one per source would pile up
+    # in a program that makes a source per request.
+    hooks: list[object] = []
+    monkeypatch.setattr("os.register_at_fork", lambda **kw: hooks.append(kw))
+    sources = [
+        RefreshingTokenSource(
+            f"mantyx_rt_fork_hook_{i}",
+            refresh=lambda token, scopes: TokenSet(access_token="mantyx_at_unused"),
+            userinfo=lambda source: None,  # type: ignore[arg-type,return-value]
+            base_url=BASE,
+        )
+        for i in range(100)
+    ]
+    assert hooks == [] and all(s in _source._LIVE for s in sources)
+    held = sources[0]
+    held._lock.acquire()  # as if a parent thread were mid-refresh at fork()
+    _source._new_locks()  # what the child runs
+    assert held._lock.acquire(timeout=1)

@@ -71,6 +71,18 @@ def test_paging_through_250_runs_one_request_per_page(mantyx_server: LocalMantyx
     assert top.tokens is not None and top.tokens.input_tokens > 0
     assert top.created_at and top.completed_at and top.duration_ms is not None
 
+    # The same 250, filtered: every page carries the filters along with the cursor.
+    mantyx_server.clear_requests()
+    odd = client.list_runs(metadata={"batch": "odd"}, status="succeeded", limit=50)
+    assert [int(r.metadata["n"]) for r in odd] == list(range(249, 0, -2))
+    queries = _list_gets(mantyx_server, "/agent-runs")
+    assert len(queries) == 3
+    assert all(q["metadata"] == "batch:odd" and q["status"] == "succeeded" for q in queries)
+    assert ["cursor" in q for q in queries] == [False, True, True]
+    fifths = client.list_runs(model_id=MODEL_B, limit=20, include_total=True)
+    assert fifths.total == 50
+    assert [r.id for r in fifths] == [ids[i] for i in range(245, -1, -5)]
+
 
 def test_filters_combine_and_max_items_caps_the_requests(mantyx_server: LocalMantyx) -> None:
     _seed_runs(mantyx_server, 40)
@@ -203,3 +215,37 @@ def test_replay_of_an_unknown_session_is_not_found(mantyx_server: LocalMantyx) -
         list(client.session_events("ses_missing"))
     with pytest.raises(mantyx_sync.SpecError):
         client.session_events("ses_x", last=0)
+
+
+def test_replay_pages_backwards_through_the_server(
+    mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A real server pages at 500 events; three here, so a short session spans pages.
+    monkeypatch.setattr(mantyx_sync.history, "REPLAY_PAGE_MAX", 3)
+    client = mantyx_server.client()
+    with mantyx_sync.Agent(client, system_prompt="s").session() as chat:
+        for i in range(4):
+            chat.run(f"turn {i}")
+        mantyx_server.clear_requests()
+
+        everything = chat.events()
+        assert _list_gets(mantyx_server, "/events") == [], "nothing is fetched before iterating"
+        events = list(everything)
+        assert [e.seq for e in events] == list(range(1, 9)), "oldest first, each event once"
+        assert [e.text for e in events if e.type == "user_message"] == [
+            f"turn {i}" for i in range(4)
+        ]
+        assert [q.get("beforeSeq") for q in _list_gets(mantyx_server, "/events")] == [
+            None,
+            "6",
+            "3",
+        ], "each page asks for the events before the oldest one in hand (nextBeforeSeq)"
+        assert everything.total == 8
+
+        mantyx_server.clear_requests()
+        tail = list(client.session_events(chat.id, last=5))
+        assert [e.seq for e in tail] == [4, 5, 6, 7, 8]
+        assert _list_gets(mantyx_server, "/events") == [
+            {"lastMessages": "3"},
+            {"lastMessages": "2", "beforeSeq": "6"},
+        ], "stops once `last` events are in hand"

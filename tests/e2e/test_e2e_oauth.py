@@ -3,9 +3,12 @@ concurrency, scope errors, revocation, and no token anywhere it should not be.""
 
 from __future__ import annotations
 
+import io
 import logging
 import os
+import re
 import signal
+import socket
 import sys
 import threading
 import time
@@ -112,6 +115,47 @@ def test_without_a_browser_the_url_is_shown_and_the_wait_times_out(
     assert "/api/oauth/authorize?" in err and "code_challenge=" in err
 
 
+class PersonAtTerminal(io.StringIO):
+    """A stderr read by a person: a sign-in URL written to it is opened in their browser."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.visits: list[threading.Thread] = []
+
+    def write(self, text: str) -> int:
+        found = re.search(r"http://\S+/api/oauth/authorize\?\S+", text)
+        if found:
+            visit = threading.Thread(target=follow_redirect, args=(found.group(0),))
+            visit.start()
+            self.visits.append(visit)
+        return super().write(text)
+
+
+def test_when_no_browser_opens_the_url_on_stderr_completes_the_sign_in(
+    oauth: OAuth, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("webbrowser.open", lambda url, new=0: False)  # e.g. a headless box
+    terminal = PersonAtTerminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    tokens = oauth.sign_in(SCOPES, timeout=10)
+    for visit in terminal.visits:
+        visit.join(10)
+    assert tokens.access_token and len(terminal.visits) == 1
+    assert terminal.getvalue().startswith("To sign in to MANTYX, open this URL in a browser:")
+
+
+def test_a_timed_out_sign_in_leaves_no_listener_behind(
+    oauth: OAuth, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SignInError, match=r"no sign-in redirect within 0\.2s"):
+        oauth.sign_in(SCOPES, open_browser=False, timeout=0.2)
+    url = capsys.readouterr().err.split()[-1]
+    redirect_uri = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{redirect_uri}?code=late&state=x", timeout=5)
+    assert not [t for t in threading.enumerate() if t.name == "mantyx-oauth-redirect"]
+
+
 def test_a_denied_sign_in_and_a_forged_state_fail_clearly(srv: LocalMantyx, oauth: OAuth) -> None:
     srv.oauth.deny_next()
     with pytest.raises(SignInError) as denied:
@@ -121,6 +165,51 @@ def test_a_denied_sign_in_and_a_forged_state_fail_clearly(srv: LocalMantyx, oaut
         oauth.sign_in(SCOPES, open_browser=False, on_url=tamper_state, timeout=10)
     assert forged.value.code == "state_mismatch"
     assert srv.oauth.code_exchanges == 0
+
+
+def test_a_non_ascii_state_is_a_mismatch_not_a_crash(
+    oauth: OAuth, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def forge(url: str) -> None:
+        redirect_uri = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        page = requests.get(redirect_uri, params={"code": "x", "state": "état"}, timeout=5)
+        assert page.status_code == 400
+
+    with pytest.raises(SignInError) as info:
+        oauth.sign_in(SCOPES, open_browser=False, on_url=forge, timeout=10)
+    assert info.value.code == "state_mismatch"
+    assert capsys.readouterr().err == "", "no traceback from the listener on stderr"
+
+
+def test_a_stalled_connection_does_not_hold_up_the_redirect(oauth: OAuth) -> None:
+    stalled: list[socket.socket] = []
+
+    def preconnect_then_follow(url: str) -> None:
+        # A browser's speculative connection to the listener that never sends a request.
+        redirect_uri = urlsplit(parse_qs(urlsplit(url).query)["redirect_uri"][0])
+        assert redirect_uri.hostname is not None and redirect_uri.port is not None
+        stalled.append(socket.create_connection((redirect_uri.hostname, redirect_uri.port)))
+        follow_redirect(url)
+
+    try:
+        tokens = oauth.sign_in(
+            SCOPES, open_browser=False, on_url=preconnect_then_follow, timeout=10
+        )
+    finally:
+        for sock in stalled:
+            sock.close()
+    assert tokens.access_token and len(stalled) == 1
+
+
+def test_a_redirect_port_in_use_is_a_clear_sign_in_error(srv: LocalMantyx, oauth: OAuth) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        with pytest.raises(SignInError, match=f"127.0.0.1:{port}") as info:
+            oauth.sign_in(SCOPES, open_browser=False, redirect_port=port, on_url=follow_redirect)
+    assert info.value.code == "listener_unavailable"
+    assert not [r for r in srv.requests if r.path == "/api/oauth/authorize"]
 
 
 def test_fallback_endpoints_without_metadata() -> None:
@@ -172,6 +261,26 @@ def test_fifty_threads_on_a_refused_token_cause_one_refresh(srv: LocalMantyx, oa
     assert srv.oauth.refreshes == 1 and source.refresh_count == 1
     statuses = [r.status for r in srv.requests if r.path.endswith("/models")]
     assert statuses.count(401) >= 1 and statuses.count(200) == 51
+
+
+def test_fifty_threads_on_a_revoked_refresh_token_ask_the_server_once(
+    srv: LocalMantyx, oauth: OAuth
+) -> None:
+    source = oauth.refresh_token_source(_sign_in(oauth))
+    with Client(token_source=source) as client:
+        client.models()
+        oauth.revoke(source)  # signed out elsewhere: access and refresh token both dead
+        srv.clear_requests()
+        errors = _hammer(client)
+        assert len(errors) == 50 and all(isinstance(e, AuthError) for e in errors)
+        assert {getattr(e, "code", None) for e in errors} == {"invalid_grant"}
+        dead = source.tokens
+        assert dead is not None
+        with pytest.raises(AuthError, match="invalid or revoked"):
+            source.refresh(dead.access_token)
+    refreshes = [r.status for r in srv.requests if r.path == "/api/oauth/token"]
+    assert refreshes == [400], "the refusal is final: one refresh attempt for every caller"
+    assert source.refresh_count == 0
 
 
 def test_refresh_keeps_a_non_rotating_refresh_token_and_follows_a_rotating_one(

@@ -96,3 +96,21 @@ def test_a_429_that_outlasts_the_retries_carries_the_bucket(
         assert limit is not None and (limit.bucket, limit.remaining) == ("runs", 0)
         assert info.value.retry_after is not None and 0 < info.value.retry_after <= 60
         assert info.value.code == "rate_limit_exceeded"
+
+
+def test_a_reset_sent_as_an_epoch_timestamp_paces_the_same() -> None:
+    # X-RateLimit-Reset as epoch seconds instead of seconds-until: told apart by magnitude.
+    with LocalMantyx(
+        rate_limits={"runs": 2}, rate_limit_window=1.0, rate_limit_reset="epoch"
+    ) as server:
+        client = server.client()
+        agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
+        for _ in range(4):
+            assert agent.run("hi").text
+        runs = client.rate_limits["runs"]
+        assert runs.reset_at is not None
+        # Read as a point in time: within the 1 s window (+1 s rounding), not 56 years away.
+        assert 0 < runs.reset_at - runs.observed_at <= 2.0
+        assert set(_create_statuses(server)) == {202}
+        # Four starts at two per window went through only because the client waited.
+        assert server.rate_limiter is not None and server.rate_limiter.rejected == 0
