@@ -12,7 +12,7 @@ import requests
 
 import mantyx_sync
 from mantyx_sync import serve
-from mantyx_sync.testing import LocalMantyx, Turn
+from mantyx_sync.testing import Fail, LocalMantyx, Turn
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -275,3 +275,22 @@ def test_a_session_that_cannot_be_created_is_a_json_rpc_error(
     # The same context tries again with the next message.
     assert _send(url, "again", "c")["status"]["state"] == "TASK_STATE_COMPLETED"
     assert len(app.conversations) == 1
+
+
+def test_a_failed_run_is_a_failed_task_with_its_error(
+    mantyx_server: LocalMantyx, serve_wsgi: Any
+) -> None:
+    mantyx_server.set_model([Fail("model exploded", code="provider_error")])
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="x")
+    url = serve_wsgi(serve.a2a_app(agent, conversation="stateless")).url
+    task = _send(url, "hi")
+    assert task["status"]["state"] == "TASK_STATE_FAILED"
+    assert "model exploded" in task["status"]["message"]["parts"][0]["text"]
+    mantyx_server.set_model([Fail("model exploded again", code="provider_error")])
+    with requests.post(
+        f"{url}/", json=_stream_body("message/stream", "hi"), stream=True, timeout=30
+    ) as reply:
+        last = [_item(line) for line in reply.iter_lines() if line.startswith(b"data:")][-1]
+    assert last["kind"] == "status-update" and last["final"] is True
+    assert last["status"]["state"] == "failed"
+    assert "model exploded again" in last["status"]["message"]["parts"][0]["text"]
