@@ -322,3 +322,36 @@ def test_a_session_that_cannot_be_created_is_a_failed_response(
     assert mantyx_server.runs == {} and len(app.conversations) == 0
     final = requests.post(f"{url}/process", json={**body, "stream": False}, timeout=30).json()
     assert final["status"] == "completed" and final["session_id"] == "s-x"
+
+
+def test_define_local_agent_api_timeout_is_a_tool_error_and_cancels_the_remote_run(
+    mantyx_server: LocalMantyx, serve_wsgi: Any
+) -> None:
+    release = threading.Event()
+
+    @mantyx_sync.local_tool
+    def slow() -> str:
+        """Wait for the test."""
+        release.wait(20)
+        return "late"
+
+    def model(ctx: Any) -> Any:
+        if ctx.spec.get("systemPrompt") == "Served.":
+            return Turn("", tool_calls=[ToolCall("slow")]) if not ctx.tool_results else Turn("x")
+        if not ctx.tool_results:
+            return Turn("", tool_calls=[ToolCall("peer", {"request": "ping"})])
+        return Turn(str(ctx.tool_results[-1].get("error")))
+
+    mantyx_server.set_model(model)
+    served = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Served.", tools=[slow])
+    url = serve_wsgi(serve.agent_api_app(served, heartbeat=0.1)).url
+    peer = mantyx_sync.define_local_agent_api("peer", url, timeout=1)
+    caller = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Caller.", tools=[peer])
+    try:
+        assert "did not finish in time" in caller.run("go").text
+        served_run = next(
+            r for r in mantyx_server.runs.values() if r.spec["systemPrompt"] == "Served."
+        )
+        assert mantyx_server.wait_for_run(served_run.id, status="cancelled", timeout=10)
+    finally:
+        release.set()
