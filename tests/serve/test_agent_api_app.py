@@ -355,3 +355,30 @@ def test_define_local_agent_api_timeout_is_a_tool_error_and_cancels_the_remote_r
         assert mantyx_server.wait_for_run(served_run.id, status="cancelled", timeout=10)
     finally:
         release.set()
+
+
+def _shapes(process_url: str, text: str) -> dict[tuple[str, str | None], set[str]]:
+    """The fields of every streamed object, by (object, content type)."""
+    body = {"input": [{"role": "user", "content": [{"type": "text", "text": text}]}]}
+    with requests.post(process_url, json=body, stream=True, timeout=30) as reply:
+        objects = _data(reply.iter_lines())
+    shapes: dict[tuple[str, str | None], set[str]] = {}
+    for obj in objects:
+        kind = (obj["object"], obj.get("type") if obj["object"] == "content" else None)
+        shapes.setdefault(kind, set()).update(obj)
+    return shapes
+
+
+@needs_agentscope
+def test_objects_carry_every_field_agentscope_runtime_sends(
+    shout_agent: mantyx_sync.Agent, serve_wsgi: Any
+) -> None:
+    # The reference: a real agentscope-runtime AgentApp calling a tool and answering.
+    port = peerkit.free_port()
+    script = [str(peerkit.PEERS / "agentscope_app.py"), str(port)]
+    with peerkit.http_peer(script, port, python=str(peerkit.AGENTSCOPE_PYTHON)):
+        theirs = _shapes(f"http://127.0.0.1:{port}/process", "upper:abc")
+    ours = _shapes(f"{serve_wsgi(serve.agent_api_app(shout_agent)).url}/process", "hi")
+    assert set(ours) == set(theirs)
+    missing = {kind: sorted(fields - ours[kind]) for kind, fields in theirs.items()}
+    assert all(not fields for fields in missing.values()), missing
