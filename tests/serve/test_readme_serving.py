@@ -1,7 +1,10 @@
 """README.rst "Serving an agent": its Flask and Django snippets, run as written.
 
 Each snippet becomes a module in a child process (Django configures itself once
-per process), is served by werkzeug, and is talked to over both protocols.
+per process), is served by werkzeug, and is talked to over both protocols; then
+a client hangs up mid-stream on each protocol, which through the framework
+must cancel the MANTYX run. The child shortens the apps' heartbeat (how soon a
+hang-up is noticed) before importing the snippet; the snippet is run as written.
 """
 
 from __future__ import annotations
@@ -11,17 +14,21 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
+from typing import Any
 
+import peerkit
 import pytest
 
-from mantyx_sync.testing import LocalMantyx
+from mantyx_sync.testing import LocalMantyx, Turn
 
 pytestmark = pytest.mark.timeout(90)
 
 README = Path(__file__).resolve().parents[2] / "README.rst"
 
 RUNNER = """
+import functools
 import json
 import sys
 import threading
@@ -29,6 +36,10 @@ import threading
 import requests
 from werkzeug.serving import make_server
 
+from mantyx_sync import serve
+
+serve.a2a_app = functools.partial(serve.a2a_app, heartbeat=0.1)
+serve.agent_api_app = functools.partial(serve.agent_api_app, heartbeat=0.1)
 framework, token = sys.argv[1], sys.argv[2]
 if framework == "django":
     import django
@@ -60,8 +71,28 @@ with requests.post(
 ) as reply:
     objects = [json.loads(l[6:]) for l in reply.iter_lines() if l.startswith(b"data: ")]
 out["agent_api"] = [objects[-1]["status"], objects[-1]["output"][-1]["content"][0]["text"]]
+print(json.dumps(out), flush=True)
+
+# Hang up mid-stream on each protocol (the model holds "hold" runs until the test
+# lets them go); the test checks each run is cancelled before it answers here.
+message = {"messageId": "m2", "role": "ROLE_USER", "parts": [{"text": "hold"}]}
+streams = [
+    (card["url"], {"jsonrpc": "2.0", "id": 2, "method": "SendStreamingMessage",
+                   "params": {"message": message}}),
+    (f"{base}/agent-api/process", {"input": [{"role": "user", "content": "hold"}]}),
+]
+for url, body in streams:
+    with requests.post(url, json=body, headers=auth, stream=True, timeout=30) as reply:
+        next(l for l in reply.iter_lines() if l.startswith(b"data:"))
+    print("hung up", flush=True)
+    sys.stdin.readline()
+gate = threading.Event()
+for _ in range(200):
+    if not [t for t in threading.enumerate() if t.name.startswith("mantyx-serve")]:
+        break
+    gate.wait(0.05)  # a poll interval, not synchronisation
+print(sorted(t.name for t in threading.enumerate() if t.name.startswith("mantyx-serve")))
 httpd.shutdown()
-print(json.dumps(out))
 """
 
 
@@ -83,6 +114,14 @@ def _snippets() -> list[str]:
 def test_readme_snippet_serves_both_protocols(
     mantyx_server: LocalMantyx, tmp_path: Path, index: int, framework: str
 ) -> None:
+    held = threading.Event()
+
+    def model(ctx: Any) -> Any:
+        if ctx.prompt == "hold":
+            held.wait(20)
+        return Turn(f"You said: {ctx.prompt}")
+
+    mantyx_server.set_model(model)
     snippets = _snippets()
     assert len(snippets) == 2
     (tmp_path / "snippet.py").write_text(snippets[index])
@@ -96,18 +135,34 @@ def test_readme_snippet_serves_both_protocols(
         AGENT_TOKEN=token,
         PYTHONPATH=str(tmp_path),
     )
-    done = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, str(tmp_path / "runner.py"), framework, token],
         env=env,
         cwd=tmp_path,
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=80,
-        check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = json.loads(done.stdout.strip().splitlines()[-1])
-    assert out["refused"] == (401 if token else 200)
-    assert out["card"][0] == "helper" and out["card"][1].endswith("/a2a/")
-    assert out["a2a"] == "TASK_STATE_COMPLETED"
-    assert out["agent_api"] == ["completed", "You said: hello"]
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        first = proc.stdout.readline()
+        assert first, proc.stderr.read()[-3000:] if proc.stderr else ""
+        out = json.loads(first)
+        assert out["refused"] == (401 if token else 200)
+        assert out["card"][0] == "helper" and out["card"][1].endswith("/a2a/")
+        assert out["a2a"] == "TASK_STATE_COMPLETED"
+        assert out["agent_api"] == ["completed", "You said: hello"]
+        for _ in range(2):  # A2A, then the Agent API
+            assert proc.stdout.readline().strip() == "hung up"
+            run = mantyx_server.wait_for_run(status="cancelled", timeout=10)
+            assert run.status == "cancelled"
+            proc.stdin.write("next\n")
+            proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "[]"  # no pump thread left behind
+        assert proc.wait(20) == 0
+    finally:
+        held.set()
+        peerkit.stop(proc)  # type: ignore[arg-type]
+    statuses = sorted(r.status for r in mantyx_server.runs.values())
+    assert statuses == ["cancelled", "cancelled", "succeeded", "succeeded"]
