@@ -20,7 +20,8 @@ __all__ = ["main"]
 _DESCRIPTION = (
     "Serve a MANTYX agent on 127.0.0.1 for a quick trial, with werkzeug's development "
     "server. NOT FOR PRODUCTION: mount mantyx_sync.serve.a2a_app(...) / agent_api_app(...) "
-    "in a real WSGI server (gunicorn, mod_wsgi) or in Flask/Django instead."
+    "in a real WSGI server (gunicorn, mod_wsgi) or in Flask/Django instead. "
+    "Needs werkzeug: pip install 'mantyx-sync[serve]'."
 )
 
 
@@ -66,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         from werkzeug.serving import run_simple
     except ImportError:  # pragma: no cover - depends on the environment
-        print("this runner needs werkzeug: pip install 'mantyx-sync[testing]'", file=sys.stderr)
+        print("this runner needs werkzeug: pip install 'mantyx-sync[serve]'", file=sys.stderr)
         return 2
     sys.path.insert(0, "")
     app = apps[args.protocol](load_agent(args.agent))

@@ -121,6 +121,8 @@ class ResponseBuilder:
             "content": None,
             "code": None,
             "message": None,
+            "usage": None,
+            "metadata": {},
         }
 
     def _content(

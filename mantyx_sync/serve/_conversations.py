@@ -117,7 +117,12 @@ class Conversations:
                 if found is not None:
                     self._open.move_to_end(key)
                     return found
-            conversation = _Conversation(self._agent.session())
+            try:
+                conversation = _Conversation(self._agent.session())
+            except BaseException:
+                with self._lock:
+                    self._creating.pop(key, None)  # a later message tries again
+                raise
             with self._lock:
                 self._open[key] = conversation
                 self._creating.pop(key, None)

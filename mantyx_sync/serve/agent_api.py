@@ -66,6 +66,15 @@ def _bad_request(start_response: StartResponse, message: str, status: int = 400)
     return json_reply(start_response, body, status)
 
 
+def _no_route(start_response: StartResponse, path: str, method: str) -> list[bytes]:
+    # Still the protocol's error model ({code, message}), as the 401 is.
+    if path not in PROCESS_PATHS:
+        error = {"code": "not_found", "message": f"no route {path}: use POST /process"}
+        return json_reply(start_response, {"error": error}, 404)
+    error = {"code": "method_not_allowed", "message": f"{method} {path}: use POST"}
+    return json_reply(start_response, {"error": error}, 405, [("Allow", "POST")])
+
+
 class AgentApiApp:
     """The WSGI application :func:`agent_api_app` returns.
 
@@ -92,10 +101,8 @@ class AgentApiApp:
             return json_reply(start_response, {"status": "ok"})
         if not is_allowed(self._authenticate, environ):
             return unauthorized(start_response)
-        if path not in PROCESS_PATHS:
-            return json_reply(start_response, {"error": f"no route {path}"}, 404)
-        if method != "POST":
-            return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
+        if path not in PROCESS_PATHS or method != "POST":
+            return _no_route(start_response, path, method)
         try:
             body = read_json(environ)
         except BadBody as exc:

@@ -90,3 +90,18 @@ def test_bad_definitions_fail_before_anything_is_sent() -> None:
         define_local_agent_api("ok", "http://x", timeout=0)
     with pytest.raises(SpecError, match="header"):
         define_local_agent_api("ok", "http://x", headers={"A": 1})  # type: ignore[dict-item]
+
+
+def test_calls_within_one_run_continue_one_remote_conversation(
+    mantyx_server: LocalMantyx, agentscope_url: str
+) -> None:
+    helper = define_local_agent_api("helper", agentscope_url)
+    mantyx_server.set_model(
+        [
+            Turn("", tool_calls=[ToolCall("helper", {"request": "first"})]),
+            Turn("", tool_calls=[ToolCall("helper", {"request": "history?"})]),
+            Turn(lambda ctx: str(ctx.tool_results[-1].get("result"))),
+        ]
+    )
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Delegate.", tools=[helper])
+    assert agent.run("go").text == "first | history?"

@@ -20,7 +20,7 @@ import peerkit
 import pytest
 import requests
 
-from mantyx_sync.testing import LocalMantyx
+from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -151,3 +151,119 @@ def test_twenty_concurrent_conversations(
     for run in runs:
         per_session[run.session_id] = per_session.get(run.session_id, 0) + 1
     assert set(per_session.values()) == {2}
+
+
+HOLD_MODULE = '''
+import json
+import threading
+
+import mantyx_sync
+from mantyx_sync import serve
+
+released = threading.Event()
+
+
+@mantyx_sync.local_tool
+def hold() -> str:
+    """Wait until released."""
+    released.wait(30)
+    return "late"
+
+
+agent = mantyx_sync.Agent(system_prompt="Hold.", tools=[hold])
+apps = {
+    "agent-api": serve.agent_api_app(agent, heartbeat=0.1),
+    "a2a": serve.a2a_app(agent, heartbeat=0.1),
+}
+
+
+def make(name):
+    served = apps[name]
+
+    def app(environ, start_response):
+        # Test-only routes: what runs in this worker, and letting the tool return.
+        if environ["PATH_INFO"] in ("/threads", "/release"):
+            if environ["PATH_INFO"] == "/release":
+                released.set()
+            names = sorted(t.name for t in threading.enumerate())
+            data = json.dumps(names).encode()
+            start_response("200 OK", [("Content-Type", "application/json")])
+            return [data]
+        return served(environ, start_response)
+
+    return app
+
+
+agent_api = make("agent-api")
+a2a = make("a2a")
+'''
+
+
+def _start_stream(url: str, protocol: str) -> requests.Response:
+    if protocol == "agent-api":
+        body: dict[str, Any] = {
+            "input": [{"role": "user", "content": "hold on"}],
+            "session_id": "gone",
+        }
+        return requests.post(f"{url}/process", json=body, stream=True, timeout=30)
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hold on"}]}
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "SendStreamingMessage",
+        "params": {"message": message},
+    }
+    return requests.post(f"{url}/", json=body, stream=True, timeout=30)
+
+
+@pytest.mark.parametrize("protocol", ["agent-api", "a2a"])
+def test_client_gone_mid_stream_under_gunicorn(
+    mantyx_server: LocalMantyx, tmp_path: Path, protocol: str
+) -> None:
+    (tmp_path / "held_app.py").write_text(HOLD_MODULE)
+    mantyx_server.set_model([Turn("", tool_calls=[ToolCall("hold")]), Turn("never")])
+    port = peerkit.free_port()
+    env = dict(
+        os.environ,
+        MANTYX_API_KEY=mantyx_server.api_key,
+        MANTYX_WORKSPACE=mantyx_server.workspace,
+        MANTYX_BASE_URL=mantyx_server.base_url,
+    )
+    target = "held_app:agent_api" if protocol == "agent-api" else "held_app:a2a"
+    args = ["--worker-class", "gthread", "--workers", "1", "--threads", "4"]
+    args += ["--bind", f"127.0.0.1:{port}", "--chdir", str(tmp_path), target]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+
+    def threads() -> list[str]:
+        return list(requests.get(f"{url}/threads", timeout=10).json())
+
+    try:
+        peerkit.wait_port(port, proc)
+        with _start_stream(url, protocol) as reply:
+            for line in reply.iter_lines():
+                if b"hold" in line:  # the tool call is on the wire: the tool is running
+                    break
+            assert mantyx_server.wait_for_tool_call(timeout=10)
+        run = mantyx_server.wait_for_run(status="cancelled", timeout=10)
+        assert run.status == "cancelled"
+        gate = threading.Event()
+        for _ in range(200):
+            if not any(n.startswith("mantyx-serve") for n in threads()):
+                break
+            gate.wait(0.05)  # a poll interval, not synchronisation
+        assert not any(n.startswith("mantyx-serve") for n in threads())
+        requests.get(f"{url}/release", timeout=10)
+        for _ in range(200):
+            if not any(n.startswith("mantyx-tool") for n in threads()):
+                break
+            gate.wait(0.05)  # a poll interval, not synchronisation
+        assert not any(n.startswith("mantyx-tool") for n in threads())
+    finally:
+        peerkit.stop(proc)
+    assert len(mantyx_server.runs) == 1
