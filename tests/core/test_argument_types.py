@@ -257,6 +257,8 @@ NOT_USER_METHODS = {
     "OutputSchema.coerce",
     # any value by design: returns what is wrong with it
     "LocalTool.validate_args",
+    # the SDK's own serialisation of a checked value; `streamed` is the transport's switch
+    "Attachment.to_wire",
 }
 
 
