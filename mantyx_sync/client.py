@@ -15,6 +15,7 @@ from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import TokenSource
 from ._http.client_config import client_config
+from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
@@ -158,13 +159,13 @@ class Client:
     @checked(SpecError)
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
-        reply = self._transport.request("GET", f"/agent-runs/{run_id}", policy=self._safe)
+        reply = self._transport.request("GET", run_path(run_id), policy=self._safe)
         return RunSnapshot.from_wire(reply.body or {})
 
     @checked(SpecError)
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
-        self._transport.request("POST", f"/agent-runs/{run_id}/cancel", policy=self._safe)
+        self._transport.request("POST", run_path(run_id, "cancel"), policy=self._safe)
 
     @checked(SpecError, defer=SPEC_FIELDS)
     def create_session(
@@ -470,13 +471,13 @@ class Client:
     @checked(SpecError)
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
-        reply = self._transport.request("GET", f"/agent-sessions/{session_id}", policy=self._safe)
+        reply = self._transport.request("GET", session_path(session_id), policy=self._safe)
         return SessionInfo.from_wire(reply.body or {})
 
     @checked(SpecError)
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
-        self._transport.request("DELETE", f"/agent-sessions/{session_id}", policy=self._safe)
+        self._transport.request("DELETE", session_path(session_id), policy=self._safe)
 
     def close(self) -> None:
         """Close pooled connections. The client must not be used afterwards."""

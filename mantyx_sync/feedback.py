@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
+from urllib.parse import quote
 
 import attrs
 
@@ -140,7 +141,7 @@ def send_feedback(
     """
     _check_run_id(run_id)
     body = feedback_body(verdict, explanation, content_snapshot)
-    status, reply = post(f"/agent-runs/{run_id}/feedback", body)
+    status, reply = post(f"/agent-runs/{quote(run_id, safe='')}/feedback", body)
     return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
 
 

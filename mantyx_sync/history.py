@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
+from urllib.parse import quote
 
 import attrs
 
@@ -368,4 +369,6 @@ def replay_session(
     check_positive(last, "last")
     if not isinstance(full, bool):
         raise SpecError(f"must be True or False, got {full!r}", path="full")
-    return EventReplay(get, f"/agent-sessions/{session_id}/events", last=last, full=full)
+    return EventReplay(
+        get, f"/agent-sessions/{quote(session_id, safe='')}/events", last=last, full=full
+    )

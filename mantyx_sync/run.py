@@ -25,6 +25,7 @@ from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
+from ._http.paths import run_path
 from ._http.poster import ResultPoster
 from ._http.ratelimit import RUNS_BUCKET
 from ._http.retry import create_policy, safe_policy
@@ -85,7 +86,7 @@ def start_run(
         raise MantyxError(f"the server accepted the run but sent no runId (HTTP {reply.status})")
     stream_path = reply_body.get("streamUrl")
     if not isinstance(stream_path, str) or not stream_path:
-        stream_path = f"/agent-runs/{run_id}/stream"
+        stream_path = run_path(run_id, "stream")
     log.debug("started run %s", run_id)
     try:
         return Run(
@@ -178,7 +179,7 @@ def _abandon(transport: HttpTransport, run_id: str, resources: _RunResources) ->
 def _cancel_quietly(transport: HttpTransport, run_id: str) -> None:
     try:
         transport.request(
-            "POST", f"/agent-runs/{run_id}/cancel", timeout=transport.config.cancel_timeout
+            "POST", run_path(run_id, "cancel"), timeout=transport.config.cancel_timeout
         )
         log.info("run %s: cancelled", run_id)
     except MantyxError as exc:
@@ -198,7 +199,7 @@ def attach_run(
     The run's log is read first (until it goes quiet for ``settle`` seconds), so
     a call already answered — by this or another process — is never run again.
     """
-    path = f"/agent-runs/{run_id}/stream"
+    path = run_path(run_id, "stream")
     try:
         backlog = read_backlog(transport, path, run_id=run_id, quiet=settle)
         return Run(
@@ -381,7 +382,7 @@ class Run:
         """Ask the server to cancel the run (idempotent). The stream then ends
         with a ``cancelled`` event; iterate or :meth:`wait` to see it."""
         self._transport.request(
-            "POST", f"/agent-runs/{self.id}/cancel", policy=safe_policy(self._config)
+            "POST", run_path(self.id, "cancel"), policy=safe_policy(self._config)
         )
 
     def close(self) -> None:

@@ -12,6 +12,7 @@ from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
+from ._http.paths import session_path
 from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
 from .errors import SpecError
@@ -121,7 +122,7 @@ class Session:
         )
         return start_run(
             self._transport,
-            f"/agent-sessions/{self.id}/messages",
+            session_path(self.id, "messages"),
             body,
             resolved,
             options,
@@ -172,7 +173,7 @@ class Session:
     def info(self) -> SessionInfo:
         """The session as the server has it (status, metadata, messages)."""
         reply = self._transport.request(
-            "GET", f"/agent-sessions/{self.id}", policy=safe_policy(self._transport.config)
+            "GET", session_path(self.id), policy=safe_policy(self._transport.config)
         )
         return SessionInfo.from_wire(reply.body or {})
 
@@ -207,7 +208,7 @@ class Session:
             self._ended = True
         try:
             self._transport.request(
-                "DELETE", f"/agent-sessions/{self.id}", policy=safe_policy(self._transport.config)
+                "DELETE", session_path(self.id), policy=safe_policy(self._transport.config)
             )
         finally:
             self._tools.close()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from types import TracebackType
 
 from .._base.argcheck import checked
+from .._http.paths import eval_path, run_path
 from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
 from .._http.stream import RunStream, read_backlog
@@ -121,7 +122,7 @@ class _CaseRuns:
         try:
             backlog = read_backlog(
                 self._transport,
-                f"/agent-runs/{agent_run_id}/stream",
+                run_path(agent_run_id, "stream"),
                 run_id=agent_run_id,
                 quiet=settle,
             )
@@ -212,7 +213,7 @@ class _Resources:
 def _cancel_quietly(transport: HttpTransport, eval_id: str) -> None:
     try:
         transport.request(
-            "POST", f"/eval-runs/{eval_id}/cancel", timeout=transport.config.cancel_timeout
+            "POST", eval_path(eval_id, "cancel"), timeout=transport.config.cancel_timeout
         )
     except MantyxError as exc:
         log.warning("evaluation %s: could not cancel: %s", eval_id, exc)
@@ -371,14 +372,14 @@ class EvalRun:
             if on_event is not None:
                 on_event(event)
         reply = self._transport.request(
-            "GET", f"/eval-runs/{self.id}", policy=safe_policy(self._transport.config)
+            "GET", eval_path(self.id), policy=safe_policy(self._transport.config)
         )
         return EvalRunDetail.from_wire(reply.body or {})
 
     def cancel(self) -> None:
         """Ask the server to cancel the evaluation (its stream then ends)."""
         self._transport.request(
-            "POST", f"/eval-runs/{self.id}/cancel", policy=safe_policy(self._transport.config)
+            "POST", eval_path(self.id, "cancel"), policy=safe_policy(self._transport.config)
         )
 
     def close(self) -> None:
@@ -438,9 +439,7 @@ class EvalRun:
                 run_id=self.id,
             ) from exc
         try:
-            reply = self._transport.request(
-                "GET", f"/eval-runs/{self.id}", policy=safe_policy(config)
-            )
+            reply = self._transport.request("GET", eval_path(self.id), policy=safe_policy(config))
             summary = EvalRunSummary.from_wire(reply.body or {})
         except MantyxError as poll_error:
             log.debug("evaluation %s: poll failed: %s", self.id, poll_error)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._base.argcheck import checked
+from .._http.paths import eval_path, path_id
 from .._http.retry import create_policy, safe_policy
 from .._http.transport import HttpTransport
 from .._models import evals as values
@@ -140,7 +141,9 @@ class Evals:
     @checked(SpecError)
     def dataset(self, dataset_id: str) -> values.EvalDataset:
         """One dataset with its cases (``GET /eval-datasets/{id}``)."""
-        return values.EvalDataset.from_wire(self._get(f"/eval-datasets/{dataset_id}"))
+        return values.EvalDataset.from_wire(
+            self._get("/eval-datasets/" + path_id(dataset_id, "dataset_id"))
+        )
 
     @checked(SpecError)
     def list(
@@ -170,7 +173,7 @@ class Evals:
     @checked(SpecError)
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""
-        return EvalRunDetail.from_wire(self._get(f"/eval-runs/{eval_id}"))
+        return EvalRunDetail.from_wire(self._get(eval_path(eval_id)))
 
     @checked(SpecError)
     def compare(self, a: str, b: str) -> values.EvalComparison:
@@ -181,7 +184,7 @@ class Evals:
     def cancel(self, eval_id: str) -> bool:
         """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
         reply = self._transport.request(
-            "POST", f"/eval-runs/{eval_id}/cancel", policy=safe_policy(self._transport.config)
+            "POST", eval_path(eval_id, "cancel"), policy=safe_policy(self._transport.config)
         )
         return bool(isinstance(reply.body, dict) and reply.body.get("ok"))
 
@@ -247,7 +250,7 @@ class Evals:
             raise
         stream_path = reply_body.get("streamUrl")
         if not isinstance(stream_path, str) or not stream_path:
-            stream_path = f"/eval-runs/{eval_id}/stream"
+            stream_path = eval_path(eval_id, "stream")
         log.debug("started evaluation %s", eval_id)
         return EvalRun(
             self._transport,

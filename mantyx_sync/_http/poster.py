@@ -25,6 +25,7 @@ from typing import Any
 import attrs
 
 from ..errors import APIError, ConnectError, MantyxError
+from .paths import run_path
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import HttpTransport
 
@@ -79,7 +80,7 @@ class ResultPoster:
         self._transport = transport
         self._run_ended = run_ended
         self.run_id = run_id
-        self._path = f"/agent-runs/{run_id}/tool-results"
+        self._path = run_path(run_id, "tool-results")
         self._policy = policy
 
     def post(
