@@ -194,3 +194,39 @@ def test_every_command_in_the_readme_is_accepted() -> None:
             parser.parse_args(argv)
         except SystemExit:  # pragma: no cover - the failure message says which
             pytest.fail(f"the README's `mantyx-sync {shlex.join(argv)}` is refused")
+
+
+def test_the_readme_quickstart_against_the_emulator_is_true() -> None:
+    text = README.read_text(encoding="utf-8")
+    block = text[text.index("mantyx-sync emulator --port 8765") :].split("\n\n", 1)[0]
+    documented = re.findall(r"^\s*export (MANTYX_\w+)=(\S+)$", block, re.MULTILINE)
+    assert [name for name, _ in documented] == [
+        "MANTYX_BASE_URL",
+        "MANTYX_WORKSPACE",
+        "MANTYX_API_KEY",
+    ]
+    prompt, answer = re.findall(r'mantyx-sync run "([^"]+)" .*answers "([^"]+)"', block)[0]
+    # --port 0 instead of 8765: the machine may use that port for something else.
+    process = subprocess.Popen(
+        [console_script(), "emulator", "--port", "0"],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+    )
+    try:
+        assert process.stdout is not None
+        printed = []
+        for line in process.stdout:
+            printed.append(line.strip())
+            if line.startswith("Press Ctrl-C"):
+                break
+        exports = dict(re.findall(r"^export (MANTYX_\w+)=(\S+)$", "\n".join(printed), re.MULTILINE))
+        port = exports["MANTYX_BASE_URL"].rsplit(":", 1)[1]
+        assert exports == {name: value.replace(":8765", f":{port}") for name, value in documented}
+        done = run_cli("run", prompt, env=cli_env(**exports))
+        assert (done.returncode, done.stdout) == (0, f"{answer}\n"), done.stderr
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
