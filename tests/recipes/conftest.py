@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recipe_support import install_chromium
+from recipe_support import CHROMIUM, install_chromium
 
 from mantyx_sync.testing import LocalMantyx
 
-CHROMIUM = "/usr/bin/chromium"
 # Headless in a sandbox-less container, with nothing phoning home: on a closed
 # network Chromium's background connections would only be refused.
 CHROMIUM_ARGS = [

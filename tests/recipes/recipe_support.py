@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib
 import os
 import queue
@@ -10,6 +11,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +22,7 @@ import pytest
 from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
 
 __all__ = [
+    "CHROMIUM",
     "RECIPES",
     "GatedModel",
     "cancel_requests",
@@ -31,30 +34,83 @@ __all__ = [
 
 RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
 GATE_TIMEOUT_S = 20.0
+CHROMIUM = "/usr/bin/chromium"
 INSTALL_TIMEOUT_S = 900
+# One install at a time across test sessions on this machine.
+INSTALL_LOCK = "/tmp/mantyx-sync-tests-chromium.lock"
+APT_LISTS_LOCK = "/var/lib/apt/lists/lock"
+APT_LOCK_TIMEOUT_S = 300
+APT_ATTEMPTS = 3
+LOCK_POLL_S = 1.0
 
 
 def install_chromium() -> str | None:
-    """Install Debian's chromium; ``None`` on success, else why it could not be."""
+    """Install Debian's chromium; ``None`` on success, else why it could not be.
+
+    Several test sessions may start on the same fresh machine at once: they
+    take turns (an exclusive lock on :data:`INSTALL_LOCK`), and a session that
+    finds chromium installed by another one while it waited installs nothing.
+    """
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "not running as root, so apt-get cannot install it"
     apt = shutil.which("apt-get")
     if apt is None:
         return "apt-get is not available to install it"
+    with _exclusive(INSTALL_LOCK, INSTALL_TIMEOUT_S) as locked:
+        if not locked:
+            return f"another session held {INSTALL_LOCK} for {INSTALL_TIMEOUT_S} s"
+        if os.path.exists(CHROMIUM):
+            return None
+        return _apt_install(apt)
+
+
+def _apt_install(apt: str) -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    # Wait for the dpkg lock rather than fail if another install is running.
-    lock = ["-o", "DPkg::Lock::Timeout=300"]
+    # apt-get install waits for the dpkg lock with this option; apt-get update
+    # ignores it and fails at once on the package lists' lock (held by
+    # apt-daily, or any other apt-get update), so that one is waited for here.
+    lock = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}"]
     for args in ([apt, *lock, "update"], [apt, *lock, "install", "-y", "chromium"]):
-        try:
-            proc = subprocess.run(
-                args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            return f"`apt-get {args[-1]}` timed out"
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            return f"`apt-get {' '.join(args[3:])}` failed: {' / '.join(tail)}"
+        for attempt in range(APT_ATTEMPTS):
+            try:
+                proc = subprocess.run(
+                    args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+                )
+            except subprocess.TimeoutExpired:
+                return f"`apt-get {args[-1]}` timed out"
+            output = proc.stderr or proc.stdout
+            if proc.returncode == 0:
+                break
+            if "Could not get lock" not in output or attempt == APT_ATTEMPTS - 1:
+                tail = output.strip().splitlines()[-3:]
+                return f"`apt-get {' '.join(args[3:])}` failed: {' / '.join(tail)}"
+            with _exclusive(APT_LISTS_LOCK, APT_LOCK_TIMEOUT_S, flock=False):
+                pass  # the other apt-get is done with it: try again
     return None
+
+
+@contextlib.contextmanager
+def _exclusive(path: str, timeout: float, *, flock: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on ``path`` (``flock``, or ``fcntl`` record locks
+    as apt takes them); yields whether it was had within ``timeout`` seconds."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+    take = fcntl.flock if flock else fcntl.lockf
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                take(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                # Another process (another session's or the system's apt-get)
+                # holds it; neither offers a way to be told when it lets go.
+                time.sleep(LOCK_POLL_S)
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
 
 
 class GatedModel:
