@@ -230,3 +230,21 @@ def test_the_readme_quickstart_against_the_emulator_is_true() -> None:
     finally:
         process.terminate()
         process.communicate(timeout=10)
+
+
+def test_a_server_failure_exits_4_with_its_hint(mantyx_server: LocalMantyx) -> None:
+    # Starting a run is retried on 503 (the server cannot have acted); every attempt fails.
+    mantyx_server.fail_next(
+        "POST",
+        r"/agent-runs$",
+        503,
+        times=50,
+        json={"error": "unavailable", "message": "try later", "hint": "see status.mantyx.io"},
+        headers={"Retry-After": "0"},
+    )
+    done = run_cli("run", "x", server=mantyx_server)
+    assert done.returncode == 4
+    assert done.stderr == (
+        "mantyx-sync: error: HTTP 503 unavailable: try later (hint: see status.mantyx.io)\n"
+    )
+    assert mantyx_server.runs == {}
