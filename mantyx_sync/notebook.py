@@ -86,8 +86,11 @@ def show(
     # The with-block cancels the run however show() is left early (an
     # interrupt during a display update included).
     with run:
-        handle = display.display(run, display_id=True)
+        # The handle exists before anything is shown, so that an interrupt
+        # arriving at any moment from here on can still update the output.
+        handle = display.DisplayHandle()
         try:
+            handle.display(run)
             _follow_live(run, handle, interval)
         except KeyboardInterrupt:
             run.close()
@@ -126,10 +129,10 @@ def _follow_live(run: Run, handle: Any, interval: float) -> None:
             arrived.put(None)
 
     reader = threading.Thread(target=read, name=f"mantyx-show-{run.id}", daemon=True)
-    reader.start()
     last = time.monotonic()
     behind = False  # events arrived since the last update
     try:
+        reader.start()
         while True:
             wait = max(0.0, last + interval - time.monotonic()) if behind else None
             try:
@@ -150,7 +153,8 @@ def _follow_live(run: Run, handle: Any, interval: float) -> None:
         if not run.done:
             # Interrupted: closing the run cancels it and ends the reader's stream.
             run.close()
-        reader.join(timeout=_READER_JOIN_SECONDS)
+        if reader.ident is not None:
+            reader.join(timeout=_READER_JOIN_SECONDS)
 
 
 def _result_of(run: Run) -> RunResult:
