@@ -248,3 +248,15 @@ def test_a_server_failure_exits_4_with_its_hint(mantyx_server: LocalMantyx) -> N
         "mantyx-sync: error: HTTP 503 unavailable: try later (hint: see status.mantyx.io)\n"
     )
     assert mantyx_server.runs == {}
+
+
+def test_chat_reads_a_pipe_and_writes_plain_lines(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("chat", server=mantyx_server, stdin="hello\n/history\n/end\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        "you> You said: hello\nyou> user: hello\nassistant: You said: hello\nyou> "
+    )
+    (session_id,) = mantyx_server.sessions
+    assert done.stderr.splitlines()[-1] == f"session {session_id} ended"
+    assert "\x1b[" not in done.stdout + done.stderr
+    assert mantyx_server.sessions[session_id].status == "ended"
