@@ -42,6 +42,7 @@ APT_LISTS_LOCK = "/var/lib/apt/lists/lock"
 APT_LOCK_TIMEOUT_S = 300
 APT_ATTEMPTS = 3
 LOCK_POLL_S = 1.0
+APT_RETRY_WAIT_S = 30.0
 
 
 def install_chromium() -> str | None:
@@ -51,26 +52,30 @@ def install_chromium() -> str | None:
     take turns (an exclusive lock on :data:`INSTALL_LOCK`), and a session that
     finds chromium installed by another one while it waited installs nothing.
     """
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "not running as root, so apt-get cannot install it"
     apt = shutil.which("apt-get")
     if apt is None:
         return "apt-get is not available to install it"
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    sudo = None if root else shutil.which("sudo")
+    if not root and sudo is None:
+        return "not running as root (and no sudo), so apt-get cannot install it"
+    # sudo -n: fail at once, saying so, where sudo would ask for a password.
+    command = [apt] if sudo is None else [sudo, "-n", "env", "DEBIAN_FRONTEND=noninteractive", apt]
     with _exclusive(INSTALL_LOCK, INSTALL_TIMEOUT_S) as locked:
         if not locked:
             return f"another session held {INSTALL_LOCK} for {INSTALL_TIMEOUT_S} s"
         if os.path.exists(CHROMIUM):
             return None
-        return _apt_install(apt)
+        return _apt_install(command)
 
 
-def _apt_install(apt: str) -> str | None:
+def _apt_install(apt: list[str]) -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     # apt-get install waits for the dpkg lock with this option; apt-get update
     # ignores it and fails at once on the package lists' lock (held by
     # apt-daily, or any other apt-get update), so that one is waited for here.
     lock = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}"]
-    for args in ([apt, *lock, "update"], [apt, *lock, "install", "-y", "chromium"]):
+    for args in ([*apt, *lock, "update"], [*apt, *lock, "install", "-y", "chromium"]):
         for attempt in range(APT_ATTEMPTS):
             try:
                 proc = subprocess.run(
@@ -83,10 +88,20 @@ def _apt_install(apt: str) -> str | None:
                 break
             if "Could not get lock" not in output or attempt == APT_ATTEMPTS - 1:
                 tail = output.strip().splitlines()[-3:]
-                return f"`apt-get {' '.join(args[3:])}` failed: {' / '.join(tail)}"
-            with _exclusive(APT_LISTS_LOCK, APT_LOCK_TIMEOUT_S, flock=False):
-                pass  # the other apt-get is done with it: try again
+                what = " ".join(args[len(apt) + 2 :])
+                return f"`apt-get {what}` failed: {' / '.join(tail)}"
+            _wait_for_apt_lists()  # the other apt-get is done with them: try again
     return None
+
+
+def _wait_for_apt_lists() -> None:
+    try:
+        with _exclusive(APT_LISTS_LOCK, APT_LOCK_TIMEOUT_S, flock=False):
+            pass
+    except PermissionError:
+        # Not root (apt-get runs under sudo): the lock cannot be tried from
+        # here, so give the other apt-get a while.
+        time.sleep(APT_RETRY_WAIT_S)
 
 
 @contextlib.contextmanager

@@ -91,9 +91,33 @@ def test_installs_nothing_when_another_session_did(
     assert not (tmp_path / "calls").exists()
 
 
+def test_without_root_it_uses_sudo_without_a_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apt = _fake_apt(tmp_path, 0)
+    sudo = tmp_path / "sudo"
+    # A sudo that runs its command as given after -n (as passwordless sudo does).
+    sudo.write_text(
+        f'#!/bin/sh\nprintf "%s\\n" "$*" >> "{tmp_path}/sudo-calls"\nshift\nexec "$@"\n'
+    )
+    sudo.chmod(sudo.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(recipe_support, "CHROMIUM", str(tmp_path / "no-chromium"))
+    monkeypatch.setattr(recipe_support, "INSTALL_LOCK", str(tmp_path / "install.lock"))
+    tools = {"apt-get": str(apt), "sudo": str(sudo)}
+    monkeypatch.setattr(recipe_support.shutil, "which", tools.get)
+    assert recipe_support.install_chromium() is None
+    sudo_calls = (tmp_path / "sudo-calls").read_text().splitlines()
+    assert all(c.startswith(f"-n env DEBIAN_FRONTEND=noninteractive {apt} ") for c in sudo_calls), (
+        sudo_calls
+    )
+    assert [c.split()[-1] for c in sudo_calls] == ["update", "chromium"]
+
+
 def test_says_why_without_root_or_apt(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    assert "not running as root" in str(recipe_support.install_chromium())
+    monkeypatch.setattr(recipe_support.shutil, "which", {"apt-get": "/usr/bin/apt-get"}.get)
+    assert "not running as root (and no sudo)" in str(recipe_support.install_chromium())
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.setattr(recipe_support.shutil, "which", lambda name: None)
     assert "apt-get is not available" in str(recipe_support.install_chromium())
