@@ -17,21 +17,27 @@ as plain text instead, the way ``mantyx-sync run`` shows it.
 from __future__ import annotations
 
 import importlib
+import queue
 import sys
+import threading
 import time
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 from ._base.argcheck import checked
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
 from .cli._view import RunView
 from .errors import MantyxError, SpecError
+from .events import RunEvent
 from .results import RunResult
 from .run import Run
 
 __all__ = ["show"]
 
 _DEFAULT_INTERVAL = 0.1
+_READER_JOIN_SECONDS: Final = 5.0
+# Not an event: the interval passed with events not yet shown.
+_STALE: Final[Any] = object()
 
 
 def _ipython_display() -> Any:
@@ -80,14 +86,12 @@ def show(
     # The with-block cancels the run however show() is left early (an
     # interrupt during a display update included).
     with run:
-        handle = display.display(run, display_id=True)
-        last = time.monotonic()
+        # The handle exists before anything is shown, so that an interrupt
+        # arriving at any moment from here on can still update the output.
+        handle = display.DisplayHandle()
         try:
-            for event in run:
-                now = time.monotonic()
-                if event.is_terminal or now - last >= interval:
-                    handle.update(run)
-                    last = now
+            handle.display(run)
+            _follow_live(run, handle, interval)
         except KeyboardInterrupt:
             run.close()
             # Say so in the same output area.
@@ -99,6 +103,58 @@ def show(
             if run.done:
                 handle.update(run)
     return _result_of(run)
+
+
+def _follow_live(run: Run, handle: Any, interval: float) -> None:
+    """Read ``run`` to its end, keeping ``handle`` at most ``interval`` seconds behind.
+
+    The stream is read on a helper thread and every display update is made
+    here, on the caller's (the cell's) thread, so the output reaches the
+    right cell. An event that arrives too soon after the last update is shown
+    once ``interval`` has passed, even if no event follows it for a long
+    time (a model thinking, a slow tool).
+
+    :raises RunError: the run failed or was cancelled.
+    :raises KeyboardInterrupt: the cell was interrupted (the caller cancels the run).
+    """
+    arrived: queue.SimpleQueue[RunEvent | BaseException | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            for event in run:
+                arrived.put(event)
+        except BaseException as exc:  # handed to the cell's thread, raised there
+            arrived.put(exc)
+        else:
+            arrived.put(None)
+
+    reader = threading.Thread(target=read, name=f"mantyx-show-{run.id}", daemon=True)
+    last = time.monotonic()
+    behind = False  # events arrived since the last update
+    try:
+        reader.start()
+        while True:
+            wait = max(0.0, last + interval - time.monotonic()) if behind else None
+            try:
+                item = arrived.get(timeout=wait)
+            except queue.Empty:
+                item = _STALE
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            now = time.monotonic()
+            if item is _STALE or item.is_terminal or now - last >= interval:
+                handle.update(run)
+                last, behind = now, False
+            else:
+                behind = True
+    finally:
+        if not run.done:
+            # Interrupted: closing the run cancels it and ends the reader's stream.
+            run.close()
+        if reader.ident is not None:
+            reader.join(timeout=_READER_JOIN_SECONDS)
 
 
 def _result_of(run: Run) -> RunResult:

@@ -303,12 +303,13 @@ class Run:
         # Jupyter: what has arrived so far (see mantyx_sync.notebook.show).
         if self._result is not None:
             return self._result._repr_html_()
-        return render_html(view_of(self.id, self._events))
+        # A snapshot: notebook.show renders while its reader thread appends.
+        return render_html(view_of(self.id, tuple(self._events)))
 
     def _repr_markdown_(self) -> str:
         if self._result is not None:
             return self._result._repr_markdown_()
-        return render_markdown(view_of(self.id, self._events))
+        return render_markdown(view_of(self.id, tuple(self._events)))
 
     @property
     def events(self) -> tuple[RunEvent, ...]:

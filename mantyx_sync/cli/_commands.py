@@ -228,7 +228,9 @@ def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
     try:
         server.start()
     except RuntimeError as exc:
-        raise UsageError(f"{exc} (pip install 'mantyx-sync[cli]')") from exc
+        if isinstance(exc.__cause__, ImportError):
+            raise UsageError("the emulator needs werkzeug: pip install 'mantyx-sync[cli]'") from exc
+        raise UsageError(str(exc)) from exc
     try:
         term.line(f"MANTYX emulator listening on {server.base_url}")
         term.line("Use it from another terminal with:")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import NoReturn
 
 from .._version import __version__
 
@@ -15,6 +16,13 @@ MANTYX_BASE_URL (try `mantyx-sync emulator` for a local MANTYX).
 exit codes: 0 success, 1 the run failed, 2 usage or spec error,
 3 authentication or permission, 4 transport or stream failure, 130 interrupted.
 """
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (with where to read more), like any other."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
 
 
 def _agent_options(parser: argparse.ArgumentParser) -> None:
@@ -64,14 +72,14 @@ def _positive(text: str) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for ``mantyx-sync``."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     common.add_argument(
         "--debug",
         action="store_true",
         default=argparse.SUPPRESS,
         help="show the traceback of an error",
     )
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mantyx-sync",
         description="Run MANTYX agents from the terminal.",
         epilog=_EPILOG,

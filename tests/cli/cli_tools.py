@@ -23,3 +23,13 @@ def broken(text: str) -> str:
 
 
 not_a_function = 42
+
+
+def wait_for(path: str) -> str:
+    """Wait until a line is written to the named pipe ``path``; return it.
+
+    Args:
+        path: A named pipe (FIFO) the test writes to when the tool may finish.
+    """
+    with open(path, encoding="utf-8") as pipe:
+        return pipe.readline().strip()

@@ -158,6 +158,7 @@ def test_usage_errors_exit_2(mantyx_server: LocalMantyx, args: list[str], messag
     done = run_cli(*args, server=mantyx_server)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
+    assert done.stderr.count("\n") == 1  # one line, argparse's errors included
     assert "Traceback" not in done.stderr
     assert mantyx_server.runs == {}
 

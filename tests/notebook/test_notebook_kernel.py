@@ -13,7 +13,7 @@ import pytest
 from jupyter_client.manager import start_new_kernel
 from nbclient import NotebookClient
 
-from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
+from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
 
 NOTEBOOK = Path(__file__).parents[2] / "examples" / "recipes" / "notebook.ipynb"
 
@@ -92,6 +92,18 @@ def _reply(client: Any, msg_id: str, timeout: float) -> dict[str, Any]:
             return dict(msg["content"])
 
 
+def _show_code(server: LocalMantyx, prompt: str) -> str:
+    """A cell that shows a run of ``prompt`` on ``server`` with ``show``."""
+    return (
+        "import mantyx_sync\n"
+        "from mantyx_sync.notebook import show\n"
+        f"client = mantyx_sync.Client({server.api_key!r}, "
+        f"workspace={server.workspace!r}, base_url={server.base_url!r})\n"
+        "agent = mantyx_sync.Agent(client, system_prompt='s')\n"
+        f"show(agent.start({prompt!r}))\n"
+    )
+
+
 def test_interrupting_the_cell_cancels_the_run(
     mantyx_server: LocalMantyx, release: threading.Event
 ) -> None:
@@ -102,15 +114,7 @@ def test_interrupting_the_cell_cancels_the_run(
     mantyx_server.set_model(model)
     manager, client = start_new_kernel(kernel_name="python3")
     try:
-        code = (
-            "import mantyx_sync\n"
-            "from mantyx_sync.notebook import show\n"
-            f"client = mantyx_sync.Client({mantyx_server.api_key!r}, "
-            f"workspace={mantyx_server.workspace!r}, base_url={mantyx_server.base_url!r})\n"
-            "agent = mantyx_sync.Agent(client, system_prompt='s')\n"
-            "show(agent.start('wait for me'))\n"
-        )
-        msg_id = client.execute(code)
+        msg_id = client.execute(_show_code(mantyx_server, "wait for me"))
         run = mantyx_server.wait_for_run(status="running", timeout=30)
         # show() is now streaming the run in the kernel's main thread.
         seen: list[str] = []
@@ -135,5 +139,83 @@ def test_interrupting_the_cell_cancels_the_run(
                     break
         assert f"interrupted, cancelled · run {run.id}" in page
     finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+class _Outputs:
+    """The display messages one cell sends, read from the kernel as they come."""
+
+    def __init__(self, client: Any, msg_id: str) -> None:
+        self._client = client
+        self._msg_id = msg_id
+        self.new_areas = 0
+
+    def _next(self) -> tuple[str, str, str]:
+        while True:
+            try:
+                msg = self._client.get_iopub_msg(timeout=30)
+            except Empty:  # pragma: no cover - only on a hang
+                pytest.fail("the cell sent no display in 30 s")
+            kind = msg["msg_type"]
+            if msg["parent_header"].get("msg_id") != self._msg_id:
+                continue
+            if kind in ("display_data", "update_display_data"):
+                content = msg["content"]
+                if kind == "display_data":
+                    self.new_areas += 1
+                return kind, content["transient"]["display_id"], content["data"]["text/html"]
+
+    def next_display(self) -> tuple[str, str]:
+        """The first output area the cell creates: its display id and HTML."""
+        kind, display_id, page = self._next()
+        assert kind == "display_data"
+        return display_id, page
+
+    def until(self, display_id: str, needle: str) -> str:
+        """Read updates of ``display_id`` until one contains ``needle``; that HTML."""
+        while True:
+            kind, shown_id, page = self._next()
+            assert (kind, shown_id) == ("update_display_data", display_id)
+            if needle in page:
+                return page
+
+
+def test_show_updates_one_output_area_as_the_answer_streams(mantyx_server: LocalMantyx) -> None:
+    chunks = ["Once", " upon", " a time."]
+    gates = threading.Semaphore(0)
+    sent: list[str] = []
+
+    def model(ctx: ModelContext) -> Step:
+        # One delta each time the test releases one, then the whole answer.
+        if len(sent) < len(chunks):
+            if not gates.acquire(timeout=30):
+                return Fail("the test never released this delta")
+            sent.append(chunks[len(sent)])
+            return Emit("assistant_delta", {"text": sent[-1]})
+        return Turn("".join(chunks), chunks=())
+
+    mantyx_server.set_model(model)
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        msg_id = client.execute(_show_code(mantyx_server, "tell me a story"))
+        shown = _Outputs(client, msg_id)
+        display_id, page = shown.next_display()
+        assert "running" in page
+        expected = ""
+        for chunk in chunks:
+            gates.release()
+            expected += chunk
+            # Each delta reaches the same output area while the run still goes,
+            # however soon after the previous update it arrives.
+            page = shown.until(display_id, f">{expected}</div>")
+            if chunk != chunks[-1]:  # the last one is followed by the answer at once
+                assert "running" in page
+        page = shown.until(display_id, " tokens (")
+        assert "running" not in page and f">{expected}</div>" in page
+        assert _reply(client, msg_id, timeout=30)["status"] == "ok"
+        assert shown.new_areas == 1
+    finally:
+        gates.release(100)
         client.stop_channels()
         manager.shutdown_kernel(now=True)

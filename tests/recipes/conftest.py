@@ -3,8 +3,8 @@
 The browser is Debian's ``chromium`` driven by Playwright (``playwright`` from
 PyPI, in the ``test`` extra) through ``executable_path``; Playwright's own
 browser download is never used. On a machine without ``/usr/bin/chromium`` the
-suite installs it with apt-get when running as root, and otherwise skips the
-browser tests saying why.
+suite installs it with apt-get when running as root or with passwordless sudo,
+and otherwise skips the browser tests saying why.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recipe_support import install_chromium
+from recipe_support import CHROMIUM, install_chromium
 
 from mantyx_sync.testing import LocalMantyx
 
-CHROMIUM = "/usr/bin/chromium"
 # Headless in a sandbox-less container, with nothing phoning home: on a closed
 # network Chromium's background connections would only be refused.
 CHROMIUM_ARGS = [

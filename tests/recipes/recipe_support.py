@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib
 import os
 import queue
@@ -10,6 +11,7 @@ import re
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -20,6 +22,7 @@ import pytest
 from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Turn
 
 __all__ = [
+    "CHROMIUM",
     "RECIPES",
     "GatedModel",
     "cancel_requests",
@@ -31,30 +34,98 @@ __all__ = [
 
 RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
 GATE_TIMEOUT_S = 20.0
+CHROMIUM = "/usr/bin/chromium"
 INSTALL_TIMEOUT_S = 900
+# One install at a time across test sessions on this machine.
+INSTALL_LOCK = "/tmp/mantyx-sync-tests-chromium.lock"
+APT_LISTS_LOCK = "/var/lib/apt/lists/lock"
+APT_LOCK_TIMEOUT_S = 300
+APT_ATTEMPTS = 3
+LOCK_POLL_S = 1.0
+APT_RETRY_WAIT_S = 30.0
 
 
 def install_chromium() -> str | None:
-    """Install Debian's chromium; ``None`` on success, else why it could not be."""
-    if not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return "not running as root, so apt-get cannot install it"
+    """Install Debian's chromium; ``None`` on success, else why it could not be.
+
+    Several test sessions may start on the same fresh machine at once: they
+    take turns (an exclusive lock on :data:`INSTALL_LOCK`), and a session that
+    finds chromium installed by another one while it waited installs nothing.
+    """
     apt = shutil.which("apt-get")
     if apt is None:
         return "apt-get is not available to install it"
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    sudo = None if root else shutil.which("sudo")
+    if not root and sudo is None:
+        return "not running as root (and no sudo), so apt-get cannot install it"
+    # sudo -n: fail at once, saying so, where sudo would ask for a password.
+    command = [apt] if sudo is None else [sudo, "-n", "env", "DEBIAN_FRONTEND=noninteractive", apt]
+    with _exclusive(INSTALL_LOCK, INSTALL_TIMEOUT_S) as locked:
+        if not locked:
+            return f"another session held {INSTALL_LOCK} for {INSTALL_TIMEOUT_S} s"
+        if os.path.exists(CHROMIUM):
+            return None
+        return _apt_install(command)
+
+
+def _apt_install(apt: list[str]) -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    # Wait for the dpkg lock rather than fail if another install is running.
-    lock = ["-o", "DPkg::Lock::Timeout=300"]
-    for args in ([apt, *lock, "update"], [apt, *lock, "install", "-y", "chromium"]):
-        try:
-            proc = subprocess.run(
-                args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
-            )
-        except subprocess.TimeoutExpired:
-            return f"`apt-get {args[-1]}` timed out"
-        if proc.returncode != 0:
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            return f"`apt-get {' '.join(args[3:])}` failed: {' / '.join(tail)}"
+    # apt-get install waits for the dpkg lock with this option; apt-get update
+    # ignores it and fails at once on the package lists' lock (held by
+    # apt-daily, or any other apt-get update), so that one is waited for here.
+    lock = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}"]
+    for args in ([*apt, *lock, "update"], [*apt, *lock, "install", "-y", "chromium"]):
+        for attempt in range(APT_ATTEMPTS):
+            try:
+                proc = subprocess.run(
+                    args, env=env, capture_output=True, text=True, timeout=INSTALL_TIMEOUT_S
+                )
+            except subprocess.TimeoutExpired:
+                return f"`apt-get {args[-1]}` timed out"
+            output = proc.stderr or proc.stdout
+            if proc.returncode == 0:
+                break
+            if "Could not get lock" not in output or attempt == APT_ATTEMPTS - 1:
+                tail = output.strip().splitlines()[-3:]
+                what = " ".join(args[len(apt) + 2 :])
+                return f"`apt-get {what}` failed: {' / '.join(tail)}"
+            _wait_for_apt_lists()  # the other apt-get is done with them: try again
     return None
+
+
+def _wait_for_apt_lists() -> None:
+    try:
+        with _exclusive(APT_LISTS_LOCK, APT_LOCK_TIMEOUT_S, flock=False):
+            pass
+    except PermissionError:
+        # Not root (apt-get runs under sudo): the lock cannot be tried from
+        # here, so give the other apt-get a while.
+        time.sleep(APT_RETRY_WAIT_S)
+
+
+@contextlib.contextmanager
+def _exclusive(path: str, timeout: float, *, flock: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on ``path`` (``flock``, or ``fcntl`` record locks
+    as apt takes them); yields whether it was had within ``timeout`` seconds."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+    take = fcntl.flock if flock else fcntl.lockf
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                take(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() >= deadline:
+                    yield False
+                    return
+                # Another process (another session's or the system's apt-get)
+                # holds it; neither offers a way to be told when it lets go.
+                time.sleep(LOCK_POLL_S)
+        yield True
+    finally:
+        os.close(fd)  # releases the lock
 
 
 class GatedModel:

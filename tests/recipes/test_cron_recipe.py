@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
-from mantyx_sync.testing import Fail, LocalMantyx
+from recipe_support import cancel_requests
+
+from mantyx_sync.testing import Fail, LocalMantyx, ModelContext, ToolCall, Turn
 
 SCRIPT = Path(__file__).parents[2] / "examples" / "recipes" / "cron_job.py"
 
@@ -96,3 +100,39 @@ def test_usage_and_configuration_errors_exit_2(mantyx_server: LocalMantyx) -> No
     done = _cron("x", env=no_workspace)
     assert done.returncode == 2
     assert "MANTYX_WORKSPACE" in done.stderr
+
+
+def test_sigterm_from_timeout_cancels_the_run_and_exits_130(mantyx_server: LocalMantyx) -> None:
+    answering = threading.Event()  # the script answered its tool call: it follows the run
+    release = threading.Event()
+
+    def model(ctx: ModelContext) -> ToolCall | Turn:
+        if ctx.turn == 0:
+            return ToolCall("today")
+        answering.set()
+        release.wait(20)  # the answer never comes while the test runs
+        return Turn("too late")
+
+    mantyx_server.set_model(model)
+    process = subprocess.Popen(
+        [sys.executable, str(SCRIPT), "x"],
+        env=_server_env(mantyx_server),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    try:
+        assert answering.wait(20), "the model never got the tool's answer"
+        process.send_signal(signal.SIGTERM)  # what `timeout` sends
+        out, err = process.communicate(timeout=20)
+    finally:
+        release.set()
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=5)
+    assert process.returncode == 130
+    assert (out, err) == ("", "cron_job: error: interrupted; the run was cancelled\n")
+    (run,) = mantyx_server.runs.values()
+    assert mantyx_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
+    assert len(cancel_requests(mantyx_server, run.id)) >= 1
