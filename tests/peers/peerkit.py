@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 PEERS = Path(__file__).resolve().parent
@@ -68,6 +68,16 @@ def reaped(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def wait_until(predicate: Callable[[], object], timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes (state with no event to wait on)."""
+    gate = threading.Event()
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return True
+        gate.wait(0.05)  # a poll interval, not synchronisation
+    return bool(predicate())
 
 
 def threads_named(prefix: str) -> list[threading.Thread]:

@@ -27,15 +27,6 @@ def _send(url: str, text: str, context: str | None = None, **extra: Any) -> dict
     return dict(reply.json()["result"]["task"])
 
 
-def _wait_until(predicate: Any, timeout: float = 10.0) -> bool:
-    gate = threading.Event()
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return True
-        gate.wait(0.05)  # a poll interval, not synchronisation
-    return bool(predicate())
-
-
 def test_client_gone_mid_stream_cancels_the_run_and_leaks_nothing(
     mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
 ) -> None:
@@ -64,7 +55,7 @@ def test_client_gone_mid_stream_cancels_the_run_and_leaks_nothing(
         # The connection is closed: the next heartbeat write fails.
         run = mantyx_server.wait_for_run(status="cancelled", timeout=10)
         assert run.status == "cancelled"
-        assert _wait_until(lambda: not peerkit.threads_named("mantyx-serve"))
+        assert peerkit.wait_until(lambda: not peerkit.threads_named("mantyx-serve"))
         assert app.tasks.running() == []
         session = next(iter(mantyx_server.sessions.values()))
         assert session.status == "active"  # the conversation lives on, its run ended
@@ -76,7 +67,7 @@ def test_client_gone_mid_stream_cancels_the_run_and_leaks_nothing(
     finally:
         release.set()
     # Once the tool returns, its thread ends too; closing the app ends the session.
-    assert _wait_until(lambda: not peerkit.threads_named("mantyx-tool"))
+    assert peerkit.wait_until(lambda: not peerkit.threads_named("mantyx-tool"))
     app.close()
     assert all(s.status == "ended" for s in mantyx_server.sessions.values())
 
@@ -154,7 +145,7 @@ def test_return_immediately_then_get_task(
         get = {"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"id": task["id"]}}
         return requests.post(f"{url}/", json=get, timeout=30).json()["result"]
 
-    assert _wait_until(lambda: state()["status"]["state"] == "completed")
+    assert peerkit.wait_until(lambda: state()["status"]["state"] == "completed")
     final = state()
     assert final["kind"] == "task"  # asked in 0.3, answered in 0.3
     assert final["artifacts"][0]["parts"] == [{"kind": "text", "text": "finished"}]

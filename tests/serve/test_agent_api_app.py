@@ -179,15 +179,6 @@ def _data(lines: Any) -> list[dict[str, Any]]:
     return [json.loads(line[6:]) for line in lines if line.startswith(b"data: ")]
 
 
-def _wait_until(predicate: Any, timeout: float = 10.0) -> bool:
-    gate = threading.Event()
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return True
-        gate.wait(0.05)  # a poll interval, not synchronisation
-    return bool(predicate())
-
-
 def test_disconnect_frees_the_session_for_its_next_message(
     mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any
 ) -> None:
@@ -212,8 +203,8 @@ def test_disconnect_frees_the_session_for_its_next_message(
         assert [r.session_id for r in mantyx_server.runs.values()] == [session.id] * 2
     finally:
         release.set()
-    assert _wait_until(lambda: not peerkit.threads_named("mantyx-serve"))
-    assert _wait_until(lambda: not peerkit.threads_named("mantyx-tool"))
+    assert peerkit.wait_until(lambda: not peerkit.threads_named("mantyx-serve"))
+    assert peerkit.wait_until(lambda: not peerkit.threads_named("mantyx-tool"))
     app.close()
     assert session.status == "ended"
 
