@@ -61,6 +61,26 @@ def run_cli(
     )
 
 
+def start_emulator_command() -> tuple[subprocess.Popen[str], list[str]]:
+    """Start ``mantyx-sync emulator --port 0``; return it with the lines it printed up
+    to "Press Ctrl-C" (its URL and the exports to use it). The caller stops it."""
+    process = subprocess.Popen(
+        [console_script(), "emulator", "--port", "0"],
+        env=cli_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=HERE,
+    )
+    assert process.stdout is not None
+    printed = []
+    for line in process.stdout:
+        printed.append(line.rstrip("\n"))
+        if line.startswith("Press Ctrl-C"):
+            break
+    return process, printed
+
+
 def _take_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 

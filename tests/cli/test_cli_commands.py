@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 import re
 import signal
-import subprocess
 import threading
 from collections.abc import Iterator
 
 import pytest
 import requests
-from cli_support import HERE, cli_env, console_script, run_cli
+from cli_support import cli_env, run_cli, start_emulator_command
 
 from mantyx_sync import Agent, AgentSpec, RunError
 from mantyx_sync.testing import Fail, LocalMantyx, ModelContext, Turn
@@ -80,21 +79,8 @@ def test_cancel_cancels_a_running_run(mantyx_server: LocalMantyx, release: threa
 
 
 def test_emulator_serves_until_ctrl_c() -> None:
-    process = subprocess.Popen(
-        [console_script(), "emulator", "--port", "0"],
-        env=cli_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=HERE,
-    )
+    process, lines = start_emulator_command()
     try:
-        assert process.stdout is not None
-        lines = []
-        for line in process.stdout:
-            lines.append(line.rstrip("\n"))
-            if line.startswith("Press Ctrl-C"):
-                break
         match = re.search(r"listening on (http://127\.0\.0\.1:\d+)", lines[0])
         assert match, lines
         assert "  export MANTYX_WORKSPACE=test-ws" in lines

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cli_support import HERE, PtyProcess, cli_env, console_script, run_cli
+from cli_support import HERE, PtyProcess, cli_env, console_script, run_cli, start_emulator_command
 
 from mantyx_sync.cli._parser import build_parser
 from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, ToolCall, Turn
@@ -207,22 +207,11 @@ def test_the_readme_quickstart_against_the_emulator_is_true() -> None:
     ]
     prompt, answer = re.findall(r'mantyx-sync run "([^"]+)" .*answers "([^"]+)"', block)[0]
     # --port 0 instead of 8765: the machine may use that port for something else.
-    process = subprocess.Popen(
-        [console_script(), "emulator", "--port", "0"],
-        env=cli_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=HERE,
-    )
+    process, printed = start_emulator_command()
     try:
-        assert process.stdout is not None
-        printed = []
-        for line in process.stdout:
-            printed.append(line.strip())
-            if line.startswith("Press Ctrl-C"):
-                break
-        exports = dict(re.findall(r"^export (MANTYX_\w+)=(\S+)$", "\n".join(printed), re.MULTILINE))
+        exports = dict(
+            re.findall(r"^\s*export (MANTYX_\w+)=(\S+)$", "\n".join(printed), re.MULTILINE)
+        )
         port = exports["MANTYX_BASE_URL"].rsplit(":", 1)[1]
         assert exports == {name: value.replace(":8765", f":{port}") for name, value in documented}
         done = run_cli("run", prompt, env=cli_env(**exports))
