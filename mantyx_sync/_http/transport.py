@@ -39,7 +39,7 @@ from .api_errors import api_error
 from .auth import TokenSource
 from .config import ClientConfig
 from .failures import describe, gave_up, translate
-from .pools import close_session, new_session, prepare
+from .pools import adapter_verify, close_session, new_session, prepare
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
 
@@ -350,7 +350,7 @@ class HttpTransport:
                 prepared,
                 stream=stream,
                 timeout=timeout,
-                verify=True if session.verify is None else session.verify,
+                verify=adapter_verify(session, url),
                 cert=session.cert,
                 proxies=session.proxies,
             )
