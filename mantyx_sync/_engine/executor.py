@@ -298,11 +298,13 @@ class ToolExecutor:
         if problem is not None:
             self._finish(call, answer, None, problem, started=started, kind=target.kind)
             return
-        self._notify(
-            ToolActivity(
-                phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=target.kind
+        if self._on_tool is not None:
+            # Built only when someone listens: on the round trip's path otherwise.
+            self._notify(
+                ToolActivity(
+                    phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=target.kind
+                )
             )
-        )
         try:
             value = target.run(call.args, timeout)
             text, files = split_output(value)
@@ -375,6 +377,8 @@ class ToolExecutor:
                     "%s: delivering the answer for %s failed", self._label, call.tool_use_id
                 )
                 outcome = "failed"
+        if self._on_tool is None:
+            return
         self._notify(
             ToolActivity(
                 phase="end",

@@ -21,6 +21,11 @@ from .._models.attachments import FileData
 
 __all__ = ["StreamedBody", "encode_body"]
 
+# What json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds on every
+# call, built once: 2.0 instead of 3.7 µs per request body. Stateless between
+# calls, so every thread shares it.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
 
 class StreamedBody:
     """A JSON body whose files are encoded while it is sent.
@@ -66,6 +71,10 @@ def encode_body(value: Any) -> bytes | StreamedBody:
     :raises SpecError: a file of the body is gone or changed size (nothing is sent).
     :raises TypeError: ``value`` holds something else JSON cannot write.
     """
+    try:  # the common case: no files, one pass with the shared encoder
+        return _ENCODER.encode(value).encode()
+    except TypeError:
+        pass  # a FileData (or a value JSON cannot write, refused again below)
     files: list[FileData] = []
     # A token no text of the body can contain by chance marks where each file goes
     # (made only for a body with files: most bodies are small and have none).

@@ -40,7 +40,7 @@ from .auth import TokenSource
 from .body import StreamedBody, encode_body
 from .config import ClientConfig
 from .failures import describe, gave_up, translate
-from .pools import close_session, new_session, prepare
+from .pools import adapter_verify, close_session, new_session, prepare
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
 
@@ -352,7 +352,7 @@ class HttpTransport:
                 prepared,
                 stream=stream,
                 timeout=timeout,
-                verify=True if session.verify is None else session.verify,
+                verify=adapter_verify(session, url),
                 cert=session.cert,
                 proxies=session.proxies,
             )

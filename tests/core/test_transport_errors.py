@@ -275,3 +275,33 @@ def test_body_cut_short_is_a_transport_error() -> None:
         server.join(5)
         listener.close()
         transport.close()
+
+
+def test_ca_bundle_from_the_environment_reaches_tls_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bundle is the session's verify setting and goes with every https
+    # request and every proxied one; a direct http:// request gets True, which
+    # urllib3 treats the same (an http pool drops every TLS setting) without
+    # requests stat'ing the bundle path on each request.
+    from mantyx_sync._http.pools import adapter_verify, new_session
+
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    monkeypatch.setenv("REQUESTS_CA_BUNDLE", "/etc/corp/ca.pem")
+    plain = new_session("http://127.0.0.1:8080")
+    assert plain.verify == "/etc/corp/ca.pem"
+    assert adapter_verify(plain, "http://127.0.0.1:8080/api/v1/x") is True
+    assert adapter_verify(plain, "https://api.example.test/api/v1/x") == "/etc/corp/ca.pem"
+
+    monkeypatch.setenv("HTTP_PROXY", "http://proxy.corp.test:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    proxied = new_session("http://mantyx.corp.test")
+    assert proxied.proxies
+    assert adapter_verify(proxied, "http://mantyx.corp.test/api/v1/x") == "/etc/corp/ca.pem"
+
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE")
+    assert (
+        adapter_verify(new_session("https://api.example.test"), "https://api.example.test/x")
+        is True
+    )
