@@ -140,8 +140,9 @@ NOT_USER_METHODS = {
 REACHED: dict[str, type] = {"OAuthServer": OAuthServer, "EmulatorClock": EmulatorClock}
 
 
-def _params(label: str) -> Iterator[str]:
-    for name, param in inspect.signature(_static(label)).parameters.items():
+def _params_of(fn: Callable[..., Any]) -> Iterator[str]:
+    """The arguments of ``fn`` a caller names (not ``self``, not ``*args``/``**kwargs``)."""
+    for name, param in inspect.signature(fn).parameters.items():
         if name != "self" and param.kind not in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             yield name
 
@@ -157,7 +158,7 @@ def _static(label: str) -> Callable[..., Any]:
 CASES = [
     pytest.param(label, name, id=f"{label}({name})")
     for label in TARGETS
-    for name in _params(label)
+    for name in _params_of(_static(label))
     if (label, name) not in SKIP
 ]
 
@@ -211,12 +212,6 @@ def test_the_table_covers_every_public_callable() -> None:
         and list(_params_of(vars(cls).get("__init__", object.__init__)))
     ]
     assert missing == [], f"add these to TARGETS (or to NOT_USER_BUILT with why): {missing}"
-
-
-def _params_of(fn: Callable[..., Any]) -> Iterator[str]:
-    for name, param in inspect.signature(fn).parameters.items():
-        if name != "self" and param.kind not in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
-            yield name
 
 
 def test_the_table_covers_every_public_method_with_arguments() -> None:
