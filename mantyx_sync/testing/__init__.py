@@ -14,6 +14,11 @@ clock tests can move forward (``LocalMantyx.advance_clock``).
 
 The emulator never imports the SDK (only :meth:`LocalMantyx.client` does,
 lazily), so a bug in the SDK cannot hide a bug in the emulator.
+
+Every public constructor and method checks its arguments where they are
+written: a wrong type is a :class:`TypeError` naming the call, the argument,
+the expected type and the type received (never the value), and a value out of
+range a :class:`ValueError` — never a failure later in a request thread.
 """
 
 from __future__ import annotations

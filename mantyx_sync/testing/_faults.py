@@ -14,19 +14,32 @@ from typing import Any
 
 import attrs
 
-__all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults"]
+from ._argcheck import checked_init
+
+__all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults", "check_status"]
 
 
 def _opt_nonneg(_inst: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
     if value is not None and value < 0:
-        raise ValueError(f"{attribute.name} must be >= 0, got {value}")
+        raise ValueError(f"Faults(): {attribute.name} must be >= 0")
 
 
 def _nonneg(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
     if value < 0:
-        raise ValueError(f"{attribute.name} must be >= 0, got {value}")
+        raise ValueError(f"Faults(): {attribute.name} must be >= 0")
 
 
+def check_status(where: str, name: str, status: int) -> None:
+    """Refuse an HTTP status outside 100..599 (``ValueError`` naming the argument)."""
+    if not 100 <= status <= 599:
+        raise ValueError(f"{where}(): {name} must be an HTTP status (100 to 599)")
+
+
+def _status(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
+    check_status("Faults", attribute.name, value)
+
+
+@checked_init
 @attrs.frozen(kw_only=True)
 class Faults:
     """A fault plan for the next created run (``LocalMantyx.inject(Faults(...))``).
@@ -83,12 +96,12 @@ class Faults:
     replay_overlap: int = attrs.field(default=0, validator=_nonneg)
     duplicate_tool_calls: bool = False
     tool_result_errors: int = attrs.field(default=0, validator=_nonneg)
-    tool_result_error_status: int = 503
+    tool_result_error_status: int = attrs.field(default=503, validator=_status)
     tool_result_accept_then_drop: int = attrs.field(default=0, validator=_nonneg)
     tool_result_rate_limited: int = attrs.field(default=0, validator=_nonneg)
     retry_after: float = attrs.field(default=0.0, validator=_nonneg)
     stream_open_errors: int = attrs.field(default=0, validator=_nonneg)
-    stream_open_status: int = 500
+    stream_open_status: int = attrs.field(default=500, validator=_status)
     strip_event_lines: bool = False
     malformed_frame_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
     unknown_event_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
@@ -224,7 +237,7 @@ class RequestFaults:
     def add(self, rule: RequestFault, times: int) -> None:
         """Apply ``rule`` to the next ``times`` matching requests."""
         if times < 1:
-            raise ValueError(f"times must be >= 1, got {times}")
+            raise ValueError("LocalMantyx.fail_next(): times must be >= 1")
         with self._lock:
             self._rules.append([rule, times])
 

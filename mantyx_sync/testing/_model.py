@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import attrs
 
+from ._argcheck import checked_init
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
@@ -39,6 +40,7 @@ __all__ = [
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
 
 
+@checked_init
 @attrs.define(kw_only=True)
 class ModelContext:
     """What a scripted step or a callable model can see about the current run.
@@ -71,17 +73,18 @@ class ModelContext:
     retained: list[dict[str, Any]] = attrs.field(factory=list)
 
 
-def _to_opt_tuple(value: Any) -> tuple[Any, ...] | None:
+def _to_opt_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
 TextLike = str | Callable[[ModelContext], str]
 
 
-def _to_tuple(value: Any) -> tuple[Any, ...]:
+def _to_tuple(value: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return tuple(value) if value is not None else ()
 
 
+@checked_init
 @attrs.frozen
 class ToolCall:
     """A tool call the model makes (inside a :class:`Turn`, or alone as a one-call turn).
@@ -106,6 +109,7 @@ class ToolCall:
     server_result: str | None = attrs.field(default=None, kw_only=True)
 
 
+@checked_init
 @attrs.frozen
 class Turn:
     """One model turn: optional thinking, streamed text, ``assistant_message``, tool calls.
@@ -131,6 +135,7 @@ class Turn:
     finish_reason: str | None = attrs.field(default=None, kw_only=True)
 
 
+@checked_init
 @attrs.frozen
 class Fail:
     """End the run with a terminal ``error`` event (wire-protocol §4.7).
@@ -147,6 +152,7 @@ class Fail:
     retryable: bool | None = attrs.field(default=None, kw_only=True)
 
 
+@checked_init
 @attrs.frozen
 class FailResult:
     """End the run with a non-success terminal ``result {subtype, error}``."""
@@ -155,6 +161,7 @@ class FailResult:
     error: str = "Run exceeded the maximum number of tool turns"
 
 
+@checked_init
 @attrs.frozen
 class Emit:
     """Log any raw event; it ends the run only if ``type`` is terminal."""
@@ -222,6 +229,12 @@ def sample_from_schema(schema: Any) -> Any:
     }
 
 
+def _object(schema: Any) -> dict[str, Any]:
+    """Sample arguments for a tool's schema: an object (a tool's arguments are one)."""
+    sample = sample_from_schema(schema)
+    return sample if isinstance(sample, dict) else {}
+
+
 def _thinking_on(spec: dict[str, Any]) -> bool:
     level = spec.get("reasoningLevel")
     return level not in (None, "off", 0)
@@ -259,13 +272,12 @@ class DefaultModel:
         for ref in ctx.spec.get("tools") or ():
             kind = ref.get("kind")
             if kind == "local":
-                calls.append(ToolCall(ref["name"], sample_from_schema(ref.get("parameters", {}))))
+                calls.append(ToolCall(ref["name"], _object(ref.get("parameters", {}))))
             elif kind == "a2a_local":
                 calls.append(ToolCall(ref["name"], {"message": ctx.prompt}))
             elif kind == "mcp_local":
                 for tool in ref.get("tools") or ():
-                    args = sample_from_schema(tool.get("inputSchema", {}))
-                    calls.append(ToolCall(tool["name"], args))
+                    calls.append(ToolCall(tool["name"], _object(tool.get("inputSchema", {}))))
         return calls
 
     @staticmethod

@@ -8,6 +8,8 @@ from typing import Any
 
 import attrs
 
+from ._argcheck import checked, checked_init
+
 __all__ = ["MASK", "RecordedRequest", "Recorder", "mask_headers"]
 
 MASK = "***"
@@ -44,6 +46,7 @@ def mask_headers(environ: Mapping[str, Any], secrets: Collection[str]) -> dict[s
     return out
 
 
+@checked_init
 @attrs.frozen(kw_only=True)
 class RecordedRequest:
     """One request the emulator answered (or dropped), as the test sees it.
@@ -67,6 +70,7 @@ class RecordedRequest:
     json: Any = attrs.field(default=None, hash=False)
     status: int = 0
 
+    @checked
     def header(self, name: str) -> str | None:
         """The value of header ``name`` (case-insensitive), or ``None``."""
         wanted = name.lower()

@@ -13,9 +13,10 @@ from types import TracebackType
 from typing import Any, Literal
 
 from ._app import EmulatorApp
+from ._argcheck import checked
 from ._clock import EmulatorClock
 from ._evaluation import EmulatedEval
-from ._faults import Faults, RequestFault, RequestFaults
+from ._faults import Faults, RequestFault, RequestFaults, check_status
 from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
 from ._ratelimit import RateLimiter
@@ -84,11 +85,17 @@ class LocalMantyx:
         ``advance_clock()`` moves it forward.
     :ivar rate_limiter: the rate-limit buckets, or ``None`` when unlimited.
 
+    Every argument here and of every method is checked where it is written: a
+    wrong type raises :class:`TypeError` naming the argument, what it must be
+    and the type it got (never the value); a port, status or duration out of
+    range raises :class:`ValueError`.
+
     Thread-safety: every method may be called from any thread.
 
     .. versionadded:: 0.1.0
     """
 
+    @checked
     def __init__(
         self,
         *,
@@ -112,10 +119,15 @@ class LocalMantyx:
         rate_limit_window: float = 60.0,
         rate_limit_reset: Literal["seconds", "epoch"] = "seconds",
     ) -> None:
-        if result_shape not in ("subtype", "ok"):
-            raise ValueError(f"result_shape must be 'subtype' or 'ok', got {result_shape!r}")
-        if keepalive is not None and keepalive <= 0:
-            raise ValueError("keepalive must be positive or None")
+        _check_ranges(
+            port=port,
+            tool_timeout=tool_timeout,
+            keepalive=keepalive,
+            access_token_ttl=access_token_ttl,
+            rate_limit_window=rate_limit_window,
+        )
+        check_status("LocalMantyx", "create_status", create_status)
+        check_status("LocalMantyx", "tool_result_status", tool_result_status)
         self.host = host
         self._port = port
         self.api_key = api_key
@@ -270,23 +282,28 @@ class LocalMantyx:
         options.update(kwargs)
         return sdk.Client(**options)
 
+    @checked
     def advance_clock(self, seconds: float) -> None:
         """Move the emulator's clock ``seconds`` forward: tokens expire and
         rate-limit windows refill as if that much time had passed."""
         self.clock.advance(seconds)
 
+    @checked
     def set_model(self, model: ModelLike) -> None:
         """Use ``model`` (steps, callable or ``None``) for every later run."""
         self._state.set_model(model)
 
+    @checked
     def queue_script(self, steps: ModelLike) -> None:
         """Use ``steps`` for the next created run only; queued scripts are used FIFO."""
         self._state.queue_script(steps)
 
+    @checked
     def inject(self, faults: Faults) -> None:
         """Apply ``faults`` to the next created run; queued plans are used FIFO."""
         self._state.inject(faults)
 
+    @checked
     def fail_next(
         self,
         method: str,
@@ -311,6 +328,8 @@ class LocalMantyx:
             is created, a tool result accepted), then drop the answer: the
             response is lost after the server applied it.
         """
+        if not drop:  # a dropped request gets no status at all
+            check_status("LocalMantyx.fail_next", "status", status)
         rule = RequestFault(
             method=method.upper(),
             path_pattern=re.compile(path_regex),
@@ -348,6 +367,7 @@ class LocalMantyx:
         """Run feedback by run id, as stored (``POST /agent-runs/{id}/feedback``; copies)."""
         return self._state.feedback.snapshot()
 
+    @checked
     def add_eval_dataset(
         self,
         name: str,
@@ -370,6 +390,7 @@ class LocalMantyx:
         except Exception as exc:
             raise ValueError(str(exc)) from exc
 
+    @checked
     def inject_eval_stream_fault(
         self, *, drop_after: int, live_tail_on_reconnect: bool = True
     ) -> None:
@@ -379,6 +400,8 @@ class LocalMantyx:
             of the log, so events sent while the client was away are lost to it
             (EVALS.md: the stream has no resume).
         """
+        if drop_after < 0:
+            raise ValueError("LocalMantyx.inject_eval_stream_fault(): drop_after must be >= 0")
         self._state.evals.inject_stream_fault(
             drop_after, live_tail_on_reconnect=live_tail_on_reconnect
         )
@@ -388,6 +411,7 @@ class LocalMantyx:
         """Every evaluation so far by id (a snapshot copy of the mapping)."""
         return self._state.evals.snapshot()
 
+    @checked
     def wait_for_run(
         self, run_id: str | None = None, *, status: str | None = None, timeout: float = 5.0
     ) -> EmulatedRun:
@@ -398,6 +422,7 @@ class LocalMantyx:
         """
         return self._state.wait_for_run(run_id, status, timeout)
 
+    @checked
     def wait_for_tool_call(self, *, timeout: float = 5.0) -> dict[str, Any]:
         """Block until the latest run logs a ``local_tool_call``; return its ``data``.
 
@@ -406,3 +431,12 @@ class LocalMantyx:
         :raises TimeoutError: none arrived within ``timeout`` seconds.
         """
         return self._state.wait_for_tool_call(timeout)
+
+
+def _check_ranges(*, port: int, **positive: float | None) -> None:
+    """Refuse a port outside 0..65535 and a duration that is not positive."""
+    if not 0 <= port <= 65535:
+        raise ValueError("LocalMantyx(): port must be 0 to 65535")
+    for name, seconds in positive.items():
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"LocalMantyx(): {name} must be positive")

@@ -11,6 +11,8 @@ from typing import Any
 
 import attrs
 
+from ._argcheck import checked_init
+
 __all__ = ["Overload", "PlanUpdate", "Supervise", "ToolFiles"]
 
 
@@ -18,6 +20,11 @@ def _steps(value: Sequence[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _files(value: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
+    return tuple(value)
+
+
+@checked_init
 @attrs.frozen
 class PlanUpdate:
     """Log a ``task_plan`` (v2) revision.
@@ -37,6 +44,7 @@ class PlanUpdate:
     transition: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
 
 
+@checked_init
 @attrs.frozen
 class Supervise:
     """Log a ``supervisor`` verdict (observability only; the run goes on)."""
@@ -47,6 +55,7 @@ class Supervise:
     phase: str = attrs.field(default="turn_boundary", kw_only=True)
 
 
+@checked_init
 @attrs.frozen
 class Overload:
     """The serving model fails after the server's retries (``errorClass``, default
@@ -62,6 +71,7 @@ class Overload:
     error_class: str = "overloaded"
 
 
+@checked_init
 @attrs.frozen
 class ToolFiles:
     """Log a ``tool_files`` event for a server-resolved tool ``name``.
@@ -70,4 +80,4 @@ class ToolFiles:
     """
 
     name: str
-    files: tuple[dict[str, Any], ...] = attrs.field(converter=_steps)
+    files: tuple[dict[str, Any], ...] = attrs.field(converter=_files)
