@@ -87,6 +87,16 @@ def _a2a_turn(url: str, index: int, turn: int) -> tuple[str, str, str]:
     )
 
 
+def _server_env(server: LocalMantyx) -> dict[str, str]:
+    """This environment, with the served app pointed at ``server``."""
+    return dict(
+        os.environ,
+        MANTYX_API_KEY=server.api_key,
+        MANTYX_WORKSPACE=server.workspace,
+        MANTYX_BASE_URL=server.base_url,
+    )
+
+
 @pytest.mark.parametrize(
     ("target", "send", "done"),
     [
@@ -100,12 +110,7 @@ def test_twenty_concurrent_conversations(
 ) -> None:
     (tmp_path / "served_app.py").write_text(APP_MODULE)
     port = peerkit.free_port()
-    env = dict(
-        os.environ,
-        MANTYX_API_KEY=mantyx_server.api_key,
-        MANTYX_WORKSPACE=mantyx_server.workspace,
-        MANTYX_BASE_URL=mantyx_server.base_url,
-    )
+    env = _server_env(mantyx_server)
     args = ["--worker-class", "gthread", "--workers", "1", "--threads", "24"]
     proc = subprocess.Popen(
         [
@@ -223,12 +228,7 @@ def test_client_gone_mid_stream_under_gunicorn(
     (tmp_path / "held_app.py").write_text(HOLD_MODULE)
     mantyx_server.set_model([Turn("", tool_calls=[ToolCall("hold")]), Turn("never")])
     port = peerkit.free_port()
-    env = dict(
-        os.environ,
-        MANTYX_API_KEY=mantyx_server.api_key,
-        MANTYX_WORKSPACE=mantyx_server.workspace,
-        MANTYX_BASE_URL=mantyx_server.base_url,
-    )
+    env = _server_env(mantyx_server)
     target = "held_app:agent_api" if protocol == "agent-api" else "held_app:a2a"
     args = ["--worker-class", "gthread", "--workers", "1", "--threads", "4"]
     args += ["--bind", f"127.0.0.1:{port}", "--chdir", str(tmp_path), target]
