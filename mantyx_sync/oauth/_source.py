@@ -148,7 +148,14 @@ class RefreshingTokenSource:
         if refused is not None:
             # A new instance per caller: threads must not share one traceback.
             raise AuthError(
-                refused.message, status=refused.status, code=refused.code, body=refused.body
+                refused.message,
+                status=refused.status,
+                code=refused.code,
+                hint=refused.hint,
+                candidates=refused.candidates,
+                body=refused.body,
+                request_id=refused.request_id,
+                retry_after=refused.retry_after,
             )
         try:
             tokens = self._refresh(self._refresh_token, self._scopes)

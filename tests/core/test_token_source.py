@@ -250,3 +250,38 @@ def test_sources_share_one_fork_hook(monkeypatch: pytest.MonkeyPatch) -> None:
     held._lock.acquire()  # as if a parent thread were mid-refresh at fork()
     _source._new_locks()  # what the child runs
     assert held._lock.acquire(timeout=1)
+
+
+def test_a_refused_refresh_token_is_raised_again_with_everything_the_server_said() -> None:
+    calls: list[str] = []
+    refusal = AuthError(
+        "refresh token revoked",
+        status=400,
+        code="invalid_grant",
+        hint="sign in again",
+        candidates=["x"],
+        body={"error": "invalid_grant"},
+        request_id="req_1",
+        retry_after=2.0,
+    )
+
+    def refuse(token: str, scopes: object) -> TokenSet:
+        calls.append(token)
+        raise refusal
+
+    source = RefreshingTokenSource(
+        "mantyx_rt_refused",
+        refresh=refuse,
+        userinfo=lambda source: None,  # type: ignore[arg-type,return-value]
+        base_url=BASE,
+    )
+    with pytest.raises(AuthError) as first:
+        source.token()
+    with pytest.raises(AuthError) as again:
+        source.token()
+    assert calls == ["mantyx_rt_refused"]  # the refusal is final: asked once
+    assert again.value is not first.value
+    fields = ("message", "status", "code", "hint", "candidates", "body", "request_id")
+    assert [getattr(again.value, f) for f in fields] == [getattr(first.value, f) for f in fields]
+    assert again.value.retry_after == first.value.retry_after
+    assert str(again.value) == str(first.value)
