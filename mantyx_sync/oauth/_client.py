@@ -144,8 +144,12 @@ class OAuth:
             (add the last to let ``Client(token_source=...)`` find the workspace).
         :param timeout: seconds to wait for the redirect.
         :param redirect_port: a fixed port, for an OAuth app registered with one.
+        A request to the listener with a wrong or missing ``state`` (one this
+        sign-in did not start) is answered 400 and ignored.
+
         :raises SignInError: refused (``code`` from the server), ``timeout``,
-            ``state_mismatch``, or ``listener_unavailable`` (the port is taken).
+            ``state_mismatch`` (the time ran out and only requests with the
+            wrong state came), or ``listener_unavailable`` (the port is taken).
         :raises AuthError: the server refused the code exchange.
         """
         wanted = scope_list(scopes)
