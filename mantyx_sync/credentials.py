@@ -4,6 +4,9 @@
 to ``credentials.json`` in the user's config directory, readable by the user
 only (mode ``0600``, in a ``0700`` directory); :func:`load` reads it back and
 :func:`delete` forgets it. The tokens are never logged and never in a repr.
+Saves and deletes from several processes at once each keep the others'
+profiles: every change is made under a lock file next to the store
+(``credentials.json.lock``) and lands by an atomic rename.
 
 The directory is ``$MANTYX_CONFIG_DIR`` if set, else the platform's user
 config directory: ``%APPDATA%\\mantyx`` on Windows, ``~/Library/Application
@@ -27,7 +30,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +38,20 @@ from ._base.argcheck import checked
 from ._http.auth import TokenSet
 from .errors import ConfigurationError
 
+if sys.platform == "win32":
+    import msvcrt
+if sys.platform != "win32":
+    import fcntl
+
 __all__ = ["config_dir", "delete", "load", "save"]
 
 log = logging.getLogger(__name__)
 
 _FILE = "credentials.json"
 _VERSION = 1
+# Opening a FIFO for reading waits for a writer; with this it does not (a
+# regular file ignores the flag), so the file type can be checked first.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def config_dir() -> Path:
@@ -69,20 +80,58 @@ def _profile(name: object) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except FileNotFoundError:
         return {}
-    if os.name == "posix":
-        mode = stat.S_IMODE(path.stat().st_mode)
-        if mode & 0o077:
-            log.warning("%s is readable by other users (mode %o): run chmod 600 on it", path, mode)
+    except OSError as exc:  # no permission; on Windows also a directory
+        raise ConfigurationError(
+            f"cannot read {path} ({exc.strerror}): fix its permissions or remove it"
+        ) from None
     try:
-        data = json.loads(text)
-    except ValueError:
+        info = os.fstat(fd)
+        if stat.S_ISREG(info.st_mode):
+            with os.fdopen(fd, "rb", closefd=False) as file:
+                raw = file.read()
+    finally:
+        os.close(fd)
+    if not stat.S_ISREG(info.st_mode):
+        kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise ConfigurationError(
+            f"{path} is {kind}, not a credential file: remove it, or set "
+            "MANTYX_CONFIG_DIR (or pass directory=) to use another place"
+        )
+    if os.name == "posix" and stat.S_IMODE(info.st_mode) & 0o077:
+        mode = stat.S_IMODE(info.st_mode)
+        log.warning("%s is readable by other users (mode %o): run chmod 600 on it", path, mode)
+    try:
+        data = json.loads(raw)
+    except ValueError:  # not JSON, or not UTF-8
         raise ConfigurationError(f"{path} is not valid JSON: delete it and sign in again") from None
     if not isinstance(data, dict) or not isinstance(data.get("profiles"), dict):
         raise ConfigurationError(f"{path} is not a mantyx credential file: delete it")
     return data
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold the store's lock for one read-modify-write, against other processes
+    (and threads: each holder opens the lock file anew)."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = path.with_name(f"{path.name}.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
+    try:
+        if sys.platform == "win32":
+            # Tries for about 10 s, then raises OSError: a store held that long is stuck.
+            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
+            try:
+                yield
+            finally:
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+        else:
+            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+            yield
+    finally:
+        os.close(fd)
 
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
@@ -122,9 +171,10 @@ def save(
         )
     name = _profile(profile)
     path = _path(directory)
-    data = _read(path) or {"version": _VERSION, "profiles": {}}
-    data["profiles"][name] = tokens.to_dict()
-    _write(path, data)
+    with _locked(path):
+        data = _read(path) or {"version": _VERSION, "profiles": {}}
+        data["profiles"][name] = tokens.to_dict()
+        _write(path, data)
     log.debug("saved credentials for profile %r in %s", name, path)
     return path
 
@@ -135,7 +185,8 @@ def load(
 ) -> TokenSet | None:
     """The token set stored under ``profile``, or ``None`` if there is none.
 
-    :raises ConfigurationError: the file is damaged (the message says which file).
+    :raises ConfigurationError: the file is damaged or is not a file (a
+        directory, a FIFO): the message says which and what to do.
     """
     name = _profile(profile)
     path = _path(directory)
@@ -155,13 +206,16 @@ def delete(*, profile: str = "default", directory: str | os.PathLike[str] | None
     """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty."""
     name = _profile(profile)
     path = _path(directory)
-    data = _read(path)
-    if name not in data.get("profiles", {}):
+    if not path.parent.is_dir():
         return False
-    del data["profiles"][name]
-    if data["profiles"]:
-        _write(path, data)
-    else:
-        path.unlink(missing_ok=True)
+    with _locked(path):
+        data = _read(path)
+        if name not in data.get("profiles", {}):
+            return False
+        del data["profiles"][name]
+        if data["profiles"]:
+            _write(path, data)
+        else:
+            path.unlink(missing_ok=True)
     log.debug("deleted credentials for profile %r in %s", name, path)
     return True

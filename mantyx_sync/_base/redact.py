@@ -14,6 +14,7 @@ __all__ = [
     "mask",
     "redact_headers",
     "redact_text",
+    "redact_value",
     "register_secret",
 ]
 
@@ -62,6 +63,17 @@ def redact_text(text: str) -> str:
         if secret in text:
             text = text.replace(secret, "***")
     return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
+
+
+def redact_value(value: Any) -> Any:
+    """A copy of decoded JSON ``value`` with every string (and key) through :func:`redact_text`."""
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, list):
+        return [redact_value(item) for item in value]
+    if isinstance(value, dict):
+        return {redact_text(str(k)): redact_value(v) for k, v in value.items()}
+    return value
 
 
 def display_url(url: str) -> str:

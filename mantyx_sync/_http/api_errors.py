@@ -5,7 +5,7 @@ The status picks the class (400/422 :class:`InvalidRequestError`, 401
 :class:`RateLimitError`, 5xx :class:`ServerError`); the body's ``error`` /
 ``code`` / ``message`` / ``hint`` / ``candidates`` and the ``Retry-After``,
 ``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in
-(NEWER.md §1, §19). Messages are redacted. No HTTP library is involved: the
+(NEWER.md §1, §19). Everything kept from the body is redacted. No HTTP library is involved: the
 transport hands over status, headers and the decoded body.
 """
 
@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from .._base.redact import redact_text
+from .._base.redact import redact_text, redact_value
 from ..errors import (
     APIError,
     AuthError,
@@ -101,6 +101,9 @@ def api_error(status: int, reason: str | None, headers: Mapping[str, str], body:
     :param headers: the response headers (a case-insensitive mapping).
     :param body: the decoded JSON body, ``None`` when it was not JSON.
     """
+    # A server that echoes what it was sent (a form with a client secret, a
+    # token) must not put it in the message, the hint or the body we keep.
+    body = redact_value(body)
     fields: dict[str, Any] = body if isinstance(body, dict) else {}
     error_field = fields.get("error") if isinstance(fields.get("error"), str) else None
     message = fields.get("message") if isinstance(fields.get("message"), str) else None

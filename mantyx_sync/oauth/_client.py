@@ -7,19 +7,28 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from concurrent.futures import Future
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
+import attrs
 import requests
 
 from .._base.argcheck import checked
-from .._base.redact import display_url, redact_text
+from .._base.redact import display_url, redact_value, register_secret
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
 from .._http.retry import RetryPolicy, Safety
 from .._http.transport import error_for_response, translate_exception
 from .._version import __version__
-from ..errors import APIError, AuthError, ConfigurationError, InvalidRequestError, MantyxError
+from ..errors import (
+    APIError,
+    AuthError,
+    ConfigurationError,
+    InvalidRequestError,
+    MantyxError,
+    TimeoutError_,
+)
 from ._redirect import LoopbackRedirect, pkce_pair, show_url
 from ._redirect import open_browser as launch_browser
 from ._source import RefreshingTokenSource
@@ -28,16 +37,21 @@ from ._values import ServerMetadata, UserInfo, scope_list
 __all__ = ["OAuth"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _METADATA_PATH = "/.well-known/oauth-authorization-server"
 # OAuth errors that mean "this credential is no good: sign in again" (RFC 6749 §5.2).
 _AUTH_ERRORS = frozenset(
     {"invalid_grant", "invalid_client", "unauthorized_client", "invalid_token"}
 )
+# Form fields that carry a secret: registered for redaction before they are
+# sent, so a server echoing the form cannot put them in a message or a log.
+_SECRET_FIELDS = ("client_secret", "refresh_token", "code", "code_verifier", "token")
 # A code exchange is never repeated after a timeout (codes are single-use); a
-# refresh, a revocation or a metadata/userinfo read may be.
-_SAFE = RetryPolicy(safety=Safety.SAFE, attempts=3, deadline=30.0)
-_ONCE = RetryPolicy(safety=Safety.CREATE, attempts=3, deadline=30.0)
+# refresh, a revocation or a metadata/userinfo read may be. The deadline is
+# OAuth(timeout=), set per call.
+_SAFE = RetryPolicy(safety=Safety.SAFE, attempts=3)
+_ONCE = RetryPolicy(safety=Safety.CREATE, attempts=3)
 
 
 class OAuth:
@@ -48,7 +62,10 @@ class OAuth:
         form body with ``client_id``); ``None`` for public clients (PKCE only).
     :param base_url: the MANTYX origin; default ``MANTYX_BASE_URL`` or
         ``https://app.mantyx.io``.
-    :param timeout: seconds for each HTTP exchange with the server.
+    :param timeout: the most seconds one request to the server may take in
+        all (connecting, the whole answer, retries), e.g. a token refresh;
+        past it a :class:`~mantyx_sync.TimeoutError_` is raised, however
+        slowly the server keeps sending.
     :param http_session: a ``requests.Session`` to use (proxies, custom TLS).
 
     Thread-safety: every method may be called from any thread. Fork-safe:
@@ -78,6 +95,7 @@ class OAuth:
         _check_seconds("timeout", timeout)
         self.client_id = client_id
         self._client_secret = client_secret
+        register_secret(client_secret)
         self.base_url = url
         self._timeout = timeout
         self._owns_session = http_session is None
@@ -144,8 +162,12 @@ class OAuth:
             (add the last to let ``Client(token_source=...)`` find the workspace).
         :param timeout: seconds to wait for the redirect.
         :param redirect_port: a fixed port, for an OAuth app registered with one.
+        A request to the listener with a wrong or missing ``state`` (one this
+        sign-in did not start) is answered 400 and ignored.
+
         :raises SignInError: refused (``code`` from the server), ``timeout``,
-            ``state_mismatch``, or ``listener_unavailable`` (the port is taken).
+            ``state_mismatch`` (the time ran out and only requests with the
+            wrong state came), or ``listener_unavailable`` (the port is taken).
         :raises AuthError: the server refused the code exchange.
         """
         wanted = scope_list(scopes)
@@ -322,25 +344,40 @@ class OAuth:
         bearer: str | None = None,
         policy: RetryPolicy | None = None,
     ) -> Any:
-        """One JSON answer from an OAuth endpoint, errors in the package's tree."""
+        """One JSON answer from an OAuth endpoint, errors in the package's tree,
+        within ``timeout`` in all."""
         headers = {"Accept": "application/json", "User-Agent": f"mantyx-sync/{__version__}"}
         if bearer is not None:
+            register_secret(bearer)
             headers["Authorization"] = f"Bearer {bearer}"
+        for field in _SECRET_FIELDS:
+            register_secret((form or {}).get(field))
+        label = f"{method} {display_url(url)}"
+        deadline = time.monotonic() + self._timeout
 
-        def once() -> Any:
+        def send() -> requests.Response:
+            left = max(0.001, deadline - time.monotonic())
             try:
-                response = self._http().request(
+                return self._http().request(
                     method,
                     url,
                     data=dict(form) if form is not None else None,
                     headers=headers,
-                    timeout=(min(10.0, self._timeout), self._timeout),
+                    timeout=(min(10.0, left), left),
                     allow_redirects=False,
                 )
             except requests.RequestException as exc:
                 raise translate_exception(exc) from None
+
+        def once() -> Any:
+            response = _by_deadline(
+                send,
+                deadline,
+                f"{label}: no complete answer within {self._timeout:g}s (a slow server "
+                "or proxy): try again later, or give OAuth(timeout=...) more seconds",
+            )
             with response:
-                log.debug("%s %s -> %d", method, display_url(url), response.status_code)
+                log.debug("%s -> %d", label, response.status_code)
                 if response.status_code >= 300:
                     raise _oauth_error(response)
                 try:
@@ -350,7 +387,32 @@ class OAuth:
                         f"{display_url(url)} answered HTTP {response.status_code} without JSON"
                     ) from None
 
-        return (policy or _SAFE).call(once, label=f"{method} {display_url(url)}")
+        chosen = attrs.evolve(policy or _SAFE, deadline=self._timeout)
+        return chosen.call(once, label=label)
+
+
+def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
+    """``send()``'s outcome, or :class:`TimeoutError_` at ``deadline`` (monotonic).
+
+    requests bounds each socket read, not the answer: a server that drips a
+    byte per read holds a request forever. So ``send`` runs on a helper thread
+    that is given up on at the deadline; it ends by itself once the server
+    stops or goes quiet for a read timeout.
+    """
+    outcome: Future[T] = Future()
+
+    def run() -> None:
+        try:
+            outcome.set_result(send())
+        except BaseException as exc:  # handed to the caller below
+            outcome.set_exception(exc)
+
+    worker = threading.Thread(target=run, name="mantyx-oauth-request", daemon=True)
+    worker.start()
+    worker.join(max(0.0, deadline - time.monotonic()))
+    if not outcome.done():
+        raise TimeoutError_(message)
+    return outcome.result()
 
 
 class _NotJSON(MantyxError):
@@ -359,15 +421,16 @@ class _NotJSON(MantyxError):
 
 def _oauth_error(response: requests.Response) -> APIError:
     """RFC 6749 §5.2 errors (``error``, ``error_description``) as AuthError or
-    InvalidRequestError; anything else as the transport would map it."""
+    InvalidRequestError; anything else as the transport would map it. What the
+    body says is redacted: a server may echo the form, client secret included."""
     try:
-        body = response.json()
+        body = redact_value(response.json())
     except ValueError:
         body = None
     code = body.get("error") if isinstance(body, dict) else None
     if response.status_code in (400, 401) and isinstance(code, str):
         description = body.get("error_description") if isinstance(body, dict) else None
-        message = redact_text(description if isinstance(description, str) and description else code)
+        message = description if isinstance(description, str) and description else code
         auth = code in _AUTH_ERRORS or response.status_code == 401
         cls = AuthError if auth else InvalidRequestError
         return cls(message, status=response.status_code, code=code, body=body)

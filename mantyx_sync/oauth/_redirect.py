@@ -60,13 +60,16 @@ _PAGE = (
 
 
 class _Redirect:
-    """What the one-shot listener received (filled in by a handler thread)."""
+    """What the one-shot listener received (filled in by handler threads)."""
 
     def __init__(self, state: str) -> None:
         self.state = state
         self.done = threading.Event()
         self.code: str | None = None
         self.error: SignInError | None = None
+        # Callbacks with a wrong or missing state: answered 400 and ignored, so
+        # a forged request cannot end the sign-in; counted for the timeout's message.
+        self.mismatched = 0
         self._lock = threading.Lock()
 
     def settle(self, *, code: str | None = None, error: SignInError | None = None) -> bool:
@@ -77,6 +80,10 @@ class _Redirect:
             self.code, self.error = code, error
             self.done.set()
             return True
+
+    def refuse(self) -> None:
+        with self._lock:
+            self.mismatched += 1
 
 
 def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler]:
@@ -94,17 +101,14 @@ def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler
             # Bytes: compare_digest refuses str with non-ASCII characters.
             sent_state = query.get("state", "").encode("utf-8")
             if not secrets.compare_digest(sent_state, redirect.state.encode("ascii")):
-                error: SignInError | None = SignInError(
-                    "the sign-in redirect carried the wrong state (a request this sign-in "
-                    "did not start); sign in again",
-                    code="state_mismatch",
-                )
-                page = (400, "Sign-in failed", "The request did not match this sign-in.")
-                code = None
-            elif "error" in query:
+                redirect.refuse()
+                log.warning("sign-in: ignored a redirect with the wrong state (not this sign-in's)")
+                self._page(400, "Sign-in failed", "The request did not match this sign-in.")
+                return
+            if "error" in query:
                 refusal = query["error"]
                 detail = query.get("error_description")
-                error = SignInError(
+                error: SignInError | None = SignInError(
                     f"the sign-in was refused: {refusal}" + (f" ({detail})" if detail else ""),
                     code=refusal,
                 )
@@ -153,7 +157,8 @@ class LoopbackRedirect:
 
     Use it as a context manager: the listener serves on a daemon thread until
     the block ends. :meth:`wait` returns the code once the redirect came with
-    the right ``state``.
+    the right ``state``; requests with another ``state`` are refused (400)
+    without ending the wait.
     """
 
     def __init__(self, port: int = 0) -> None:
@@ -196,9 +201,20 @@ class LoopbackRedirect:
     def wait(self, timeout: float) -> str:
         """The authorization code, once the redirect arrives.
 
-        :raises SignInError: ``timeout``, ``state_mismatch`` or the server's error.
+        A request with a wrong or missing ``state`` is answered 400 and ignored:
+        the wait goes on for the genuine redirect.
+
+        :raises SignInError: ``timeout`` (``state_mismatch`` when only requests
+            with the wrong state came) or the server's error.
         """
         if not self._redirect.done.wait(timeout):
+            forged = self._redirect.mismatched
+            if forged:
+                raise SignInError(
+                    f"no sign-in redirect within {timeout:g}s; {forged} request(s) with the "
+                    "wrong state (not started by this sign-in) were refused: run sign_in() again",
+                    code="state_mismatch",
+                )
             raise SignInError(
                 f"no sign-in redirect within {timeout:g}s: run sign_in() again", code="timeout"
             )

@@ -21,6 +21,10 @@ __all__ = ["RefreshingTokenSource"]
 log = logging.getLogger(__name__)
 
 _REFRESH_LEEWAY_S = 60.0
+# The OAuth errors (RFC 6749 §5.2) that say the refresh token or the client
+# itself is no good: they end the source. Anything else (a proxy's 401 page,
+# a 5xx, a timeout) fails that one call.
+_FINAL = frozenset({"invalid_grant", "invalid_client"})
 
 Refresh = Callable[[str, list[str] | None], TokenSet]
 
@@ -31,10 +35,13 @@ class RefreshingTokenSource:
 
     Single-flight: however many threads find the token due (or refused) at
     once, one refresh request is made and all of them get its token. Once the
-    server refuses the refresh token itself (revoked, expired: an
-    :class:`~mantyx_sync.AuthError`), every later call raises that refusal
-    without asking again — sign in anew for a new source. Refresh tokens that
-    do not rotate are kept; rotated ones are followed.
+    server refuses the refresh token or the client itself (an
+    :class:`~mantyx_sync.AuthError` with ``code`` ``invalid_grant`` or
+    ``invalid_client``: revoked, expired), every later call raises that
+    refusal without asking again — sign in anew for a new source. Any other
+    failure (a proxy's error page, a timeout) is raised to that call only: the
+    next one asks again. Refresh tokens that do not rotate are kept; rotated
+    ones are followed.
 
     A token is due ``leeway`` seconds (60) before it expires, or halfway
     through its life if that is shorter. ``clock`` must count epoch seconds
@@ -160,6 +167,9 @@ class RefreshingTokenSource:
         try:
             tokens = self._refresh(self._refresh_token, self._scopes)
         except AuthError as exc:
+            if exc.code not in _FINAL:
+                log.debug("the refresh failed (%s); the next call tries again", exc)
+                raise
             self._refused = exc
             log.debug("the refresh token was refused (%s): sign in again", exc.code)
             raise

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import stat
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -45,7 +49,12 @@ def test_save_then_load_in_the_user_config_dir_with_mode_0600(
     assert credentials.load() == tokens
     assert ACCESS not in caplog.text and REFRESH not in caplog.text
     assert ACCESS not in repr(credentials.load()) and REFRESH not in repr(tokens)
-    assert [p.name for p in path.parent.iterdir()] == ["credentials.json"]  # no temp left
+    # No temp file left; the lock file is as private as the store.
+    assert sorted(p.name for p in path.parent.iterdir()) == [
+        "credentials.json",
+        "credentials.json.lock",
+    ]
+    assert stat.S_IMODE((path.parent / "credentials.json.lock").stat().st_mode) == 0o600
 
 
 def test_profiles_directory_override_and_delete(
@@ -100,3 +109,93 @@ def test_bad_arguments(home: Path, tokens: TokenSet) -> None:
         credentials.save({"access_token": ACCESS})  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="profile"):
         credentials.save(tokens, profile="")
+
+
+# Each process saves its own 15 profiles and saves and deletes a scratch one
+# between them; it starts when the test says "go" (all are imported by then).
+_WRITER = """
+import sys
+from mantyx_sync import TokenSet, credentials
+worker, directory = sys.argv[1], sys.argv[2]
+print("ready", flush=True)
+sys.stdin.readline()
+for j in range(15):
+    tokens = TokenSet(access_token=f"mantyx_at_worker_{worker}_{j}")
+    credentials.save(tokens, profile=f"w{worker}-{j}", directory=directory)
+    credentials.save(tokens, profile=f"scratch-{worker}", directory=directory)
+    credentials.delete(profile=f"scratch-{worker}", directory=directory)
+"""
+
+
+# Regression (issue #20 item 9): saves and deletes were read-modify-write without
+# a lock: six processes saving 15 profiles each kept 17 of 90.
+def test_saves_and_deletes_from_six_processes_lose_nothing(tmp_path: Path) -> None:
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(i), str(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(6)
+    ]
+    try:
+        for worker in workers:
+            assert worker.stdout is not None and worker.stdout.readline() == "ready\n"
+        for worker in workers:
+            assert worker.stdin is not None
+            worker.stdin.write("go\n")
+            worker.stdin.close()
+        assert [worker.wait(timeout=60) for worker in workers] == [0] * 6
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+            if worker.stdout is not None:
+                worker.stdout.close()
+    stored = json.loads((tmp_path / "credentials.json").read_text(encoding="utf-8"))
+    expected = {f"w{i}-{j}" for i in range(6) for j in range(15)}
+    assert len(set(stored["profiles"]) & expected) == 90
+    assert set(stored["profiles"]) == expected  # and every scratch profile deleted
+    stored_tokens = credentials.load(profile="w5-14", directory=tmp_path)
+    assert stored_tokens is not None and stored_tokens.access_token == "mantyx_at_worker_5_14"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
+def test_a_fifo_at_the_path_is_refused_at_once(tmp_path: Path, tokens: TokenSet) -> None:
+    # Regression (issue #20 item 9): load() blocked forever opening the FIFO.
+    fifo = tmp_path / "credentials.json"
+    os.mkfifo(fifo)
+    outcome: list[BaseException | None] = []
+
+    def load() -> None:
+        try:
+            credentials.load(directory=tmp_path)
+            outcome.append(None)
+        except BaseException as exc:  # collected for the assertion
+            outcome.append(exc)
+
+    reader = threading.Thread(target=load, daemon=True)
+    reader.start()
+    reader.join(5)
+    if reader.is_alive():  # the old behaviour: free the reader, then fail
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+        reader.join(5)
+        pytest.fail("load() blocked on a FIFO")
+    assert isinstance(outcome[0], ConfigurationError)
+    assert "not a regular file" in str(outcome[0]) and "MANTYX_CONFIG_DIR" in str(outcome[0])
+    with pytest.raises(ConfigurationError, match="not a regular file"):
+        credentials.save(tokens, directory=tmp_path)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # left as it was
+
+
+def test_a_directory_at_the_path_is_a_configuration_error(tmp_path: Path, tokens: TokenSet) -> None:
+    # Regression (issue #20 item 9): a raw IsADirectoryError.
+    (tmp_path / "credentials.json").mkdir()
+    for call in (
+        lambda: credentials.load(directory=tmp_path),
+        lambda: credentials.save(tokens, directory=tmp_path),
+        lambda: credentials.delete(directory=tmp_path),
+    ):
+        with pytest.raises(ConfigurationError, match="is a directory, not a credential file"):
+            call()

@@ -161,10 +161,36 @@ def test_a_denied_sign_in_and_a_forged_state_fail_clearly(srv: LocalMantyx, oaut
     with pytest.raises(SignInError) as denied:
         _sign_in(oauth)
     assert denied.value.code == "access_denied"
-    with pytest.raises(SignInError) as forged:
-        oauth.sign_in(SCOPES, open_browser=False, on_url=tamper_state, timeout=10)
+    # A forged redirect alone: ignored, so the wait ends without a genuine one.
+    with pytest.raises(SignInError, match="1 request\\(s\\) with the wrong state") as forged:
+        oauth.sign_in(SCOPES, open_browser=False, on_url=tamper_state, timeout=0.5)
     assert forged.value.code == "state_mismatch"
     assert srv.oauth.code_exchanges == 0
+
+
+# Regression (issue #20 item 5): one forged callback aborted the real sign-in,
+# and the genuine redirect then got 409.
+def test_forged_callbacks_are_refused_and_the_genuine_redirect_completes(
+    srv: LocalMantyx, oauth: OAuth, caplog: pytest.LogCaptureFixture
+) -> None:
+    pages: list[int] = []
+
+    def forge_then_follow(url: str) -> None:
+        redirect_uri = parse_qs(urlsplit(url).query)["redirect_uri"][0]
+        for params in (
+            {"code": "forged", "state": "forged"},
+            {"code": "forged"},  # no state at all
+            {"error": "access_denied", "state": "forged"},
+        ):
+            pages.append(requests.get(redirect_uri, params=params, timeout=5).status_code)
+        answer = requests.get(url, allow_redirects=False, timeout=5)
+        landing = requests.get(answer.headers["Location"], allow_redirects=False, timeout=5)
+        pages.append(landing.status_code)
+
+    tokens = oauth.sign_in(SCOPES, open_browser=False, on_url=forge_then_follow, timeout=10)
+    assert tokens.access_token and pages == [400, 400, 400, 200]
+    assert srv.oauth.code_exchanges == 1
+    assert caplog.text.count("ignored a redirect with the wrong state") == 3
 
 
 def test_a_non_ascii_state_is_a_mismatch_not_a_crash(
@@ -176,7 +202,7 @@ def test_a_non_ascii_state_is_a_mismatch_not_a_crash(
         assert page.status_code == 400
 
     with pytest.raises(SignInError) as info:
-        oauth.sign_in(SCOPES, open_browser=False, on_url=forge, timeout=10)
+        oauth.sign_in(SCOPES, open_browser=False, on_url=forge, timeout=0.5)
     assert info.value.code == "state_mismatch"
     assert capsys.readouterr().err == "", "no traceback from the listener on stderr"
 
