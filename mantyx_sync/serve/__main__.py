@@ -1,19 +1,24 @@
 """``python -m mantyx_sync.serve a2a|agent-api --agent module:attr --port N``.
 
-Serves one agent on 127.0.0.1 with werkzeug's development server, for quick
-trials. Not for production: mount the app in a real WSGI server instead.
+Serves one agent (on 127.0.0.1 unless ``--host``) with werkzeug's development
+server, for quick trials. Not for production: mount the app in a real WSGI
+server instead. Without a token it warns at start, and refuses a host other
+than loopback unless ``--insecure``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import ipaddress
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
-from . import a2a_app, agent_api_app
+from ..errors import SpecError
+from . import a2a_app, agent_api_app, bearer_token
 
 __all__ = ["main"]
 
@@ -23,11 +28,24 @@ _DESCRIPTION = (
     "in a real WSGI server (gunicorn, mod_wsgi) or in Flask/Django instead. "
     "Needs werkzeug: pip install 'mantyx-sync[serve]'."
 )
+TOKEN_ENV = "MANTYX_SERVE_TOKEN"
 
 
-def _apps() -> dict[str, Callable[[Agent], Any]]:
-    apps: dict[str, Callable[[Agent], Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
+def _apps() -> dict[str, Callable[..., Any]]:
+    apps: dict[str, Callable[..., Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
     return apps
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.strip("[]")
+    try:
+        return host.lower() == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
 def load_agent(target: str) -> Agent:
@@ -62,21 +80,69 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--agent", required=True, help="module:attr of a mantyx_sync.Agent (or a factory)"
     )
-    parser.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on (default 127.0.0.1); a non-loopback one needs a token",
+    )
+    parser.add_argument(
+        "--token",
+        default=os.environ.get(TOKEN_ENV) or None,
+        help=f"bearer token callers must send (default: ${TOKEN_ENV}; prefer the variable, "
+        "as other users of this machine can read a command line)",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a Host name to answer to besides loopback names and --host (repeatable)",
+    )
+    parser.add_argument(
+        "--insecure",
+        action="store_true",
+        help="serve a host other than loopback without a token (anyone reaching it can "
+        "run the agent, and its local tools, on your account)",
+    )
     args = parser.parse_args(argv)
+    url = _url(args.host, args.port)
+    if not args.token:
+        if not (_is_loopback(args.host) or args.insecure):
+            parser.error(
+                f"refusing to serve {url} without authentication: anyone who can reach it "
+                f"could run this agent, and its local tools, on your account. Set {TOKEN_ENV} "
+                "(or pass --token), or pass --insecure if that is really what you want."
+            )
+        print(
+            f"WARNING: no authentication: any program that can reach {url} can run this "
+            f"agent, and its local tools, on your account; set {TOKEN_ENV} (or pass --token) "
+            "to require a bearer token.",
+            file=sys.stderr,
+        )
     try:
         from werkzeug.serving import run_simple
     except ImportError:  # pragma: no cover - depends on the environment
         print("this runner needs werkzeug: pip install 'mantyx-sync[serve]'", file=sys.stderr)
         return 2
     sys.path.insert(0, "")
-    app = apps[args.protocol](load_agent(args.agent))
+    # The address it listens on is a name its callers use; a wildcard is none.
+    named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
+    agent = load_agent(args.agent)
+    try:
+        app = apps[args.protocol](
+            agent,
+            authenticate=bearer_token(args.token) if args.token else None,
+            allowed_hosts=[*named, *args.allowed_host],
+        )
+    except SpecError as exc:  # an --allowed-host that is no host name
+        parser.error(str(exc).replace("allowed_hosts", "--allowed-host"))
     print(
-        f"serving {args.protocol} on http://127.0.0.1:{args.port}/ "
+        f"serving {args.protocol} on {url} "
         "(development server, not for production; Ctrl-C to stop)",
         file=sys.stderr,
     )
-    run_simple("127.0.0.1", args.port, app, threaded=True)
+    run_simple(args.host.strip("[]"), args.port, app, threaded=True)
     return 0
 
 

@@ -3,7 +3,7 @@
 A :class:`A2ATask` keeps what ``tasks/get`` reports (state, answer so far,
 error) current from the run's pump thread, so a task can be read, cancelled or
 awaited from any request. :class:`TaskStore` keeps running tasks and the most
-recent finished ones.
+recent finished ones, each for the caller that started it only.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ class A2ATask:
     def __init__(
         self,
         *,
+        caller: str,
         context_id: str,
         user_message: dict[str, Any],
         turn: Turn,
@@ -44,6 +45,7 @@ class A2ATask:
         on_end: Callable[[A2ATask], None],
     ) -> None:
         self.id = str(uuid.uuid4())
+        self.caller = caller
         self.context_id = context_id
         self.artifact_id = str(uuid.uuid4())
         self.run_id = turn.run.id
@@ -116,12 +118,12 @@ class A2ATask:
 
 
 class TaskStore:
-    """Tasks by id: every running one, plus the latest :data:`MAX_FINISHED` finished."""
+    """Tasks by id: every running one, plus each caller's latest :data:`MAX_FINISHED` finished."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._running: dict[str, A2ATask] = {}
-        self._finished: collections.OrderedDict[str, A2ATask] = collections.OrderedDict()
+        self._finished: dict[str, collections.OrderedDict[str, A2ATask]] = {}
 
     def add(self, task: A2ATask) -> None:
         """Track a newly started task."""
@@ -138,14 +140,17 @@ class TaskStore:
             self._finish_locked(task)
 
     def _finish_locked(self, task: A2ATask) -> None:
-        self._finished[task.id] = task
-        while len(self._finished) > MAX_FINISHED:
-            self._finished.popitem(last=False)
+        mine = self._finished.setdefault(task.caller, collections.OrderedDict())
+        mine[task.id] = task
+        while len(mine) > MAX_FINISHED:
+            mine.popitem(last=False)
 
-    def get(self, task_id: str) -> A2ATask | None:
-        """The task, if it is known."""
+    def get(self, task_id: str, caller: str) -> A2ATask | None:
+        """The task, if ``caller`` started it and it is known."""
         with self._lock:
-            return self._running.get(task_id) or self._finished.get(task_id)
+            mine = self._finished.get(caller)
+            task = self._running.get(task_id) or (mine.get(task_id) if mine else None)
+        return task if task is not None and task.caller == caller else None
 
     def running(self) -> list[A2ATask]:
         """The tasks still running."""

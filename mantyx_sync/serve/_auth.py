@@ -12,11 +12,13 @@ from ..errors import SpecError
 __all__ = ["bearer_token"]
 
 
-def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], bool]:
+def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], str | None]:
     """An ``authenticate`` hook accepting ``Authorization: Bearer <token>`` for any of ``tokens``.
 
-    Comparison takes constant time; the tokens are registered as secrets, so
-    they never appear in this package's logs. ::
+    Each token is its own caller, named by its position (``"token 1"``,
+    ``"token 2"``…): conversations and tasks opened with one token are not
+    reachable with another. Comparison takes constant time; the tokens are
+    registered as secrets, so they never appear in this package's logs. ::
 
         app = serve.a2a_app(agent, authenticate=serve.bearer_token(os.environ["A2A_TOKEN"]))
 
@@ -35,14 +37,14 @@ def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], bool]:
         register_secret(token)
     expected = [token.encode("utf-8") for token in tokens]
 
-    def authenticate(environ: dict[str, Any]) -> bool:
+    def authenticate(environ: dict[str, Any]) -> str | None:
         header = environ.get("HTTP_AUTHORIZATION", "")
         scheme, _, given = header.partition(" ")
         if scheme.lower() != "bearer" or not given:
-            return False
+            return None
         candidate = given.strip().encode("utf-8")
         # Compare against every token, so timing does not tell which matched.
         matches = [hmac.compare_digest(candidate, token) for token in expected]
-        return any(matches)
+        return next((f"token {index + 1}" for index, hit in enumerate(matches) if hit), None)
 
     return authenticate

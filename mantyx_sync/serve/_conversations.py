@@ -1,11 +1,14 @@
 """Protocol conversation ids (A2A ``contextId``, Agent API ``session_id``) → MANTYX sessions.
 
-One :class:`Conversations` per served app. Each conversation id maps to one
-MANTYX :class:`~mantyx_sync.Session`, created on its first message. Past
-``max_sessions`` the least recently used conversation is evicted and its
-session *ended* on the server (which also cancels a run still going in it),
-so a busy app never accumulates open sessions. MANTYX runs one message of a
-session at a time: a second message for a busy conversation waits its turn.
+One :class:`Conversations` per served app. Conversation ids belong to the
+caller that sent them (as ``authenticate`` names it): the same id from two
+callers is two conversations, so no caller reaches another's history. Each
+one maps to one MANTYX :class:`~mantyx_sync.Session`, created on its first
+message. Past ``max_sessions`` of one caller, that caller's least recently
+used conversation is evicted and its session *ended* on the server (which
+also cancels a run still going in it): a busy caller never accumulates open
+sessions, nor pushes out anyone else's. MANTYX runs one message of a session
+at a time: a second message for a busy conversation waits its turn.
 
 In ``stateless`` mode no session is kept: every message is a one-shot run.
 """
@@ -59,7 +62,7 @@ class Turn:
 
 
 class Conversations:
-    """An LRU map of conversation ids to MANTYX sessions (thread-safe)."""
+    """Per caller, an LRU map of conversation ids to MANTYX sessions (thread-safe)."""
 
     def __init__(self, agent: Agent, *, stateless: bool, max_sessions: int) -> None:
         if max_sessions < 1:
@@ -68,8 +71,8 @@ class Conversations:
         self._stateless = stateless
         self._max = max_sessions
         self._lock = threading.Lock()
-        self._open: collections.OrderedDict[str, _Conversation] = collections.OrderedDict()
-        self._creating: dict[str, threading.Lock] = {}
+        self._open: dict[str, collections.OrderedDict[str, _Conversation]] = {}
+        self._creating: dict[tuple[str, str], threading.Lock] = {}
 
     @property
     def stateless(self) -> bool:
@@ -78,23 +81,24 @@ class Conversations:
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._open)
+            return sum(len(mine) for mine in self._open.values())
 
-    def session_id(self, key: str) -> str | None:
-        """The MANTYX session id of conversation ``key``, if it is open."""
+    def session_id(self, key: str, caller: str = "") -> str | None:
+        """The MANTYX session id of ``caller``'s conversation ``key``, if it is open."""
         with self._lock:
-            conversation = self._open.get(key)
+            mine = self._open.get(caller)
+            conversation = mine.get(key) if mine is not None else None
             return conversation.session.id if conversation else None
 
-    def start(self, key: str | None, prompt: str) -> Turn:
-        """Start the MANTYX run for one message of conversation ``key``.
+    def start(self, caller: str, key: str | None, prompt: str) -> Turn:
+        """Start the MANTYX run for one message of ``caller``'s conversation ``key``.
 
         :raises ConversationBusy: the conversation's previous run did not end in time.
         :raises MantyxError: the session or run could not be created.
         """
         if self._stateless or key is None:
             return Turn(self._agent.start(prompt), None)
-        conversation = self._get(key)
+        conversation = self._get(caller, key)
         if not conversation.turn_lock.acquire(timeout=BUSY_WAIT_S):
             raise ConversationBusy(f"conversation {key!r} is still answering a previous message")
         try:
@@ -103,40 +107,40 @@ class Conversations:
             conversation.turn_lock.release()
             raise
 
-    def _get(self, key: str) -> _Conversation:
+    def _get(self, caller: str, key: str) -> _Conversation:
         with self._lock:
-            found = self._open.get(key)
+            found = self._touch_locked(caller, key)
             if found is not None:
-                self._open.move_to_end(key)
                 return found
-            creating = self._creating.setdefault(key, threading.Lock())
+            creating = self._creating.setdefault((caller, key), threading.Lock())
         # Sessions are created outside the pool lock (an HTTP call), once per key.
         with creating:
             with self._lock:
-                found = self._open.get(key)
+                found = self._touch_locked(caller, key)
                 if found is not None:
-                    self._open.move_to_end(key)
                     return found
             try:
                 conversation = _Conversation(self._agent.session())
             except BaseException:
                 with self._lock:
-                    self._creating.pop(key, None)  # a later message tries again
+                    self._creating.pop((caller, key), None)  # a later message tries again
                 raise
             with self._lock:
-                self._open[key] = conversation
-                self._creating.pop(key, None)
-                evicted = self._evict_locked()
+                mine = self._open.setdefault(caller, collections.OrderedDict())
+                mine[key] = conversation
+                self._creating.pop((caller, key), None)
+                evicted = [mine.popitem(last=False) for _ in range(len(mine) - self._max)]
         for old_key, old in evicted:
             log.info("conversation %r evicted; ending session %s", old_key, old.session.id)
             self._end(old)
         return conversation
 
-    def _evict_locked(self) -> list[tuple[str, _Conversation]]:
-        evicted = []
-        while len(self._open) > self._max:
-            evicted.append(self._open.popitem(last=False))
-        return evicted
+    def _touch_locked(self, caller: str, key: str) -> _Conversation | None:
+        mine = self._open.get(caller)
+        found = mine.get(key) if mine is not None else None
+        if mine is not None and found is not None:
+            mine.move_to_end(key)
+        return found
 
     @staticmethod
     def _end(conversation: _Conversation) -> None:
@@ -148,7 +152,7 @@ class Conversations:
     def close(self) -> None:
         """End every open session."""
         with self._lock:
-            open_ = list(self._open.values())
+            open_ = [each for mine in self._open.values() for each in mine.values()]
             self._open.clear()
         for conversation in open_:
             self._end(conversation)

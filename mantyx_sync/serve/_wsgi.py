@@ -1,41 +1,58 @@
-"""Plain-WSGI plumbing the served apps share: bodies, JSON and SSE replies, auth.
+"""Plain-WSGI plumbing the served apps share: who may call, bodies, JSON and SSE replies.
 
 No framework: the apps are callables ``app(environ, start_response)`` that any
 WSGI server (werkzeug, gunicorn, mod_wsgi) or framework (Flask's
 ``app.wsgi_app`` dispatcher, a Django view) can host.
+
+What a web page in the user's browser could otherwise do to a served agent is
+refused here, once for both apps: a Host name the app does not answer to
+(DNS rebinding) by :class:`Gate` (421), and a body not declared JSON (a form
+or ``text/plain`` POST needs no CORS preflight) by :func:`read_json` (415),
+both before anything runs.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
+from ..errors import SpecError
+
 __all__ = [
+    "LOOPBACK_HOSTS",
     "MAX_BODY_BYTES",
+    "MAX_JSON_DEPTH",
     "SSE_HEARTBEAT",
     "Authenticate",
-    "BadBody",
+    "BadJson",
+    "Gate",
+    "Refused",
     "StartResponse",
     "StreamBody",
     "WSGIApp",
     "base_url",
-    "is_allowed",
+    "host_name",
     "json_reply",
     "read_json",
     "sse_data",
-    "unauthorized",
 ]
 
 log = logging.getLogger(__name__)
 
 StartResponse = Callable[..., Any]
 WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
-Authenticate = Callable[[dict[str, Any]], bool]
-"""``authenticate(environ) -> bool``: whether the request may proceed."""
+Authenticate = Callable[[dict[str, Any]], "str | bool | None"]
+"""``authenticate(environ)``: the caller's name (a ``str``), ``True`` for a caller
+without a name, or a false value to refuse the request."""
 
 MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+MAX_JSON_DEPTH: Final = 100
+"""Nesting a body may have: far below Python's recursion limit, which a
+document nested just under it still reaches when its reply is written."""
+LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 
 _REASONS: Final = {
     200: "OK",
@@ -45,37 +62,166 @@ _REASONS: Final = {
     405: "Method Not Allowed",
     413: "Content Too Large",
     415: "Unsupported Media Type",
+    421: "Misdirected Request",
     500: "Internal Server Error",
 }
+_DIGITS: Final = re.compile(r"[0-9]+")
+_HOST_NAME: Final = re.compile(r"[a-z0-9._:-]+")
+_JSON_MEDIA: Final = re.compile(r"application/([a-z0-9.!#$&^_-]+\+)?json")
 
 
-class BadBody(ValueError):
-    """The request body is not usable JSON; ``status`` is the HTTP status to answer."""
+class Refused(Exception):
+    """A request answered with an HTTP error before its protocol looks at it."""
 
-    def __init__(self, message: str, status: int = 400) -> None:
+    def __init__(
+        self, status: int, code: str, message: str, headers: Iterable[tuple[str, str]] = ()
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.code = code
+        self.message = message
+        self.headers = list(headers)
+
+    def reply(self, start_response: StartResponse) -> list[bytes]:
+        """Answer ``{"error": {"code", "message"}}`` with the status."""
+        error = {"code": self.code, "message": self.message}
+        return json_reply(start_response, {"error": error}, self.status, self.headers)
+
+
+class BadJson(ValueError):
+    """The body arrived but is not JSON: the protocol's parse error."""
+
+
+def host_name(value: str) -> str | None:
+    """A Host header (or an ``allowed_hosts`` entry) as the bare name it names:
+    lower case, without port, IPv6 brackets or a trailing dot; ``None`` if malformed."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        name, bracket, port = value[1:].partition("]")
+        if not bracket or (port and not port.startswith(":")):
+            return None
+        port = port[1:]
+    elif value.count(":") == 1:
+        name, _, port = value.partition(":")
+    else:  # a bare name, or an IPv6 address written without brackets
+        name, port = value, ""
+    name = name.rstrip(".")
+    if (port and not _DIGITS.fullmatch(port)) or not _HOST_NAME.fullmatch(name):
+        return None
+    return name
+
+
+class Gate:
+    """Who may reach an app: the Host names it answers to, then ``authenticate``.
+
+    Immutable after construction; thread-safe.
+
+    :raises SpecError: an ``allowed_hosts`` entry that is not a host name (or ``"*"``).
+    """
+
+    def __init__(self, authenticate: Authenticate | None, allowed_hosts: Iterable[str]) -> None:
+        self._authenticate = authenticate
+        self._hosts = set(LOOPBACK_HOSTS)
+        for index, host in enumerate(allowed_hosts):
+            name = "*" if host == "*" else host_name(host)
+            if name is None:
+                raise SpecError(
+                    "must be a host name such as example.com (no scheme or path), or '*'",
+                    path=f"allowed_hosts[{index}]",
+                )
+            self._hosts.add(name)
+        self._any_host = "*" in self._hosts
+
+    def caller(self, environ: dict[str, Any]) -> str:
+        """The caller's name (``""`` for one without a name).
+
+        :raises Refused: a Host name outside the allowed ones (421), or
+            ``authenticate`` refused (401).
+        """
+        host = environ.get("HTTP_HOST")
+        # No Host at all is no browser's request (browsers always send one).
+        if host is not None and not self._any_host and host_name(host) not in self._hosts:
+            raise Refused(
+                421,
+                "misdirected_request",
+                "this app does not answer to the Host name of the request; list the name "
+                "in allowed_hosts= (python -m mantyx_sync.serve: --allowed-host)",
+            )
+        if self._authenticate is None:
+            return ""
+        try:
+            verdict = self._authenticate(environ)
+        except Exception:
+            log.exception("the authenticate hook raised; refusing the request")
+            verdict = False
+        if verdict is True:
+            return ""
+        if isinstance(verdict, str) and verdict:
+            return verdict
+        if verdict not in (False, None, ""):
+            log.error(
+                "the authenticate hook returned a %s; it must return the caller's name "
+                "(a str), True or False: refusing the request",
+                type(verdict).__name__,
+            )
+        raise Refused(
+            401,
+            "unauthorized",
+            "missing or invalid credentials",
+            [("WWW-Authenticate", 'Bearer realm="mantyx"')],
+        )
 
 
 def read_json(environ: dict[str, Any]) -> Any:
-    """The request body parsed as JSON.
+    """The request body parsed as JSON, never reading more than :data:`MAX_BODY_BYTES`.
 
-    :raises BadBody: too large, unreadable, or not JSON.
+    :raises Refused: the body is not declared JSON (415), its length is not a
+        whole number (400) or it is larger than the cap (413).
+    :raises BadJson: the body is not JSON, or nests deeper than :data:`MAX_JSON_DEPTH`.
     """
-    try:
-        length = int(environ.get("CONTENT_LENGTH") or 0)
-    except ValueError as exc:
-        raise BadBody("bad Content-Length") from exc
-    if length > MAX_BODY_BYTES:
-        raise BadBody(f"the body is larger than {MAX_BODY_BYTES} bytes", 413)
+    media = environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
+    if not _JSON_MEDIA.fullmatch(media):
+        raise Refused(
+            415,
+            "unsupported_media_type",
+            "the body must be JSON, sent with Content-Type: application/json",
+        )
+    declared = environ.get("CONTENT_LENGTH", "").strip()
     stream = environ["wsgi.input"]
-    raw = stream.read(length) if length else stream.read(MAX_BODY_BYTES + 1)
-    if len(raw) > MAX_BODY_BYTES:
-        raise BadBody(f"the body is larger than {MAX_BODY_BYTES} bytes", 413)
+    if declared:
+        if not _DIGITS.fullmatch(declared):
+            raise Refused(400, "bad_request", "Content-Length must be a whole number of bytes")
+        if int(declared) > MAX_BODY_BYTES:
+            raise _too_large()
+        raw = stream.read(int(declared))
+    elif environ.get("wsgi.input_terminated"):  # e.g. chunked: the server marks its end
+        raw = stream.read(MAX_BODY_BYTES + 1)
+        if len(raw) > MAX_BODY_BYTES:
+            raise _too_large()
+    else:  # no length and no end: there is no body to read (PEP 3333)
+        raw = b""
+    too_deep = f"the body's JSON is nested more than {MAX_JSON_DEPTH} deep"
     try:
-        return json.loads(raw.decode("utf-8"))
+        value = json.loads(raw.decode("utf-8"))
+    except RecursionError as exc:
+        raise BadJson(too_deep) from exc
     except (UnicodeDecodeError, ValueError) as exc:
-        raise BadBody(f"the body is not JSON: {exc}") from exc
+        raise BadJson(f"the body is not JSON: {exc}") from exc
+    level = [value]
+    for _ in range(MAX_JSON_DEPTH):  # breadth first: no recursion of our own
+        level = [
+            child
+            for item in level
+            if isinstance(item, (dict, list))
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return value
+    raise BadJson(too_deep)
+
+
+def _too_large() -> Refused:
+    return Refused(413, "too_large", f"the body is larger than {MAX_BODY_BYTES} bytes")
 
 
 def _status(code: int) -> str:
@@ -102,29 +248,11 @@ def json_reply(
     return [data]
 
 
-def unauthorized(start_response: StartResponse) -> list[bytes]:
-    """The 401 every app gives when ``authenticate`` refuses a request."""
-    return json_reply(
-        start_response,
-        {"error": {"code": "unauthorized", "message": "missing or invalid credentials"}},
-        401,
-        [("WWW-Authenticate", 'Bearer realm="mantyx"')],
-    )
-
-
-def is_allowed(authenticate: Authenticate | None, environ: dict[str, Any]) -> bool:
-    """Run the hook; a hook that raises refuses (and is logged)."""
-    if authenticate is None:
-        return True
-    try:
-        return bool(authenticate(environ))
-    except Exception:
-        log.exception("the authenticate hook raised; refusing the request")
-        return False
-
-
 def base_url(environ: dict[str, Any]) -> str:
-    """The URL the app is mounted at, as the client sees it (no trailing slash)."""
+    """The URL the app is mounted at, as the client sees it (no trailing slash).
+
+    Only for a request :class:`Gate` let in: its Host is one the app answers to.
+    """
     scheme = environ.get("wsgi.url_scheme", "http")
     host = environ.get("HTTP_HOST")
     if not host:

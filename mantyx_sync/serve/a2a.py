@@ -16,6 +16,10 @@ Routes, relative to where it is mounted:
   ``SendStreamingMessage``, ``GetTask``, ``CancelTask`` (1.0);
 * ``GET /health``: ``{"status": "ok"}``, without authentication.
 
+Every other request must name an allowed Host (421 otherwise) and pass
+``authenticate`` (401); a POST body must be declared JSON (415). Conversations
+and tasks belong to the caller ``authenticate`` names.
+
 Every message becomes one A2A task following one MANTYX run. A streamed
 reply is written as the run streams: the task, a ``working`` status, one
 artifact chunk per ``assistant_delta``, status updates naming the tools the
@@ -28,8 +32,9 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final, Literal
+from urllib.parse import urlsplit
 
 from .._base.argcheck import checked
 from .._version import __version__
@@ -50,15 +55,15 @@ from ._pump import Outcome, Tick
 from ._wsgi import (
     SSE_HEARTBEAT,
     Authenticate,
-    BadBody,
+    BadJson,
+    Gate,
+    Refused,
     StartResponse,
     StreamBody,
     base_url,
-    is_allowed,
     json_reply,
     read_json,
     sse_data,
-    unauthorized,
 )
 
 __all__ = ["A2AApp", "a2a_app"]
@@ -117,10 +122,14 @@ class A2AApp:
         max_sessions: int,
         authenticate: Authenticate | None,
         heartbeat: float,
+        allowed_hosts: Sequence[str],
+        public_url: str | None,
     ) -> None:
         self.agent = agent
         self._card = dict(card) if card is not None else None
-        self._authenticate = authenticate
+        self._public_url = public_url
+        public_host = urlsplit(public_url).hostname if public_url else None
+        self._gate = Gate(authenticate, [*allowed_hosts, *filter(None, [public_host])])
         self._heartbeat = heartbeat
         self.conversations = Conversations(
             agent, stateless=conversation == "stateless", max_sessions=max_sessions
@@ -132,17 +141,21 @@ class A2AApp:
         path = environ.get("PATH_INFO", "") or "/"
         if path == "/health":
             return json_reply(start_response, {"status": "ok"})
-        if not is_allowed(self._authenticate, environ):
-            return unauthorized(start_response)
+        try:
+            caller = self._gate.caller(environ)
+        except Refused as exc:
+            return exc.reply(start_response)
         if path in CARD_PATHS:
             if method not in ("GET", "HEAD"):
                 return json_reply(start_response, {"error": "use GET"}, 405, [("Allow", "GET")])
-            return json_reply(start_response, self.card(base_url(environ) + "/"))
+            return json_reply(
+                start_response, self.card(self._public_url or base_url(environ) + "/")
+            )
         if path != "/":
             return json_reply(start_response, {"error": f"no route {path}"}, 404)
         if method != "POST":
             return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
-        return self._rpc(environ, start_response)
+        return self._rpc(environ, start_response, caller)
 
     @checked(SpecError)
     def card(self, rpc_url: str) -> dict[str, Any]:
@@ -164,10 +177,12 @@ class A2AApp:
             task.pump.close()
         self.conversations.close()
 
-    def _rpc(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+    def _rpc(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         try:
             body = read_json(environ)
-        except BadBody as exc:
+        except Refused as exc:
+            return exc.reply(start_response)
+        except BadJson as exc:
             return json_reply(start_response, _error(None, PARSE_ERROR, str(exc)))
         if not isinstance(body, dict) or not isinstance(body.get("method"), str):
             return json_reply(
@@ -184,25 +199,25 @@ class A2AApp:
                 raise _RpcError(INVALID_PARAMS, "params must be an object")
             if method in _SEND:
                 dialect, stream = _SEND[method]
-                return self._send(start_response, request_id, params, dialect, stream)
+                return self._send(start_response, caller, request_id, params, dialect, stream)
             if method in _GET:
-                task = self._task(params)
+                task = self._task(params, caller)
                 history = params.get("historyLength")
                 length = history if isinstance(history, int) else None
                 result = task.to_wire(_GET[method], history_length=length)
             elif method in _CANCEL:
-                result = self._cancel(self._task(params), _CANCEL[method])
+                result = self._cancel(self._task(params, caller), _CANCEL[method])
             else:
                 raise _RpcError(METHOD_NOT_FOUND, f"method {method!r} is not supported")
         except _RpcError as exc:
             return json_reply(start_response, _error(request_id, exc.code, exc.message))
         return json_reply(start_response, _result(request_id, result))
 
-    def _task(self, params: Mapping[str, Any]) -> A2ATask:
+    def _task(self, params: Mapping[str, Any], caller: str) -> A2ATask:
         task_id = params.get("id")
         if not isinstance(task_id, str):
             raise _RpcError(INVALID_PARAMS, "params.id (the task id) must be a string")
-        task = self.tasks.get(task_id)
+        task = self.tasks.get(task_id, caller)
         if task is None:
             raise _RpcError(TASK_NOT_FOUND, f"task {task_id} not found")
         return task
@@ -220,6 +235,7 @@ class A2AApp:
     def _send(
         self,
         start_response: StartResponse,
+        caller: str,
         request_id: Any,
         params: Mapping[str, Any],
         dialect: Dialect,
@@ -238,11 +254,12 @@ class A2AApp:
             configuration.get("returnImmediately") is True or configuration.get("blocking") is False
         )
         try:
-            turn = self.conversations.start(context_id, text)
+            turn = self.conversations.start(caller, context_id, text)
         except MantyxError as exc:
             log.warning("could not start a run for context %s: %s", context_id, exc)
             raise _RpcError(INTERNAL_ERROR, f"the agent could not start: {exc}") from exc
         task = A2ATask(
+            caller=caller,
             context_id=context_id,
             user_message=dict(message),
             turn=turn,
@@ -337,6 +354,8 @@ def a2a_app(
     max_sessions: int = 1024,
     authenticate: Authenticate | None = None,
     heartbeat: float = 15.0,
+    allowed_hosts: Sequence[str] = (),
+    public_url: str | None = None,
 ) -> A2AApp:
     """A WSGI application serving ``agent`` over A2A 0.3 and 1.0 (JSON-RPC).
 
@@ -344,14 +363,21 @@ def a2a_app(
         skills, provider…). The built card names the agent, turns its tools
         into skills, and advertises both protocol lines on this app's URL.
     :param conversation: ``"auto"``: each A2A ``contextId`` is one MANTYX
-        session (created on first use); ``"stateless"``: every message is a
-        one-shot run.
-    :param max_sessions: open sessions kept; past it the least recently used
-        is ended on MANTYX.
-    :param authenticate: ``authenticate(environ) -> bool``, asked for every
-        request but ``GET /health``; refused requests get 401. See
-        :func:`bearer_token`.
+        session of its caller (created on first use); ``"stateless"``: every
+        message is a one-shot run.
+    :param max_sessions: open sessions kept per caller; past it the caller's
+        least recently used one is ended on MANTYX.
+    :param authenticate: ``authenticate(environ)``, asked for every request
+        but ``GET /health``: the caller's name (a ``str``), ``True`` for a
+        caller without a name, or a false value to refuse (401). A caller
+        reaches only its own conversations and tasks. See :func:`bearer_token`.
     :param heartbeat: seconds of silence after which a stream gets a comment line.
+    :param allowed_hosts: Host names the app answers to besides ``localhost``,
+        ``127.0.0.1`` and ``[::1]`` (any port); other names get 421.
+        ``["*"]`` answers to any name: only behind a proxy that checks it.
+    :param public_url: the URL clients reach this app at (``https://example.com/a2a``),
+        which the card advertises and whose host is allowed; by default the
+        card names the URL of the request.
     :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
@@ -360,6 +386,13 @@ def a2a_app(
         raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
     if max_sessions < 1:
         raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
+    if public_url is not None:
+        parts = urlsplit(public_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SpecError(
+                "must be an http(s) URL such as https://example.com/a2a", path="public_url"
+            )
+        public_url = public_url.rstrip("/") + "/"
     return A2AApp(
         agent,
         card=card,
@@ -367,4 +400,6 @@ def a2a_app(
         max_sessions=max_sessions,
         authenticate=authenticate,
         heartbeat=heartbeat,
+        allowed_hosts=allowed_hosts,
+        public_url=public_url,
     )

@@ -20,6 +20,10 @@ Routes, relative to where the app is mounted:
   tools are used) and are ignored.
 * ``GET /health``: ``{"status": "ok"}``, without authentication.
 
+Every other request must name an allowed Host (421 otherwise) and pass
+``authenticate`` (401); the body must be declared JSON (415). A ``session_id``
+belongs to the caller ``authenticate`` names.
+
 A client that disconnects mid-stream has its MANTYX run cancelled.
 """
 
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from .._base.argcheck import checked
@@ -40,14 +44,14 @@ from ._pump import RunPump, Tick
 from ._wsgi import (
     SSE_HEARTBEAT,
     Authenticate,
-    BadBody,
+    BadJson,
+    Gate,
+    Refused,
     StartResponse,
     StreamBody,
-    is_allowed,
     json_reply,
     read_json,
     sse_data,
-    unauthorized,
 )
 
 __all__ = ["AgentApiApp", "agent_api_app"]
@@ -88,9 +92,10 @@ class AgentApiApp:
         authenticate: Authenticate | None,
         max_sessions: int,
         heartbeat: float,
+        allowed_hosts: Sequence[str],
     ) -> None:
         self.agent = agent
-        self._authenticate = authenticate
+        self._gate = Gate(authenticate, allowed_hosts)
         self._heartbeat = heartbeat
         self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
 
@@ -99,14 +104,15 @@ class AgentApiApp:
         path = environ.get("PATH_INFO", "") or "/"
         if path == "/health":
             return json_reply(start_response, {"status": "ok"})
-        if not is_allowed(self._authenticate, environ):
-            return unauthorized(start_response)
-        if path not in PROCESS_PATHS or method != "POST":
-            return _no_route(start_response, path, method)
         try:
+            caller = self._gate.caller(environ)
+            if path not in PROCESS_PATHS or method != "POST":
+                return _no_route(start_response, path, method)
             body = read_json(environ)
-        except BadBody as exc:
-            return _bad_request(start_response, str(exc), exc.status)
+        except Refused as exc:
+            return exc.reply(start_response)
+        except BadJson as exc:
+            return _bad_request(start_response, str(exc))
         if not isinstance(body, Mapping):
             return _bad_request(start_response, "the body must be an AgentRequest object")
         text = request_text(body)
@@ -122,7 +128,7 @@ class AgentApiApp:
         stream = body.get("stream", True) is not False
         builder = ResponseBuilder(session_id)
         try:
-            turn = self.conversations.start(session_id, text)
+            turn = self.conversations.start(caller, session_id, text)
         except MantyxError as exc:
             log.warning("could not start a run for session %s: %s", session_id, exc)
             objects = [builder.response("created")]
@@ -183,16 +189,21 @@ def agent_api_app(
     authenticate: Authenticate | None = None,
     max_sessions: int = 1024,
     heartbeat: float = 15.0,
+    allowed_hosts: Sequence[str] = (),
 ) -> AgentApiApp:
     """A WSGI application serving ``agent`` over the Agent API protocol.
 
-    :param authenticate: ``authenticate(environ) -> bool``, asked for every
-        request but ``GET /health``; refused requests get 401. See
-        :func:`bearer_token`.
-    :param max_sessions: open MANTYX sessions kept (one per ``session_id``);
-        past it the least recently used is ended.
+    :param authenticate: ``authenticate(environ)``, asked for every request
+        but ``GET /health``: the caller's name (a ``str``), ``True`` for a
+        caller without a name, or a false value to refuse (401). A caller
+        reaches only its own sessions. See :func:`bearer_token`.
+    :param max_sessions: open MANTYX sessions kept per caller (one per
+        ``session_id``); past it the caller's least recently used is ended.
     :param heartbeat: seconds of silence after which a stream gets a
         ``heartbeat`` message (while a tool runs) or an SSE comment.
+    :param allowed_hosts: Host names the app answers to besides ``localhost``,
+        ``127.0.0.1`` and ``[::1]`` (any port); other names get 421.
+        ``["*"]`` answers to any name: only behind a proxy that checks it.
     :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
@@ -202,5 +213,9 @@ def agent_api_app(
     if max_sessions < 1:
         raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
     return AgentApiApp(
-        agent, authenticate=authenticate, max_sessions=max_sessions, heartbeat=heartbeat
+        agent,
+        authenticate=authenticate,
+        max_sessions=max_sessions,
+        heartbeat=heartbeat,
+        allowed_hosts=allowed_hosts,
     )

@@ -116,7 +116,8 @@ def test_non_streaming_returns_the_final_response(
 
 def test_bad_requests_use_the_error_model(shout_agent: mantyx_sync.Agent, serve_wsgi: Any) -> None:
     url = serve_wsgi(serve.agent_api_app(shout_agent)).url
-    reply = requests.post(f"{url}/process", data=b"{nope", timeout=10)
+    json_type = {"Content-Type": "application/json"}
+    reply = requests.post(f"{url}/process", data=b"{nope", headers=json_type, timeout=10)
     assert reply.status_code == 400 and reply.json()["error"]["code"] == "invalid_request"
     reply = requests.post(f"{url}/process", json={"input": []}, timeout=10)
     assert reply.status_code == 400 and "user message" in reply.json()["error"]["message"]

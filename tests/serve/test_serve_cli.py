@@ -1,4 +1,5 @@
-"""``python -m mantyx_sync.serve``: help text, bad targets, and a real trial serve."""
+"""``python -m mantyx_sync.serve``: help text, bad targets, a real trial serve, and
+what it does without authentication (issue 20, item 2)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def _cli(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+    kwargs.setdefault("env", _no_token_env())
     return subprocess.run(
         [sys.executable, "-m", "mantyx_sync.serve", *args],
         capture_output=True,
@@ -25,6 +27,11 @@ def _cli(*args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
         check=False,
         **kwargs,  # type: ignore[arg-type]
     )
+
+
+def _no_token_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "MANTYX_SERVE_TOKEN"}
+    return {**env, **extra}
 
 
 def test_help_says_not_for_production() -> None:
@@ -42,8 +49,7 @@ def test_bad_agent_target_exits_with_a_message() -> None:
 
 def _serve_env(mantyx_server: LocalMantyx, agent_dir: Path) -> dict[str, str]:
     """The environment of ``python -m mantyx_sync.serve``: the emulator, agents importable."""
-    return dict(
-        os.environ,
+    return _no_token_env(
         MANTYX_API_KEY=mantyx_server.api_key,
         MANTYX_WORKSPACE=mantyx_server.workspace,
         MANTYX_BASE_URL=mantyx_server.base_url,
@@ -70,7 +76,8 @@ def test_serves_an_agent_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path)
         ],
         env=env,
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         peerkit.wait_port(port, proc)
@@ -95,6 +102,8 @@ def test_serves_an_agent_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path)
         assert task["artifacts"][0]["parts"][0]["text"] == "You said: hi"
     finally:
         peerkit.stop(proc)
+    assert proc.stderr is not None
+    assert "WARNING: no authentication" in proc.stderr.read()
 
 
 def test_serves_agent_api_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
@@ -116,5 +125,80 @@ def test_serves_agent_api_on_loopback(mantyx_server: LocalMantyx, tmp_path: Path
         final = requests.post(f"http://127.0.0.1:{port}/process", json=body, timeout=30).json()
         assert final["status"] == "completed"
         assert final["output"][-1]["content"][0]["text"] == "You said: hello"
+    finally:
+        peerkit.stop(proc)
+
+
+def test_a_non_loopback_host_without_authentication_is_refused() -> None:
+    for host in ("0.0.0.0", "::", "192.0.2.7", "example.com"):
+        done = _cli("a2a", "--agent", "json:loads", "--host", host)
+        assert done.returncode == 2, (host, done.stderr)
+        assert "--token" in done.stderr and "--insecure" in done.stderr
+        assert "MANTYX_SERVE_TOKEN" in done.stderr
+
+
+def test_insecure_lets_a_non_loopback_host_start_with_a_warning() -> None:
+    # The agent cannot be imported: the run gets past the refusal, then stops
+    # before it binds anything.
+    done = _cli("a2a", "--agent", "no_such_module_xyz:agent", "--host", "0.0.0.0", "--insecure")
+    assert done.returncode != 0 and "cannot import 'no_such_module_xyz'" in done.stderr
+    assert "WARNING: no authentication" in done.stderr
+
+
+def test_a_token_is_required_from_callers_and_never_shown(
+    mantyx_server: LocalMantyx, tmp_path: Path
+) -> None:
+    (tmp_path / "token_agent.py").write_text(
+        "import mantyx_sync\nagent = mantyx_sync.Agent(system_prompt='Echo.')\n"
+    )
+    token = "serve-token-9f8e7d6c"
+    port = peerkit.free_port()
+    env = {**_serve_env(mantyx_server, tmp_path), "MANTYX_SERVE_TOKEN": token}
+    args = ["agent-api", "--agent", "token_agent:agent", "--port", str(port)]
+    args += ["--allowed-host", "agents.example.com"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mantyx_sync.serve", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        peerkit.wait_port(port, proc)
+        url = f"http://127.0.0.1:{port}/process"
+        body = {"input": [{"role": "user", "content": "hello"}], "stream": False}
+        assert requests.post(url, json=body, timeout=30).status_code == 401
+        good = {"Authorization": f"Bearer {token}"}
+        final = requests.post(url, json=body, headers=good, timeout=30).json()
+        assert final["status"] == "completed"
+        named = {**good, "Host": "agents.example.com"}
+        assert requests.post(url, json=body, headers=named, timeout=30).status_code == 200
+        other = {**good, "Host": "evil.example"}
+        assert requests.post(url, json=body, headers=other, timeout=30).status_code == 421
+    finally:
+        peerkit.stop(proc)
+    out, err = proc.communicate(timeout=10)
+    assert token not in out + err, err
+    assert "WARNING: no authentication" not in err
+
+
+def test_token_on_the_command_line(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
+    (tmp_path / "flag_agent.py").write_text(
+        "import mantyx_sync\nagent = mantyx_sync.Agent(system_prompt='Echo.')\n"
+    )
+    port = peerkit.free_port()
+    args = ["a2a", "--agent", "flag_agent:agent", "--port", str(port), "--token", "flag-tok-123"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mantyx_sync.serve", *args],
+        env=_serve_env(mantyx_server, tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        peerkit.wait_port(port, proc)
+        card = f"http://127.0.0.1:{port}/.well-known/agent-card.json"
+        assert requests.get(card, timeout=10).status_code == 401
+        good = {"Authorization": "Bearer flag-tok-123"}
+        assert requests.get(card, headers=good, timeout=10).status_code == 200
     finally:
         peerkit.stop(proc)
