@@ -22,7 +22,8 @@ from ._history import replay_body, run_list_body, session_list_body
 from ._oauth import OAuthServer, TokenRejected, parse_form
 from ._ratelimit import RateLimiter, bucket_for
 from ._recorder import RecordedRequest, Recorder, mask_headers
-from ._runs import EmulatedRun, EmulatedSession
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession
 from ._sse import drop_connection, stream_frames
 from ._state import EmulatorState
 from ._validation import (

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._clock import iso_millis
-from ._runs import EmulatedRun, EmulatedSession
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
 __all__ = [

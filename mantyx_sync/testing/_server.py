@@ -21,7 +21,8 @@ from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
 from ._ratelimit import RateLimiter
 from ._recorder import RecordedRequest, Recorder
-from ._runs import EmulatedRun, EmulatedSession, RunOptions
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession, RunOptions
 from ._state import EmulatorState
 
 __all__ = ["LocalMantyx"]
