@@ -26,8 +26,9 @@ from __future__ import annotations
 from ._faults import Faults
 from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
 from ._recorder import RecordedRequest
-from ._runs import EmulatedRun, EmulatedSession
+from ._runs import EmulatedRun
 from ._server import LocalMantyx
+from ._sessions import EmulatedSession
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [

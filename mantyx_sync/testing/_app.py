@@ -1,265 +1,290 @@
-"""The emulator's WSGI application: routing, auth, the route handlers, request faults.
+"""The emulator's WSGI application on werkzeug: routes, auth, the route handlers, request faults.
 
-Plain WSGI (no framework) keeps the hot paths — the event stream and
-tool-result POSTs — short. Every route lives under
-``/api/v1/workspaces/{workspace}`` (agent-runs §2). The request, response and
-JSON-error values the handlers use are in :mod:`._wsgi`.
+Every workspace route lives under ``/api/v1/workspaces/<ws>``; the OAuth
+server's routes sit beside them. A handler takes werkzeug's request and the
+route's path values and returns werkzeug's response; it raises
+:func:`_failure` to answer a JSON error ``{"error": ..., "message": ...}``.
+It is the one module of the emulator that imports werkzeug at run time;
+:class:`~mantyx_sync.testing.LocalMantyx` loads it only once the app is needed.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+import attrs
+from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
+from werkzeug.routing import Map, Rule
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
+from werkzeug.wrappers import Request, Response
 
 from ._catalog import ModelNotFound, models_body
 from ._evaluation import EmulatedEval
 from ._faults import RequestFaults
 from ._history import replay_body, run_list_body, session_list_body
-from ._oauth import OAuthServer, TokenRejected, parse_form
-from ._ratelimit import RateLimiter, bucket_for
+from ._oauth import OAuthReply, OAuthServer, TokenRejected, bearer_token
+from ._ratelimit import RateLimiter
 from ._recorder import RecordedRequest, Recorder, mask_headers
-from ._runs import EmulatedRun, EmulatedSession
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession
 from ._sse import drop_connection, stream_frames
 from ._state import EmulatorState
-from ._validation import (
-    InvalidRequest,
-    validate_message_body,
-    validate_spec,
-    validate_tool_result,
-)
-from ._wsgi import (
-    BAD_JSON,
-    NO_BODY,
-    HTTPError,
-    Request,
-    Response,
-    StartResponse,
-    default_code,
-    read_body,
-    status_line,
-)
+from ._validation import InvalidRequest, validate_message_body, validate_spec, validate_tool_result
 
 __all__ = ["EmulatorApp"]
 
 log = logging.getLogger(__name__)
 
-_PREFIX = re.compile(r"^/api/v1/workspaces/(?P<ws>[^/]+)(?P<rest>/.*)?$")
+_T = TypeVar("_T")
 
-
-# (method, path pattern under the workspace prefix, OAuth scope, handler name)
-_ROUTES: tuple[tuple[str, re.Pattern[str], str, str], ...] = tuple(
-    (method, re.compile(pattern), scope, handler)
-    for method, pattern, scope, handler in (
-        ("GET", r"^/models/?$", "models:read", "_models"),
-        ("GET", r"^/agent-runs/?$", "runs:read", "_list_runs"),
-        ("POST", r"^/agent-runs/?$", "runs:write", "_create_run"),
-        ("GET", r"^/agent-runs/(?P<id>[^/]+)/?$", "runs:read", "_get_run"),
-        ("GET", r"^/agent-runs/(?P<id>[^/]+)/stream/?$", "runs:read", "_stream"),
-        ("POST", r"^/agent-runs/(?P<id>[^/]+)/tool-results/?$", "runs:write", "_tool_result"),
-        ("POST", r"^/agent-runs/(?P<id>[^/]+)/cancel/?$", "runs:write", "_cancel"),
-        ("POST", r"^/agent-runs/(?P<id>[^/]+)/feedback/?$", "feedback:write", "_feedback"),
-        ("GET", r"^/reply-feedback/?$", "feedback:read", "_list_feedback"),
-        ("GET", r"^/eval-datasets/?$", "evals:read", "_eval_datasets"),
-        ("GET", r"^/eval-datasets/(?P<id>[^/]+)/?$", "evals:read", "_eval_dataset"),
-        ("POST", r"^/eval-runs/?$", "evals:write", "_start_eval"),
-        ("GET", r"^/eval-runs/?$", "evals:read", "_list_evals"),
-        ("GET", r"^/eval-runs/compare/?$", "evals:read", "_compare_evals"),
-        ("GET", r"^/eval-runs/(?P<id>[^/]+)/?$", "evals:read", "_get_eval"),
-        ("GET", r"^/eval-runs/(?P<id>[^/]+)/stream/?$", "evals:read", "_eval_stream"),
-        ("POST", r"^/eval-runs/(?P<id>[^/]+)/cancel/?$", "evals:write", "_cancel_eval"),
-        ("POST", r"^/agent-sessions/?$", "sessions:write", "_create_session"),
-        ("GET", r"^/agent-sessions/?$", "sessions:read", "_list_sessions"),
-        ("GET", r"^/agent-sessions/(?P<id>[^/]+)/events/?$", "sessions:read", "_replay"),
-        ("GET", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:read", "_get_session"),
-        ("POST", r"^/agent-sessions/(?P<id>[^/]+)/messages/?$", "sessions:write", "_message"),
-        ("DELETE", r"^/agent-sessions/(?P<id>[^/]+)/?$", "sessions:write", "_end_session"),
-    )
+# method, path under the workspace, OAuth scope, rate-limit bucket, EmulatorApp handler
+_WORKSPACE_ROUTES = (
+    ("GET", "/models", "models:read", "reads", "_models"),
+    ("GET", "/agent-runs", "runs:read", "reads", "_list_runs"),
+    ("POST", "/agent-runs", "runs:write", "runs", "_create_run"),
+    ("GET", "/agent-runs/<run_id>", "runs:read", "reads", "_get_run"),
+    ("GET", "/agent-runs/<run_id>/stream", "runs:read", "reads", "_stream"),
+    ("POST", "/agent-runs/<run_id>/tool-results", "runs:write", "lifecycle", "_tool_result"),
+    ("POST", "/agent-runs/<run_id>/cancel", "runs:write", "lifecycle", "_cancel"),
+    ("POST", "/agent-runs/<run_id>/feedback", "feedback:write", "lifecycle", "_feedback"),
+    ("GET", "/reply-feedback", "feedback:read", "reads", "_list_feedback"),
+    ("GET", "/eval-datasets", "evals:read", "reads", "_eval_datasets"),
+    ("GET", "/eval-datasets/<dataset_id>", "evals:read", "reads", "_eval_dataset"),
+    ("POST", "/eval-runs", "evals:write", "mutations", "_start_eval"),
+    ("GET", "/eval-runs", "evals:read", "reads", "_list_evals"),
+    ("GET", "/eval-runs/compare", "evals:read", "reads", "_compare_evals"),
+    ("GET", "/eval-runs/<eval_id>", "evals:read", "reads", "_get_eval"),
+    ("GET", "/eval-runs/<eval_id>/stream", "evals:read", "reads", "_eval_stream"),
+    ("POST", "/eval-runs/<eval_id>/cancel", "evals:write", "lifecycle", "_cancel_eval"),
+    ("POST", "/agent-sessions", "sessions:write", "mutations", "_create_session"),
+    ("GET", "/agent-sessions", "sessions:read", "reads", "_list_sessions"),
+    ("GET", "/agent-sessions/<session_id>", "sessions:read", "reads", "_get_session"),
+    ("GET", "/agent-sessions/<session_id>/events", "sessions:read", "reads", "_replay"),
+    ("POST", "/agent-sessions/<session_id>/messages", "sessions:write", "runs", "_message"),
+    ("DELETE", "/agent-sessions/<session_id>", "sessions:write", "mutations", "_end_session"),
+)
+# method, path, OAuthServer.handle endpoint; these routes take no API credential
+_OAUTH_ROUTES = (
+    ("GET", "/.well-known/oauth-authorization-server", "metadata"),
+    ("GET", "/api/oauth/authorize", "authorize"),
+    ("POST", "/api/oauth/token", "token"),
+    ("POST", "/api/oauth/revoke", "revoke"),
+    ("GET", "/api/oauth/userinfo", "userinfo"),
+)
+# Endpoints are (handler, scope, bucket); an OAuth route's scope is None.
+_ROUTES = Map(
+    [
+        Rule(f"/api/v1/workspaces/<ws>{path}", methods=[method], endpoint=(handler, scope, bucket))
+        for method, path, scope, bucket, handler in _WORKSPACE_ROUTES
+    ]
+    + [
+        Rule(path, methods=[method], endpoint=(name, None, None))
+        for method, path, name in _OAUTH_ROUTES
+    ],
+    strict_slashes=False,  # "/models/" is "/models"
+    merge_slashes=False,  # no redirects
 )
 
+# The error code an injected fault answers with, by status.
+_CODES = {
+    400: "invalid_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    409: "conflict",
+    429: "rate_limited",
+    500: "internal_error",
+    502: "bad_gateway",
+    503: "unavailable",
+    504: "timeout",
+}
 
+
+def _json(status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> Response:
+    """An answer with the JSON ``body`` (``None``: no body)."""
+    if body is None:
+        return Response(status=status, headers=headers)
+    text = json.dumps(body, ensure_ascii=False)
+    return Response(text, status, headers, content_type="application/json")
+
+
+def _failure(
+    status: int, error: str, message: str, headers: Mapping[str, str] | None = None, **extra: Any
+) -> HTTPException:
+    """The exception to raise to answer ``{"error": error, "message": message, **extra}``."""
+    body = {"error": error, "message": message, **extra}
+    return HTTPException(response=_json(status, body, headers))
+
+
+def _found(value: _T | None, what: str) -> _T:
+    """``value``, or a 404 saying ``what`` was not found."""
+    if value is None:
+        raise _failure(404, "not_found", f"{what} not found")
+    return value
+
+
+def _injected(status: int, what: str, headers: Mapping[str, str] | None = None) -> Response:
+    """An injected fault's answer, with the usual error code of ``status``."""
+    body = {"error": _CODES.get(status, "error"), "message": f"injected {what}"}
+    return _json(status, body, headers)
+
+
+def _events(frames: Iterator[bytes]) -> Response:
+    """A server-sent event stream; werkzeug's server writes and flushes each chunk at once."""
+    return Response(
+        frames,
+        200,
+        {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        content_type="text/event-stream; charset=utf-8",
+        direct_passthrough=True,
+    )
+
+
+def _scope_sets(tokens: Mapping[str, Iterable[str]]) -> dict[str, frozenset[str]]:
+    return {token: frozenset(scopes) for token, scopes in tokens.items()}
+
+
+class _Request(Request):
+    """werkzeug's request; a body that is not JSON where one is needed answers 400."""
+
+    def on_json_loading_failed(self, e: ValueError | None) -> Any:
+        message = "the body is not valid JSON" if self.get_data() else "a JSON body is required"
+        raise _failure(400, "invalid_request", message) from e
+
+
+class _Dropped(Exception):
+    """Raised to answer nothing at all: the connection is cut (recorded with status 0)."""
+
+
+class _QuietHandler(WSGIRequestHandler):
+    """werkzeug's request handler, logging to this module's logger instead of stderr."""
+
+    def log(self, type: str, message: str, *args: Any) -> None:
+        log.debug("werkzeug %s: " + message, type, *args)
+
+
+@attrs.define(kw_only=True, repr=False, eq=False, slots=False)
 class EmulatorApp:
     """The WSGI callable serving the MANTYX agent-runs API from an :class:`EmulatorState`.
 
     Thread-safety: one instance serves every request thread at once.
     """
 
-    def __init__(
-        self,
-        *,
-        state: EmulatorState,
-        api_key: str,
-        workspace: str,
-        oauth_tokens: Mapping[str, Iterable[str]],
-        create_status: int,
-        tool_result_status: int,
-        keepalive: float | None,
-        recorder: Recorder,
-        request_faults: RequestFaults,
-        oauth: OAuthServer,
-        rate_limiter: RateLimiter | None = None,
-    ) -> None:
-        self.state = state
-        self.api_key = api_key
-        self.workspace = workspace
-        self.oauth_tokens = {token: frozenset(scopes) for token, scopes in oauth_tokens.items()}
-        self.create_status = create_status
-        self.tool_result_status = tool_result_status
-        self.keepalive = keepalive
-        self.recorder = recorder
-        self.request_faults = request_faults
-        self.oauth = oauth
-        self.rate_limiter = rate_limiter
-        self.stop_event = threading.Event()
-        self.wakeup: Any = None
-        self._secrets = (api_key, *self.oauth_tokens)
+    state: EmulatorState
+    api_key: str
+    workspace: str
+    oauth_tokens: Mapping[str, frozenset[str]] = attrs.field(converter=_scope_sets)
+    create_status: int
+    tool_result_status: int
+    keepalive: float | None
+    recorder: Recorder
+    request_faults: RequestFaults
+    oauth: OAuthServer
+    rate_limiter: RateLimiter | None = None
+    stop_event: threading.Event = attrs.Factory(threading.Event)
+    wakeup: Any = None
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+    def serve(self, host: str, port: int) -> BaseWSGIServer:
+        """A threaded werkzeug server for this app, bound but not yet serving."""
+        server = make_server(host, port, self, threaded=True, request_handler=_QuietHandler)
+        # werkzeug's default logger would print every request to stderr.
+        server.log = lambda type, message, *args: log.debug(message, *args)  # type: ignore[method-assign]
+        return server
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         """Serve one request (WSGI)."""
-        request = Request(environ, read_body(environ))
+        request = _Request(environ)
+        response: Response | None
         try:
-            response = self._handle(request)
-        except HTTPError as exc:
-            response = Response(exc.status, exc.body, exc.headers)
+            response = self._answer(request)
+        except HTTPException as exc:
+            response = exc.get_response(environ)
+        except InvalidRequest as exc:
+            response = _json(400, {"error": "invalid_request", "message": str(exc)})
+        except ModelNotFound as exc:
+            body = {"error": "invalid_model", "message": str(exc), "candidates": exc.candidates}
+            response = _json(400, body)
+        except _Dropped:
+            response = None
+        status = 0 if response is None else response.status_code
         self.recorder.add(
             RecordedRequest(
                 method=request.method,
                 path=request.path,
-                query=request.query,
-                headers=mask_headers(environ, self._secrets),
-                json=None if request.body is NO_BODY or request.body is BAD_JSON else request.body,
-                status=0 if response.drop else response.status,
+                query=dict(request.args.items(multi=True)),
+                headers=mask_headers(request.headers, (self.api_key, *self.oauth_tokens)),
+                json=request.get_json(force=True, silent=True),
+                status=status,
             )
         )
-        log.debug(
-            "%s %s -> %s",
-            request.method,
-            request.path,
-            "dropped" if response.drop else response.status,
-        )
-        if response.drop:
+        log.debug("%s %s -> %s", request.method, request.path, status or "dropped")
+        if response is None:
             drop_connection(environ.get("werkzeug.socket"))
-            start_response(status_line(500), [("Content-Length", "0")])
-            return []
-        headers = list(response.headers.items())
-        if response.stream is not None:
-            headers += [
-                ("Content-Type", "text/event-stream; charset=utf-8"),
-                ("Cache-Control", "no-cache"),
-                ("X-Accel-Buffering", "no"),
-            ]
-            start_response(status_line(response.status), headers)
-            return response.stream
-        if response.body is NO_BODY or response.status == 204:
-            start_response(status_line(response.status), [*headers, ("Content-Length", "0")])
-            return []
-        payload = json.dumps(response.body, ensure_ascii=False).encode("utf-8")
-        headers += [("Content-Type", "application/json"), ("Content-Length", str(len(payload)))]
-        start_response(status_line(response.status), headers)
-        return [payload]
+            response = Response(status=500)
+        return response(environ, start_response)
 
-    def _handle(self, request: Request) -> Response:
+    def _answer(self, request: Request) -> Response:
         rule = self.request_faults.take(request.method, request.path)
-        if rule is not None and rule.applied:
+        if rule is None:
+            return self._route(request)
+        log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
+        if rule.applied:
             # The server acts on the request, then the answer is lost.
-            log.debug("fault: applying, then dropping %s %s", request.method, request.path)
-            result = self._route(request)
-            close = getattr(result.stream, "close", None)
-            if close is not None:
-                close()
-            return Response(0, drop=True)
-        if rule is not None:
-            log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
-            if rule.drop:
-                return Response(0, drop=True)
-            body = (
-                rule.body
-                if rule.body is not None
-                else {"error": default_code(rule.status), "message": "injected by fail_next"}
-            )
-            return Response(rule.status, body, rule.headers)
-        return self._route(request)
+            self._route(request).close()
+        if rule.drop:
+            raise _Dropped
+        if rule.body is None:
+            return _injected(rule.status, "by fail_next", rule.headers)
+        return _json(rule.status, rule.body, rule.headers)
 
     def _route(self, request: Request) -> Response:
-        oauth = self._oauth_route(request)
-        if oauth is not None:
-            return oauth
-        credential, scopes = self._authenticate(request.environ)
-        match = _PREFIX.match(request.path)
-        if match is None:
-            raise HTTPError(404, "not_found", f"no route for {request.path}")
-        if match["ws"] != self.workspace:
-            raise HTTPError(
-                404,
-                "not_found",
-                f"workspace '{match['ws']}' does not match this credential",
-                hint=self.workspace,
-            )
-        rest = match["rest"] or "/"
-        for method, pattern, scope, handler in _ROUTES:
-            found = pattern.match(rest)
-            if found is None or method != request.method:
-                continue
-            if scopes is not None and scope not in scopes:
-                error = HTTPError(
-                    403, "insufficient_scope", f"this token lacks the {scope} scope", required=scope
-                )
-                error.headers["WWW-Authenticate"] = (
-                    f'Bearer error="insufficient_scope", scope="{scope}"'
-                )
-                raise error
-            limits = self._rate_limit(credential, request.method, rest)
-            request.params = found.groupdict()
-            result: Response = getattr(self, handler)(request)
-            result.headers.update(limits)
-            return result
-        raise HTTPError(404, "not_found", f"no route for {request.method} {request.path}")
+        try:
+            endpoint, args = _ROUTES.bind_to_environ(request.environ).match()
+        except MethodNotAllowed as exc:
+            allowed = {"Allow": ", ".join(exc.valid_methods or ())}
+            message = f"{request.method} is not allowed on {request.path}"
+            raise _failure(405, "method_not_allowed", message, allowed) from None
+        except NotFound:
+            self._authenticate(request)
+            message = f"no route for {request.method} {request.path}"
+            raise _failure(404, "not_found", message) from None
+        handler, scope, bucket = endpoint
+        if scope is None:
+            reply: OAuthReply = self.oauth.handle(handler, request)
+            return _json(reply.status, reply.body, reply.headers)
+        credential, scopes = self._authenticate(request)
+        values = dict(args)
+        workspace = values.pop("ws")
+        if workspace != self.workspace:
+            message = f"workspace '{workspace}' does not match this credential"
+            raise _failure(404, "not_found", message, hint=self.workspace)
+        if scopes is not None and scope not in scopes:
+            challenge = {"WWW-Authenticate": f'Bearer error="insufficient_scope", scope="{scope}"'}
+            message = f"this token lacks the {scope} scope"
+            raise _failure(403, "insufficient_scope", message, challenge, required=scope)
+        limits = self._rate_limit(credential, bucket)
+        response: Response = getattr(self, handler)(request, **values)
+        response.headers.update(limits)
+        return response
 
-    def _oauth_route(self, request: Request) -> Response | None:
-        """The OAuth server's routes (outside the workspace prefix), else ``None``."""
-        if not request.path.startswith(("/api/oauth/", "/.well-known/")):
-            return None
-        environ = request.environ
-        host = environ.get("HTTP_HOST") or f"{environ['SERVER_NAME']}:{environ['SERVER_PORT']}"
-        reply = self.oauth.handle(
-            request.method,
-            request.path,
-            query=request.query,
-            form=parse_form(request.raw, str(environ.get("CONTENT_TYPE", ""))),
-            authorization=str(environ.get("HTTP_AUTHORIZATION", "")),
-            base_url=f"{environ.get('wsgi.url_scheme', 'http')}://{host}",
-        )
-        if reply is None:
-            return None
-        return Response(reply.status, NO_BODY if reply.body is None else reply.body, reply.headers)
-
-    def _rate_limit(self, credential: str, method: str, rest: str) -> dict[str, str]:
-        """NEWER.md §19: count the request on its bucket; the headers to send, or a 429."""
+    def _rate_limit(self, credential: str, bucket: str) -> dict[str, str]:
+        """Count the request on its bucket; the headers to send, or a 429."""
         if self.rate_limiter is None:
             return {}
-        allowed, headers = self.rate_limiter.take(credential, bucket_for(method, rest))
+        allowed, headers = self.rate_limiter.take(credential, bucket)
         if not allowed:
-            error = HTTPError(
-                429,
-                "Too many requests",
-                f"rate limit of the {headers['X-RateLimit-Bucket']} bucket exceeded",
-            )
-            error.body["code"] = "rate_limit_exceeded"
-            error.headers.update(headers)
-            raise error
+            message = f"rate limit of the {bucket} bucket exceeded"
+            raise _failure(429, "Too many requests", message, headers, code="rate_limit_exceeded")
         return headers
 
-    def _authenticate(self, environ: Mapping[str, Any]) -> tuple[str, frozenset[str] | None]:
+    def _authenticate(self, request: Request) -> tuple[str, frozenset[str] | None]:
         """The credential and its OAuth scopes (``None`` for the API key: all routes)."""
-        credential = ""
-        authorization = str(environ.get("HTTP_AUTHORIZATION", ""))
-        if authorization[:7].lower() == "bearer ":
-            credential = authorization[7:].strip()
-        if not credential:
-            credential = str(environ.get("HTTP_X_API_KEY", "")).strip()
+        credential = bearer_token(request.headers.get("Authorization", ""))
+        credential = credential or request.headers.get("X-API-Key", "").strip()
         if credential and credential == self.api_key:
             return credential, None
         if credential in self.oauth_tokens:
@@ -267,73 +292,50 @@ class EmulatorApp:
         try:
             scopes = self.oauth.scopes_of(credential) if credential else None
         except TokenRejected as exc:
-            error = HTTPError(401, "invalid_token", exc.reason)
-            error.headers["WWW-Authenticate"] = (
-                f'Bearer error="invalid_token", error_description="{exc.reason}"'
-            )
-            raise error from None
+            challenge = f'Bearer error="invalid_token", error_description="{exc.reason}"'
+            raise _failure(
+                401, "invalid_token", exc.reason, {"WWW-Authenticate": challenge}
+            ) from None
         if scopes is not None:
             return credential, scopes
-        error = HTTPError(
-            401, "unauthorized", "missing API key" if not credential else "invalid API key"
-        )
-        error.headers["WWW-Authenticate"] = "Bearer"
-        raise error
+        message = "invalid API key" if credential else "missing API key"
+        raise _failure(401, "unauthorized", message, {"WWW-Authenticate": "Bearer"})
 
-    def _stream_url(self, run_id: str) -> str:
-        return f"/api/v1/workspaces/{self.workspace}/agent-runs/{run_id}/stream"
+    def _run(self, run_id: str) -> EmulatedRun:
+        return _found(self.state.runs.get(run_id), f"run {run_id}")
 
-    def _run(self, request: Request) -> EmulatedRun:
-        run = self.state.runs.get(request.params["id"])
-        if run is None:
-            raise HTTPError(404, "not_found", f"run {request.params['id']} not found")
-        return run
+    def _session(self, session_id: str) -> EmulatedSession:
+        return _found(self.state.sessions.get(session_id), f"session {session_id}")
 
-    def _session(self, request: Request) -> EmulatedSession:
-        session = self.state.sessions.get(request.params["id"])
-        if session is None:
-            raise HTTPError(404, "not_found", f"session {request.params['id']} not found")
-        return session
-
-    def _models(self, request: Request) -> Response:
-        return Response(200, models_body())
-
-    def _create_run(self, request: Request) -> Response:
-        body = request.json_body()
-        self._validate(lambda: validate_spec(body, mode="run"))
-        run = self.state.create_run(body)
-        return self._created(run)
-
-    @staticmethod
-    def _validate(check: Callable[[], None]) -> None:
-        try:
-            check()
-        except InvalidRequest as exc:
-            raise HTTPError(400, "invalid_request", str(exc)) from exc
-        except ModelNotFound as exc:
-            raise HTTPError(400, "invalid_model", str(exc), candidates=exc.candidates) from exc
+    def _eval(self, eval_id: str) -> EmulatedEval:
+        return _found(self.state.evals.get(eval_id), f"evaluation {eval_id}")
 
     def _created(self, run: EmulatedRun) -> Response:
-        return Response(
-            self.create_status, {"runId": run.id, "streamUrl": self._stream_url(run.id)}
-        )
+        stream = f"/api/v1/workspaces/{self.workspace}/agent-runs/{run.id}/stream"
+        return _json(self.create_status, {"runId": run.id, "streamUrl": stream})
 
-    def _get_run(self, request: Request) -> Response:
-        return Response(200, self._run(request).snapshot())
+    def _models(self, request: Request) -> Response:
+        return _json(200, models_body())
 
-    def _stream(self, request: Request) -> Response:
-        run = self._run(request)
+    def _create_run(self, request: Request) -> Response:
+        body = request.get_json(force=True)
+        validate_spec(body, mode="run")
+        return self._created(self.state.create_run(body))
+
+    def _get_run(self, request: Request, run_id: str) -> Response:
+        return _json(200, self._run(run_id).snapshot())
+
+    def _stream(self, request: Request, run_id: str) -> Response:
+        run = self._run(run_id)
         status = run.faults.take_stream_open_error()
         if status is not None:
             log.debug("fault: stream open of run %s answers %d", run.id, status)
-            return Response(
-                status, {"error": default_code(status), "message": "injected stream open error"}
-            )
-        raw = request.query.get("lastSeq") or request.environ.get("HTTP_LAST_EVENT_ID") or "0"
+            return _injected(status, "stream open error")
+        raw = request.args.get("lastSeq") or request.headers.get("Last-Event-ID") or "0"
         try:
-            resume = max(0, int(str(raw).strip()))
-        except ValueError as exc:
-            raise HTTPError(400, "invalid_request", "lastSeq must be an integer") from exc
+            resume = max(0, int(raw.strip()))
+        except ValueError:
+            raise _failure(400, "invalid_request", "lastSeq must be an integer") from None
         with run.cond:
             run.stream_connections += 1
         frames = stream_frames(
@@ -344,147 +346,108 @@ class EmulatorApp:
             wakeup=self.wakeup,
             stop=self.stop_event,
         )
-        return Response(200, stream=frames)
+        return _events(frames)
 
-    def _tool_result(self, request: Request) -> Response:
-        run = self._run(request)
+    def _tool_result(self, request: Request, run_id: str) -> Response:
+        run = self._run(run_id)
         fault = run.faults.take_tool_result_fault()
         faults = run.faults.faults
         if fault == "error":
-            status = faults.tool_result_error_status
-            return Response(
-                status, {"error": default_code(status), "message": "injected tool-result error"}
-            )
+            return _injected(faults.tool_result_error_status, "tool-result error")
         if fault == "rate_limited":
-            return Response(
-                429,
-                {
-                    "error": "rate_limited",
-                    "code": "rate_limit_exceeded",
-                    "message": "injected rate limit",
-                },
-                {"Retry-After": f"{faults.retry_after:g}"},
-            )
-        body = request.json_body()
-        self._validate(lambda: validate_tool_result(body))
+            body = {"error": "rate_limited", "code": "rate_limit_exceeded"}
+            body["message"] = "injected rate limit"
+            return _json(429, body, {"Retry-After": f"{faults.retry_after:g}"})
+        body = request.get_json(force=True)
+        validate_tool_result(body)
         outcome = run.post_tool_result(body)
         if outcome == "terminal":
-            raise HTTPError(409, "run_terminal", f"run {run.id} has already ended")
+            raise _failure(409, "run_terminal", f"run {run.id} has already ended")
         if outcome == "unknown":
-            raise HTTPError(
-                404, "unknown_tool_use", f"no pending tool call {body['toolUseId']} on run {run.id}"
-            )
+            message = f"no pending tool call {body['toolUseId']} on run {run.id}"
+            raise _failure(404, "unknown_tool_use", message)
         if fault == "accept_then_drop":
-            return Response(0, drop=True)
+            raise _Dropped
         if self.tool_result_status == 204:
-            return Response(204)
-        return Response(self.tool_result_status, {"ok": True})
+            return _json(204)
+        return _json(self.tool_result_status, {"ok": True})
 
-    def _cancel(self, request: Request) -> Response:
-        self._run(request).cancel()
-        return Response(200, {"ok": True})
+    def _cancel(self, request: Request, run_id: str) -> Response:
+        self._run(run_id).cancel()
+        return _json(200, {"ok": True})
+
+    def _feedback(self, request: Request, run_id: str) -> Response:
+        run = self._run(run_id)
+        status, record = self.state.feedback.give(run.id, request.get_json(force=True))
+        return _json(status, record)
+
+    def _list_feedback(self, request: Request) -> Response:
+        return _json(200, self.state.feedback.list_body(request.args))
 
     def _create_session(self, request: Request) -> Response:
-        body = request.json_body()
-        self._validate(lambda: validate_spec(body, mode="session"))
-        session = self.state.create_session(body)
-        return Response(201, {"sessionId": session.id})
+        body = request.get_json(force=True)
+        validate_spec(body, mode="session")
+        return _json(201, {"sessionId": self.state.create_session(body).id})
 
-    def _get_session(self, request: Request) -> Response:
-        return Response(200, self._session(request).snapshot())
+    def _get_session(self, request: Request, session_id: str) -> Response:
+        return _json(200, self._session(session_id).snapshot())
 
-    def _message(self, request: Request) -> Response:
-        session = self._session(request)
+    def _message(self, request: Request, session_id: str) -> Response:
+        session = self._session(session_id)
         if session.status != "active":
-            raise HTTPError(409, "session_ended", f"session {session.id} has ended")
-        body = request.json_body()
-        self._validate(lambda: validate_message_body(body))
-        run = self.state.create_run(body, session)
-        return self._created(run)
+            raise _failure(409, "session_ended", f"session {session.id} has ended")
+        body = request.get_json(force=True)
+        validate_message_body(body)
+        return self._created(self.state.create_run(body, session))
 
-    def _end_session(self, request: Request) -> Response:
-        self.state.end_session(self._session(request))
-        return Response(200, {"ok": True})
+    def _end_session(self, request: Request, session_id: str) -> Response:
+        self.state.end_session(self._session(session_id))
+        return _json(200, {"ok": True})
 
     def _list_runs(self, request: Request) -> Response:
         with self.state.cond:
             runs = list(self.state.runs.values())
-        body = self._checked(lambda: run_list_body(runs, request.query, request.pairs))
-        return Response(200, body)
+        return _json(200, run_list_body(runs, request.args, request.args.getlist("metadata")))
 
     def _list_sessions(self, request: Request) -> Response:
         with self.state.cond:
             sessions = list(self.state.sessions.values())
-        body = self._checked(lambda: session_list_body(sessions, request.query, request.pairs))
-        return Response(200, body)
+        metadata = request.args.getlist("metadata")
+        return _json(200, session_list_body(sessions, request.args, metadata))
 
-    def _replay(self, request: Request) -> Response:
-        session = self._session(request)
-        return Response(200, self._checked(lambda: replay_body(session, request.query)))
-
-    def _feedback(self, request: Request) -> Response:
-        run = self._run(request)
-        body = request.json_body()
-        try:
-            status, record = self.state.feedback.give(run.id, body)
-        except InvalidRequest as exc:
-            raise HTTPError(400, "invalid_request", str(exc)) from exc
-        return Response(status, record)
-
-    def _list_feedback(self, request: Request) -> Response:
-        return Response(200, self._checked(lambda: self.state.feedback.list_body(request.query)))
+    def _replay(self, request: Request, session_id: str) -> Response:
+        return _json(200, replay_body(self._session(session_id), request.args))
 
     def _eval_datasets(self, request: Request) -> Response:
-        return Response(200, self.state.evals.datasets_body())
+        return _json(200, self.state.evals.datasets_body())
 
-    def _eval_dataset(self, request: Request) -> Response:
-        dataset = self.state.evals.dataset(request.params["id"])
-        if dataset is None:
-            raise HTTPError(404, "not_found", f"dataset {request.params['id']} not found")
-        return Response(200, dataset)
+    def _eval_dataset(self, request: Request, dataset_id: str) -> Response:
+        return _json(200, _found(self.state.evals.dataset(dataset_id), f"dataset {dataset_id}"))
 
     def _start_eval(self, request: Request) -> Response:
-        body = request.json_body()
         try:
-            evaluation = self.state.evals.start(body)
-        except InvalidRequest as exc:
-            raise HTTPError(400, "invalid_request", str(exc)) from exc
+            evaluation = self.state.evals.start(request.get_json(force=True))
         except LookupError as exc:
-            raise HTTPError(404, "not_found", str(exc)) from exc
+            raise _failure(404, "not_found", str(exc)) from exc
         stream = f"/api/v1/workspaces/{self.workspace}/eval-runs/{evaluation.id}/stream"
-        return Response(
-            201, {"runId": evaluation.id, "status": evaluation.status, "streamUrl": stream}
-        )
-
-    def _eval(self, eval_id: str) -> EmulatedEval:
-        evaluation = self.state.evals.get(eval_id)
-        if evaluation is None:
-            raise HTTPError(404, "not_found", f"evaluation {eval_id} not found")
-        return evaluation
+        body = {"runId": evaluation.id, "status": evaluation.status, "streamUrl": stream}
+        return _json(201, body)
 
     def _list_evals(self, request: Request) -> Response:
-        return Response(200, self._checked(lambda: self.state.evals.list_body(request.query)))
+        return _json(200, self.state.evals.list_body(request.args))
 
-    def _get_eval(self, request: Request) -> Response:
-        return Response(200, self._eval(request.params["id"]).detail())
+    def _get_eval(self, request: Request, eval_id: str) -> Response:
+        return _json(200, self._eval(eval_id).detail())
 
     def _compare_evals(self, request: Request) -> Response:
-        a, b = request.query.get("a"), request.query.get("b")
+        a, b = request.args.get("a"), request.args.get("b")
         if not a or not b:
-            raise HTTPError(400, "invalid_request", "compare needs ?a= and ?b=")
-        return Response(200, self.state.evals.compare_body(self._eval(a), self._eval(b)))
+            raise _failure(400, "invalid_request", "compare needs ?a= and ?b=")
+        return _json(200, self.state.evals.compare_body(self._eval(a), self._eval(b)))
 
-    def _eval_stream(self, request: Request) -> Response:
-        evaluation = self._eval(request.params["id"])
+    def _eval_stream(self, request: Request, eval_id: str) -> Response:
         sock = request.environ.get("werkzeug.socket")
-        return Response(200, stream=evaluation.stream(self.stop_event, sock))
+        return _events(self._eval(eval_id).stream(self.stop_event, sock))
 
-    def _cancel_eval(self, request: Request) -> Response:
-        return Response(200, {"ok": self._eval(request.params["id"]).cancel()})
-
-    @staticmethod
-    def _checked(build: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        try:
-            return build()
-        except InvalidRequest as exc:
-            raise HTTPError(400, "invalid_request", str(exc)) from exc
+    def _cancel_eval(self, request: Request, eval_id: str) -> Response:
+        return _json(200, {"ok": self._eval(eval_id).cancel()})

@@ -15,7 +15,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from ._clock import iso_millis
-from ._runs import EmulatedRun, EmulatedSession
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
 __all__ = [
@@ -71,11 +72,9 @@ def _cursor(query: Mapping[str, str]) -> int | None:
     return int(raw[1:])
 
 
-def _metadata_filters(pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+def _metadata_filters(values: Sequence[str]) -> list[tuple[str, str]]:
     filters = []
-    for key, value in pairs:
-        if key != "metadata":
-            continue
+    for value in values:
         name, sep, wanted = value.partition(":")
         if not sep or not name:
             raise InvalidRequest(f"metadata filter {value!r} must be key:value")
@@ -127,7 +126,7 @@ def _run_item(run: EmulatedRun) -> dict[str, Any]:
 def run_list_body(
     runs: Sequence[EmulatedRun],
     query: Mapping[str, str],
-    pairs: Sequence[tuple[str, str]],
+    metadata: Sequence[str],
 ) -> dict[str, Any]:
     """``GET /agent-runs``: newest first, filtered, one page after ``cursor``.
 
@@ -135,7 +134,7 @@ def run_list_body(
     """
     limit = _limit(query, LIST_DEFAULT, LIST_MAX)
     after = _cursor(query)
-    filters = _metadata_filters(pairs)
+    filters = _metadata_filters(metadata)
     wanted = {k: query[k] for k in ("status", "modelId", "agentId") if query.get(k)}
     matching = [
         run
@@ -177,7 +176,7 @@ def _session_item(session: EmulatedSession) -> dict[str, Any]:
 def session_list_body(
     sessions: Sequence[EmulatedSession],
     query: Mapping[str, str],
-    pairs: Sequence[tuple[str, str]],
+    metadata: Sequence[str],
 ) -> dict[str, Any]:
     """``GET /agent-sessions``: newest first, filtered, by ``cursor`` or legacy ``offset``.
 
@@ -187,7 +186,7 @@ def session_list_body(
     status = query.get("status")
     if status not in (None, "", "active", "ended"):
         raise InvalidRequest(f"status must be active or ended, got {status!r}")
-    filters = _metadata_filters(pairs)
+    filters = _metadata_filters(metadata)
     # Sessions are numbered by creation order (the state keeps insertion order).
     numbered = list(enumerate(sessions, start=1))
     matching = [

@@ -18,13 +18,17 @@ import re
 import secrets
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode, urlsplit
 
 import attrs
 
 from ._argcheck import checked
 from ._clock import EmulatorClock
+
+if TYPE_CHECKING:
+    from werkzeug.datastructures import Authorization
+    from werkzeug.wrappers import Request
 
 __all__ = [
     "DEFAULT_CLIENT_ID",
@@ -32,7 +36,7 @@ __all__ = [
     "OAuthReply",
     "OAuthServer",
     "TokenRejected",
-    "parse_form",
+    "bearer_token",
 ]
 
 DEFAULT_CLIENT_ID = "mantyx-test-client"
@@ -88,6 +92,14 @@ class _Refresh:
     client_id: str
     scopes: frozenset[str]
     revoked: bool = False
+
+
+def bearer_token(authorization: str) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header value, else ``""``.
+
+    Read here rather than by werkzeug, which takes a token holding ``=`` for parameters.
+    """
+    return authorization[7:].strip() if authorization[:7].lower() == "bearer " else ""
 
 
 def _error(status: int, code: str, description: str, **headers: str) -> OAuthReply:
@@ -205,31 +217,24 @@ class OAuthServer:
 
     # -- routes ------------------------------------------------------------------
 
-    def handle(
-        self,
-        method: str,
-        path: str,
-        *,
-        query: Mapping[str, str],
-        form: Mapping[str, str] | None,
-        authorization: str,
-        base_url: str,
-    ) -> OAuthReply | None:
-        """Answer an OAuth route, or ``None`` when ``path`` is not one."""
-        path = path.rstrip("/") or "/"
-        routes = {
-            ("GET", "/.well-known/oauth-authorization-server"): lambda: self._metadata(base_url),
-            ("GET", "/api/oauth/authorize"): lambda: self._authorize(query),
-            ("POST", "/api/oauth/token"): lambda: self._token(form, authorization),
-            ("POST", "/api/oauth/revoke"): lambda: self._revoke(form, authorization),
-            ("GET", "/api/oauth/userinfo"): lambda: self._userinfo(authorization),
-        }
-        route = routes.get((method, path))
-        if route is not None:
-            return route()
-        if any(p == path for _, p in routes):
-            return _error(405, "invalid_request", f"{method} is not allowed on {path}")
-        return None
+    def handle(self, endpoint: str, request: Request) -> OAuthReply:
+        """Answer ``request`` on the route ``endpoint``: ``metadata``, ``authorize``,
+        ``token``, ``revoke`` or ``userinfo``."""
+        if endpoint == "metadata":
+            return self._metadata(request.host_url.rstrip("/"))
+        if endpoint == "authorize":
+            return self._authorize(request.args)
+        if endpoint == "userinfo":
+            return self._userinfo(bearer_token(request.headers.get("Authorization", "")))
+        # The token and revocation endpoints take a form from an authenticated client.
+        if request.mimetype != "application/x-www-form-urlencoded":
+            return _error(400, "invalid_request", "send application/x-www-form-urlencoded")
+        client = self._client(request.form, request.authorization)
+        if isinstance(client, OAuthReply):
+            return client
+        if endpoint == "token":
+            return self._token(client, request.form)
+        return self._revoke(client, request.form)
 
     def _metadata(self, base_url: str) -> OAuthReply:
         if not self.metadata_enabled:
@@ -305,15 +310,13 @@ class OAuthServer:
             )
         return back(code=code)
 
-    def _client(self, form: Mapping[str, str], authorization: str) -> str | OAuthReply:
+    def _client(
+        self, form: Mapping[str, str], authorization: Authorization | None
+    ) -> str | OAuthReply:
         """The authenticated client id, or the error to answer (RFC 6749 §2.3)."""
         client_id, secret = form.get("client_id", ""), form.get("client_secret")
-        if authorization[:6].lower() == "basic ":
-            try:
-                decoded = base64.b64decode(authorization[6:].strip()).decode("utf-8")
-            except ValueError:
-                return _error(401, "invalid_client", "malformed Basic credentials")
-            client_id, _, secret = decoded.partition(":")
+        if authorization is not None and authorization.type == "basic":
+            client_id, secret = authorization.username or "", authorization.password
         if client_id not in self.clients:
             return _error(401, "invalid_client", "unknown client")
         expected = self.clients[client_id]
@@ -321,12 +324,7 @@ class OAuthServer:
             return _error(401, "invalid_client", "client authentication failed")
         return client_id
 
-    def _token(self, form: Mapping[str, str] | None, authorization: str) -> OAuthReply:
-        if form is None:
-            return _error(400, "invalid_request", "send application/x-www-form-urlencoded")
-        client = self._client(form, authorization)
-        if isinstance(client, OAuthReply):
-            return client
+    def _token(self, client: str, form: Mapping[str, str]) -> OAuthReply:
         grant = form.get("grant_type")
         with self._lock:
             if grant == "authorization_code":
@@ -409,12 +407,7 @@ class OAuthServer:
             if access.refresh_token == token:
                 access.revoked = True
 
-    def _revoke(self, form: Mapping[str, str] | None, authorization: str) -> OAuthReply:
-        if form is None:
-            return _error(400, "invalid_request", "send application/x-www-form-urlencoded")
-        client = self._client(form, authorization)
-        if isinstance(client, OAuthReply):
-            return client
+    def _revoke(self, client: str, form: Mapping[str, str]) -> OAuthReply:
         token = form.get("token", "")
         with self._lock:
             access = self._access.get(token)
@@ -426,8 +419,7 @@ class OAuthServer:
         # RFC 7009 §2.2: 200 whether or not the token was known.
         return OAuthReply(200, None)
 
-    def _userinfo(self, authorization: str) -> OAuthReply:
-        token = authorization[7:].strip() if authorization[:7].lower() == "bearer " else ""
+    def _userinfo(self, token: str) -> OAuthReply:
         try:
             scopes = self.scopes_of(token) if token else None
         except TokenRejected as exc:
@@ -457,13 +449,3 @@ class OAuthServer:
                 "workspaces": [{"slug": slug, "name": slug} for slug in self.workspaces],
             },
         )
-
-
-def parse_form(raw: bytes, content_type: str) -> dict[str, str] | None:
-    """The fields of a form-encoded body, or ``None`` if it is not one."""
-    if content_type.split(";")[0].strip().lower() != "application/x-www-form-urlencoded":
-        return None
-    try:
-        return dict(parse_qsl(raw.decode("utf-8"), keep_blank_values=True))
-    except (UnicodeDecodeError, ValueError):
-        return None

@@ -3,34 +3,21 @@
 from __future__ import annotations
 
 import math
-import re
 import threading
 from collections.abc import Mapping
 from typing import Literal
 
 from ._clock import EmulatorClock
 
-__all__ = ["RateLimiter", "bucket_for"]
-
-_RUN_START = re.compile(r"^/agent-runs/?$|^/agent-sessions/[^/]+/messages/?$")
-_LIFECYCLE = re.compile(r"/(tool-results|cancel|feedback|approvals?)(/[^/]*)?/?$")
-
-
-def bucket_for(method: str, rest: str) -> str:
-    """The bucket a workspace route draws from: ``runs`` (run starts), ``lifecycle``
-    (tool results, cancel, feedback, approvals), ``mutations`` (other writes) or
-    ``reads`` (GETs, streams included)."""
-    if method in ("GET", "HEAD"):
-        return "reads"
-    if method == "POST" and _RUN_START.match(rest):
-        return "runs"
-    if _LIFECYCLE.search(rest):
-        return "lifecycle"
-    return "mutations"
+__all__ = ["RateLimiter"]
 
 
 class RateLimiter:
     """Fixed windows per (credential, bucket); only the configured buckets are limited.
+
+    Each route names its bucket: ``runs`` (run starts), ``lifecycle`` (tool
+    results, cancels, feedback), ``mutations`` (other writes) or ``reads``
+    (every GET, streams included).
 
     :param limits: requests per window, by bucket name, e.g. ``{"runs": 10}``.
     :param window: the window length in seconds (the real server uses 60).

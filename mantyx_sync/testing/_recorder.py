@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable
 from typing import Any
 
 import attrs
@@ -16,33 +16,20 @@ MASK = "***"
 
 # Header names that always carry a credential, whatever their value.
 _SECRET_HEADERS = frozenset({"authorization", "x-api-key", "proxy-authorization", "cookie"})
-# WSGI upper-cases header names; these restore the spelling the protocol documents use.
+# WSGI loses the case of header names; these restore the spelling the API uses.
 _SPELLING = {"X-Api-Key": "X-API-Key", "Last-Event-Id": "Last-Event-ID"}
 
 
-def _header_name(environ_key: str) -> str:
-    name = "-".join(part.capitalize() for part in environ_key.split("_"))
-    return _SPELLING.get(name, name)
-
-
-def mask_headers(environ: Mapping[str, Any], secrets: Collection[str]) -> dict[str, str]:
-    """Collect the request headers from a WSGI ``environ`` with secret values masked.
+def mask_headers(headers: Iterable[tuple[str, str]], secrets: Collection[str]) -> dict[str, str]:
+    """The request ``headers`` as a dict, secret values masked.
 
     Credential headers are always masked; any other header is masked when its
     value contains one of ``secrets`` (the API key and the OAuth tokens).
     """
     out: dict[str, str] = {}
-    for key, value in environ.items():
-        if key.startswith("HTTP_"):
-            name = _header_name(key[5:])
-        elif key in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-            name = _header_name(key)
-        else:
-            continue
-        text = str(value)
-        if name.lower() in _SECRET_HEADERS or any(s and s in text for s in secrets):
-            text = MASK
-        out[name] = text
+    for name, value in headers:
+        secret = name.lower() in _SECRET_HEADERS or any(s and s in value for s in secrets)
+        out[_SPELLING.get(name, name)] = MASK if secret else value
     return out
 
 

@@ -34,7 +34,7 @@ from ._model import (
 from ._sessions import EmulatedSession, RunOptions
 from ._tool_calls import answer_of, describe_call, retained
 
-__all__ = ["EmulatedRun", "EmulatedSession", "RunOptions"]
+__all__ = ["EmulatedRun"]
 
 log = logging.getLogger(__name__)
 

@@ -10,9 +10,8 @@ import socket
 import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ._app import EmulatorApp
 from ._argcheck import checked
 from ._clock import EmulatorClock
 from ._evaluation import EmulatedEval
@@ -21,8 +20,12 @@ from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
 from ._ratelimit import RateLimiter
 from ._recorder import RecordedRequest, Recorder
-from ._runs import EmulatedRun, EmulatedSession, RunOptions
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession, RunOptions
 from ._state import EmulatorState
+
+if TYPE_CHECKING:
+    from ._app import EmulatorApp
 
 __all__ = ["LocalMantyx"]
 
@@ -77,8 +80,6 @@ class LocalMantyx:
     :param rate_limit_reset: ``"seconds"`` (seconds until the reset) or
         ``"epoch"`` (a timestamp on the emulator's clock) for ``X-RateLimit-Reset``.
 
-    :ivar app: the WSGI application itself, if you would rather mount it in
-        another server (the drop and stall faults need werkzeug's socket).
     :ivar oauth: the OAuth authorization server (auto-approving; ``deny_next()``,
         ``issue_tokens()``, ``expire_access_tokens()``, ``refreshes``...).
     :ivar clock: the emulator's clock for token expiry and rate-limit windows;
@@ -161,19 +162,12 @@ class LocalMantyx:
                 started_event=started_event,
             ),
         )
-        self.app = EmulatorApp(
-            state=self._state,
-            api_key=api_key,
-            workspace=workspace,
-            oauth_tokens=oauth_tokens or {},
-            create_status=create_status,
-            tool_result_status=tool_result_status,
-            keepalive=keepalive,
-            recorder=self._recorder,
-            request_faults=self._request_faults,
-            oauth=self.oauth,
-            rate_limiter=self.rate_limiter,
-        )
+        # For the WSGI app, built when first needed (it needs werkzeug).
+        self._oauth_tokens = oauth_tokens or {}
+        self._statuses = (create_status, tool_result_status)
+        self._keepalive = keepalive
+        self._app: EmulatorApp | None = None
+        self._stop = threading.Event()
         self._lock = threading.Lock()
         self._server: Any = None
         self._thread: threading.Thread | None = None
@@ -194,34 +188,51 @@ class LocalMantyx:
         """``http://<host>:<port>``, no trailing slash."""
         return f"http://{self.host}:{self._port}"
 
+    @property
+    def app(self) -> EmulatorApp:
+        """The WSGI application itself, if you would rather mount it in another
+        server (the drop and stall faults need werkzeug's socket).
+
+        :raises RuntimeError: werkzeug is not installed.
+        """
+        with self._lock:
+            if self._app is None:
+                try:
+                    from ._app import EmulatorApp
+                except ImportError as exc:
+                    raise RuntimeError(
+                        "LocalMantyx needs werkzeug: pip install 'mantyx-sync[testing]'"
+                    ) from exc
+                self._app = EmulatorApp(
+                    state=self._state,
+                    api_key=self.api_key,
+                    workspace=self.workspace,
+                    oauth_tokens=self._oauth_tokens,
+                    create_status=self._statuses[0],
+                    tool_result_status=self._statuses[1],
+                    keepalive=self._keepalive,
+                    recorder=self._recorder,
+                    request_faults=self._request_faults,
+                    oauth=self.oauth,
+                    rate_limiter=self.rate_limiter,
+                    stop_event=self._stop,
+                )
+            return self._app
+
     def start(self) -> LocalMantyx:
         """Bind and serve in a daemon thread; returns ``self``.
 
         :raises RuntimeError: already started, or werkzeug is not installed.
         """
-        try:
-            from werkzeug.serving import WSGIRequestHandler, make_server
-        except ImportError as exc:  # pragma: no cover - depends on the environment
-            raise RuntimeError(
-                "LocalMantyx needs werkzeug: pip install 'mantyx-sync[testing]'"
-            ) from exc
-
-        class _QuietHandler(WSGIRequestHandler):
-            def log(self, type: str, message: str, *args: Any) -> None:
-                log.debug("werkzeug %s: " + message, type, *args)
-
+        app = self.app
         with self._lock:
             if self._server is not None:
                 raise RuntimeError("LocalMantyx is already started")
-            if self.app.stop_event.is_set():
+            if self._stop.is_set():
                 raise RuntimeError("a stopped LocalMantyx cannot be restarted; create a new one")
-            server = make_server(
-                self.host, self._port, self.app, threaded=True, request_handler=_QuietHandler
-            )
-            # werkzeug's default logger would print every request to stderr.
-            server.log = lambda type, message, *args: log.debug(message, *args)  # type: ignore[method-assign]
+            server = app.serve(self.host, self._port)
             self._wakeup = socket.socketpair()
-            self.app.wakeup = self._wakeup[0]
+            app.wakeup = self._wakeup[0]
             self._port = server.server_address[1]
             self._server = server
             self._thread = threading.Thread(
@@ -239,7 +250,7 @@ class LocalMantyx:
         with self._lock:
             server, thread, wakeup = self._server, self._thread, self._wakeup
             self._server = self._thread = self._wakeup = None
-            self.app.stop_event.set()
+            self._stop.set()
         if server is None:
             return
         self._state.close()

@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._clock import iso_seconds
-
-if TYPE_CHECKING:
-    from ._runs import EmulatedRun
 
 __all__ = ["EmulatedSession", "RunOptions"]
 
@@ -52,7 +49,6 @@ class EmulatedSession:
         self.messages: list[dict[str, Any]] = []
         self.created_at = time.time()
         self.last_interaction_at = self.created_at
-        self.active_run: EmulatedRun | None = None
         # Set once a run of the session fell back: later runs use that model.
         self.active_model_id: str | None = None
         # Results of retain tools, replayed to the model on later runs (NEWER item 5).

@@ -16,7 +16,8 @@ from ._faults import Faults, FaultState
 from ._feedback import FeedbackStore
 from ._inputs import attachment_metadata
 from ._model import ModelLike
-from ._runs import EmulatedRun, EmulatedSession, RunOptions
+from ._runs import EmulatedRun
+from ._sessions import EmulatedSession, RunOptions
 
 __all__ = ["EmulatorState"]
 
@@ -136,8 +137,6 @@ class EmulatorState:
             )
             self.runs[run.id] = run
             self.latest_run = run
-            if session is not None:
-                session.active_run = run
             self.cond.notify_all()
         run.start()
         return run
@@ -150,12 +149,13 @@ class EmulatorState:
         return session
 
     def end_session(self, session: EmulatedSession) -> None:
-        """Flip ``session`` to ended and cancel its in-flight run (idempotent)."""
+        """Flip ``session`` to ended and cancel its latest run if still going (idempotent)."""
         with session.lock:
             session.status = "ended"
-            run = session.active_run
-        if run is not None:
-            run.cancel()
+        with self.cond:
+            runs = [run for run in self.runs.values() if run.session_id == session.id]
+        if runs:
+            runs[-1].cancel()
 
     def wait_for_run(self, run_id: str | None, status: str | None, timeout: float) -> EmulatedRun:
         """Block until the run (default: the latest) reaches ``status`` (default: ends).
