@@ -31,6 +31,7 @@ from ._version import __version__
 # mantyx_sync.MantyxError` never triggers an import.
 from .errors import (
     APIError,
+    ArgumentTypeError,
     AuthError,
     ConfigurationError,
     ConflictError,
@@ -95,6 +96,7 @@ __all__ = (
     "APIError",
     "Agent",
     "AgentSpec",
+    "ArgumentTypeError",
     "Attachment",
     "AuthError",
     "Client",

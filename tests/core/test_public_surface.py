@@ -78,6 +78,7 @@ EXPECTED = {
     "MantyxError",
     "ConfigurationError",
     "SpecError",
+    "ArgumentTypeError",
     "TransportError",
     "ConnectError",
     "TimeoutError_",
@@ -129,11 +130,14 @@ def test_errors_form_one_tree() -> None:
         if isinstance(getattr(mantyx_sync, n), type)
         and issubclass(getattr(mantyx_sync, n), BaseException)
     ]
-    assert len(errors) == 21
+    assert len(errors) == 22
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
+    # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
+    for base in (mantyx_sync.SpecError, mantyx_sync.ConfigurationError, TypeError):
+        assert issubclass(mantyx_sync.ArgumentTypeError, base)
 
 
 def _own_public_members(cls: type) -> list[tuple[str, Any]]:
