@@ -9,7 +9,7 @@ from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from .client import Client
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
@@ -58,7 +58,7 @@ class Agent:
         print(agent.run("What is 2 + 3?").text)
     """
 
-    @checked(SpecError, defer=SPEC_FIELDS)
+    @checked(ArgumentTypeError, defer=SPEC_FIELDS)
     def __init__(
         self,
         client: Client | None = None,
@@ -104,7 +104,6 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
-    @checked(SpecError)
     def start(
         self,
         prompt: str | None = None,
@@ -132,7 +131,7 @@ class Agent:
             on_tool=self._on_tool,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
@@ -151,7 +150,6 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
         self,
         prompt: str | None = None,
@@ -172,7 +170,6 @@ class Agent:
         """
         return self.start(prompt, messages=messages, attachments=attachments)
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,

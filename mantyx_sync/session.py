@@ -15,11 +15,11 @@ from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.paths import session_path
 from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only, turn_input
+from .spec import MessageOverrides, OutputSchema, plan_only, turn_input
 
 if TYPE_CHECKING:
     from .history import EventReplay
@@ -72,7 +72,6 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
-    @checked(SpecError, defer=SPEC_FIELDS)
     def start(
         self,
         prompt: str | None = None,
@@ -129,7 +128,7 @@ class Session:
             owns_tools=owns,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
@@ -145,14 +144,12 @@ class Session:
         with self.start(prompt, messages=messages, **overrides) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
         self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
     ) -> Run:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
         return self.start(prompt, messages=messages, **overrides)
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,
@@ -181,7 +178,6 @@ class Session:
         """The conversation so far, as ``{"role", "content"}`` messages."""
         return [dict(message) for message in self.info().messages]
 
-    @checked(SpecError)
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.
 

@@ -20,7 +20,7 @@ from .._base.limits import (
     METADATA_VALUE_MAX_CHARS,
     TOOL_NAME_RE,
 )
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from ..messages import turn_input
 
 __all__ = ["REASONING_LEVELS", "turn_input", "validate_tool_refs"]
@@ -43,7 +43,7 @@ def _json_size(value: Any, path: str) -> int:
 
 def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
     if not _is_int(value):
-        raise SpecError(f"must be an integer, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be an integer, got {type(value).__name__}", path=path)
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise SpecError(f"must be {bound}, got {value}", path=path)
@@ -52,7 +52,9 @@ def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> i
 
 def _coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
     if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping of str to str, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(
+            f"must be a mapping of str to str, got {type(value).__name__}", path=path
+        )
     if len(value) > METADATA_MAX_ENTRIES:
         raise SpecError(f"has {len(value)} entries; the limit is {METADATA_MAX_ENTRIES}", path=path)
     out: dict[str, str] = {}
@@ -85,7 +87,7 @@ def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | i
             )
         return value
     if not _is_int(value):
-        raise SpecError(
+        raise ArgumentTypeError(
             "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
             f"got {type(value).__name__}",
             path=path,
@@ -95,7 +97,7 @@ def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | i
 
 def _coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be a mapping, got {type(value).__name__}", path=path)
     out = dict(value)
     if "maxToolTurns" in out:
         _check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
@@ -107,7 +109,8 @@ def _coerce_text(value: Any, path: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:
-        raise SpecError("must be a non-empty string", path=path)
+        kind = SpecError if isinstance(value, str) else ArgumentTypeError
+        raise kind("must be a non-empty string", path=path)
     return value
 
 

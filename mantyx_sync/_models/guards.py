@@ -26,7 +26,7 @@ from .._base.limits import (
     TOOL_BUDGETS_MAX_ENTRIES,
 )
 from .._base.types import UNSET, UnsetType
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
 from .checks import _check_int, _is_int, _json_size
 
@@ -47,7 +47,7 @@ _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
     """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
@@ -79,7 +79,7 @@ class OutputSchema:
         elif isinstance(value, Mapping):
             result = cls(schema=dict(value))
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
                 f"got {type(value).__name__}",
                 path=path,
@@ -143,7 +143,7 @@ class LoopDetection:
         elif isinstance(value, Mapping):
             result = _wire.structure_input(value, cls, path=path)
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
                 path=path,
             )
@@ -193,7 +193,7 @@ class ToolBudget:
 def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
     """Tool name → ``int`` / :class:`ToolBudget` / ``{"maxCalls": n}``, checked."""
     if not isinstance(value, Mapping):
-        raise SpecError(
+        raise ArgumentTypeError(
             f"must be a mapping of tool name to budget, got {type(value).__name__}", path=path
         )
     if len(value) > TOOL_BUDGETS_MAX_ENTRIES:
