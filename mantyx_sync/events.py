@@ -33,6 +33,7 @@ from ._models.payloads import (
     ToolFiles,
 )
 from ._models.wire import ALIASES, RAW
+from .errors import MantyxError
 
 __all__ = [
     "TERMINAL_TYPES",
@@ -75,7 +76,7 @@ TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 _TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
 
 
-class MalformedEvent(ValueError):
+class MalformedEvent(MantyxError, ValueError):
     """An SSE frame is not a usable event envelope; the message says why.
 
     The stream logs and skips such frames rather than failing the run.

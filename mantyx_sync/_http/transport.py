@@ -39,7 +39,7 @@ from .api_errors import api_error
 from .auth import TokenSource
 from .body import StreamedBody, encode_body
 from .config import ClientConfig
-from .failures import describe, gave_up, translate
+from .failures import NETWORK_ERRORS, describe, gave_up, translate
 from .pools import adapter_verify, close_session, new_session, prepare
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
@@ -82,7 +82,9 @@ class EventSource:
                 yield chunk
         except Exception as exc:
             if self._closed:
-                return
+                return  # closed from another thread: whatever the read ran into
+            if not isinstance(exc, NETWORK_ERRORS):
+                raise  # a bug, not the network: never mistaken for a drop to resume
             raise translate(
                 exc, self._response.url, read_timeout=self._idle_timeout, reading=True
             ) from exc
