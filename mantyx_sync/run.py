@@ -9,7 +9,6 @@ each ``local_tool_call`` to a :class:`~mantyx_sync._engine.executor.ToolExecutor
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import threading
 import weakref
@@ -23,6 +22,7 @@ from ._base.argcheck import checked
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
+from ._engine.outcome import failure_of
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
 from ._http.paths import run_path
@@ -32,7 +32,7 @@ from ._http.retry import create_policy, safe_policy
 from ._http.stream import RunStream, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import MantyxError, RunCancelled, RunError, SpecError
+from .errors import MantyxError, RunError, SpecError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
@@ -115,25 +115,6 @@ def json_poster(transport: HttpTransport) -> Poster:
         return reply.status, reply.body
 
     return post
-
-
-def _text_field(data: Mapping[str, Any], *keys: str) -> str | None:
-    """The first of ``keys`` holding usable text (non-text values are rendered)."""
-    for key in keys:
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if value is not None and not isinstance(value, (bool, int, float, str)):
-            return json.dumps(value, ensure_ascii=False, default=str)
-    return None
-
-
-def _result_succeeded(data: Mapping[str, Any]) -> bool:
-    """NOTES.md: success is ``subtype == "success"``, or ``ok`` true with no subtype."""
-    subtype = data.get("subtype")
-    if subtype is not None:
-        return bool(subtype == "success")
-    return data.get("ok") is True
 
 
 class _RunResources:
@@ -428,9 +409,6 @@ class Run:
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True
-        # The outcome comes from the event type and the raw fields, never from
-        # whether the typed payload could be built: one odd field (a non-string
-        # reason, a string "retryable") must not turn a failure into a success.
         data = event.data
         payload = event.payload
         result = RunResult(
@@ -448,39 +426,7 @@ class Run:
             feedback_link=FeedbackLink(json_poster(self._transport)),
         )
         self._result = result
-        if event.type == "cancelled":
-            reason = _text_field(data, "reason")
-            self._failure = RunCancelled(
-                f"cancelled ({reason})" if reason else "cancelled",
-                run_id=self.id,
-                code="cancelled",
-                result=result,
-            )
-        elif event.type == "error":
-            retryable = data.get("retryable")
-            self._failure = RunError(
-                _text_field(data, "error", "message") or "the run failed",
-                run_id=self.id,
-                code=_text_field(data, "code", "errorClass"),
-                error_class=_text_field(data, "errorClass"),
-                finish_reason=_text_field(data, "finishReason"),
-                partial_text=_text_field(data, "partialText"),
-                retryable=retryable if isinstance(retryable, bool) else None,
-                result=result,
-                api_status=getattr(payload, "api_status", None),
-                api_code=getattr(payload, "api_code", None),
-                structured_output=result.structured_output,
-            )
-        elif not _result_succeeded(data):
-            subtype = _text_field(data, "subtype")
-            self._failure = RunError(
-                _text_field(data, "error", "message")
-                or f"the run ended with {subtype or 'no success flag'}",
-                run_id=self.id,
-                code=subtype,
-                result=result,
-                structured_output=result.structured_output,
-            )
+        self._failure = failure_of(event, result, self.id)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
 
