@@ -454,7 +454,7 @@ class RunEvent:
         ):
             return cls(seq=raw_seq, type=event_type, data=payload)
         if event_type is None and event and event != "message":
-            # sseclient reports a frame without an event: line as "message".
+            # "message" is SSE's default event name: it names no type.
             event_type = event
         if not isinstance(event_type, str) or not event_type:
             raise MalformedEvent("no event type")

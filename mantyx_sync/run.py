@@ -29,7 +29,7 @@ from ._http.paths import run_path
 from ._http.poster import ResultPoster
 from ._http.ratelimit import RUNS_BUCKET
 from ._http.retry import create_policy, safe_policy
-from ._http.stream import RunStream, read_backlog
+from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import MantyxError, RunError, SpecError
@@ -52,6 +52,8 @@ class RunOptions:
     on_tool: Callable[[ToolActivity], None] | None = None
     output_schema: OutputSchema | None = None
     session_id: str | None = None
+    #: Seconds the run may take once started (``None``: no limit).
+    timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
 
 
 def start_run(
@@ -206,6 +208,9 @@ class Run:
     closes the connection; nothing is left burning tokens. A Run dropped
     without either is cancelled the same way when it is garbage-collected. Ctrl-C while
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
+    So does running out of time: past the ``timeout=`` given when the run was
+    started, or to :meth:`wait`, the run is cancelled and
+    :class:`~mantyx_sync.TimeoutError_` raised.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
     :meth:`close` may be called from any thread (a Flask "stop" button, a
@@ -244,10 +249,6 @@ class Run:
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
-        last_seq = backlog[-1].seq if backlog else 0
-        self._stream = RunStream(transport, stream_path, run_id=run_id, last_seq=last_seq)
-        # Stepped directly: one Python frame less per event than next(self._stream).
-        self._next_event = self._stream.events().__next__
         ended = threading.Event()
         poster = ResultPoster(transport, run_id, run_ended=ended)
         self._executor = ToolExecutor(
@@ -258,6 +259,16 @@ class Run:
             on_tool=options.on_tool,
             run_label=f"run {run_id}",
         )
+        self._stream = RunStream(
+            transport,
+            stream_path,
+            run_id=run_id,
+            last_seq=backlog[-1].seq if backlog else 0,
+            timeout=options.timeout,
+            busy=self._executor.busy,
+        )
+        # Stepped directly: one Python frame less per event than next(self._stream).
+        self._next_event = self._stream.events().__next__
         self._resources = _RunResources(
             self._stream, self._executor, tools if owns_tools else None, ended
         )
@@ -335,6 +346,10 @@ class Run:
         except KeyboardInterrupt:
             self._interrupt()
             raise
+        except DeadlineExceeded:
+            log.info("run %s: out of time; cancelling it on the server", self.id)
+            self.close()
+            raise
         except BaseException:
             self._release()
             raise
@@ -342,13 +357,22 @@ class Run:
         return event
 
     @checked(SpecError)
-    def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> RunResult:
+    def wait(
+        self,
+        on_event: Callable[[RunEvent], None] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> RunResult:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
+        :param timeout: seconds to wait at most (``None``: no limit; a limit
+            given when the run was started still holds, whichever ends first).
         :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
+        :raises TimeoutError_: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
         """
+        self._stream.limit(timeout)
         try:
             for event in self:
                 if on_event is not None:

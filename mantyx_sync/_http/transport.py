@@ -242,12 +242,19 @@ class HttpTransport:
                 body = None
             return Reply(response.status_code, body)
 
-    def open_stream(self, path: str, *, last_seq: int | None, idle_timeout: float) -> EventSource:
+    def open_stream(
+        self,
+        path: str,
+        *,
+        last_seq: int | None,
+        idle_timeout: float,
+        connect_timeout: float | None = None,
+    ) -> EventSource:
         """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
 
         Sends both ``Last-Event-ID`` and ``?lastSeq=`` (agent-runs §7). The socket
         read timeout is ``idle_timeout`` so a silent half-open connection is
-        noticed.
+        noticed; ``connect_timeout`` defaults to the client's.
         """
         headers = self._headers({"Accept": "text/event-stream", "Cache-Control": "no-cache"})
         params: dict[str, str] = {}
@@ -260,7 +267,7 @@ class HttpTransport:
             headers=headers,
             body=None,
             params=params,
-            timeout=(self.config.connect_timeout, idle_timeout),
+            timeout=(connect_timeout or self.config.connect_timeout, idle_timeout),
             stream=True,
             label=f"GET {path} (stream)",
         )
