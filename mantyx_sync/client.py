@@ -65,10 +65,9 @@ class Client:
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
-    :param stream_reconnects: failed attempts in a row to reopen a run's stream
-        (a connection quiet past ``stream_idle_timeout`` is one, unless the run
-        waits on our own tool) before :class:`~mantyx_sync.StreamError`
-        (default 8; the count starts again once events flow).
+    :param stream_reconnects: failed reopens of a run's stream in a row (a quiet
+        one counts, unless the run waits on our own tool) before
+        :class:`~mantyx_sync.StreamError` (default 8; reset once events flow).
     :param max_workers: threads per run for local tools (default 32).
     :param tool_timeout: default seconds a local tool may run (``None``: no limit).
     :param max_event_bytes: the largest one event-stream frame may be (default
