@@ -73,7 +73,8 @@ def test_iteration_with_a_timeout_yields_what_came_then_raises(quiet_server: Loc
     client = quiet_server.client()
     seen = []
     with pytest.raises(mantyx_sync.TimeoutError_):
-        for event in mantyx_sync.Agent(client, system_prompt=SYSTEM).stream("x", timeout=0.3):
+        # 1 s: ample for the "started" event already in the log to arrive first.
+        for event in mantyx_sync.Agent(client, system_prompt=SYSTEM).stream("x", timeout=1.0):
             seen.append(event.type)
     assert seen == ["started"]
     assert _latest_run_cancelled(quiet_server)
