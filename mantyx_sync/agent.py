@@ -111,6 +111,7 @@ class Agent:
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once.
 
@@ -119,6 +120,10 @@ class Agent:
         ``attachments`` (:class:`~mantyx_sync.Attachment` values or
         ``pathlib.Path`` files) go on the prompt or the last user message.
 
+        :param timeout: seconds the run may take, counted from its start
+            (``None``: no limit). Past it, iterating or waiting cancels the run
+            and raises :class:`~mantyx_sync.TimeoutError_`, however quiet or
+            slow the server is.
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIError: the server refused the run.
@@ -130,6 +135,7 @@ class Agent:
             attachments=attachments,
             max_workers=self._max_workers,
             on_tool=self._on_tool,
+            timeout=timeout,
         )
 
     @checked(SpecError)
@@ -140,15 +146,18 @@ class Agent:
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
+        timeout: float | None = None,
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.
 
         :param on_event: called with every event as it arrives, on this thread.
+        :param timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
         :raises RunError: the run failed (``RunCancelled`` if cancelled); the
             error carries the partial text and the events gathered.
+        :raises TimeoutError_: the run did not end within ``timeout``; it was cancelled.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
-        with self.start(prompt, messages=messages, attachments=attachments) as run:
+        with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
     @checked(SpecError)
@@ -158,6 +167,7 @@ class Agent:
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a run and iterate its events as they arrive.
 
@@ -165,12 +175,16 @@ class Agent:
         raises :class:`RunError`. Use it in a ``with`` block: leaving early
         cancels the run on the server and closes the connection::
 
-            with agent.stream("Tell me a story") as events:
+            with agent.stream("Tell me a story", timeout=300) as events:
                 for event in events:
                     if event.type == "assistant_delta":
                         print(event.text, end="")
+
+        :param timeout: seconds the run may take (``None``: no limit); past it
+            the next step cancels the run and raises
+            :class:`~mantyx_sync.TimeoutError_` (see :meth:`start`).
         """
-        return self.start(prompt, messages=messages, attachments=attachments)
+        return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
 
     @checked(SpecError)
     def run_plan(

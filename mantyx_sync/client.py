@@ -65,9 +65,9 @@ class Client:
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
-    :param stream_reconnects: consecutive failed attempts to reopen a run's
-        stream before :class:`~mantyx_sync.StreamError` (default 8; the count
-        starts again once events flow).
+    :param stream_reconnects: failed reopens of a run's stream in a row (a quiet
+        one counts, unless the run waits on our own tool) before
+        :class:`~mantyx_sync.StreamError` (default 8; reset once events flow).
     :param max_workers: threads per run for local tools (default 32).
     :param tool_timeout: default seconds a local tool may run (``None``: no limit).
     :param max_event_bytes: the largest one event-stream frame may be (default
@@ -232,6 +232,7 @@ class Client:
         attachments: Sequence[Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
 
@@ -241,9 +242,9 @@ class Client:
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
         body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
+        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
-        options = self._run_options(max_workers, on_tool, spec.output_schema)
         return start_run(self._transport, "/agent-runs", body, resolved, options, owns_tools=True)
 
     def _open_session(
@@ -340,12 +341,14 @@ class Client:
         max_workers: int | None,
         on_tool: Callable[[ToolActivity], None] | None,
         output_schema: OutputSchema | None,
+        timeout: float | None = None,
     ) -> RunOptions:
         return RunOptions(
             max_workers=max_workers or self.config.max_workers,
             tool_timeout=self.config.tool_timeout,
             on_tool=on_tool,
             output_schema=output_schema,
+            timeout=timeout,
         )
 
     def list_runs(

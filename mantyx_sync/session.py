@@ -14,6 +14,7 @@ from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.paths import session_path
 from ._http.retry import safe_policy
+from ._http.stream import check_timeout
 from ._http.transport import HttpTransport
 from .errors import SpecError
 from .events import RunEvent
@@ -87,14 +88,19 @@ class Session:
         metadata: Any = UNSET,
         supervisor: Any = UNSET,
         plan: Any = UNSET,
+        timeout: float | None = None,
     ) -> Run:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
 
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
         Keyword overrides apply to this one run only.
 
+        :param timeout: seconds the run may take (``None``: no limit); past it
+            the run is cancelled and :class:`~mantyx_sync.TimeoutError_` raised.
+            :meth:`run` and :meth:`stream` take it too.
         :raises SpecError: bad input or override (nothing is sent).
         """
+        check_timeout(timeout)
         body = turn_input(prompt, messages, attachments, streamed=True)
         overrides = MessageOverrides.build(
             tools=tools,
@@ -119,6 +125,7 @@ class Session:
             on_tool=self._on_tool,
             output_schema=schema if isinstance(schema, OutputSchema) else None,
             session_id=self.id,
+            timeout=timeout,
         )
         return start_run(
             self._transport,

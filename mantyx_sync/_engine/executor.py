@@ -215,7 +215,13 @@ class ToolExecutor:
         self._seen: set[str] = set()
         self._pool: ThreadPoolExecutor | None = None
         self._timers: dict[str, threading.Timer] = {}
+        self._unanswered = 0  # calls submitted whose answer is not posted yet
         self._closed = False
+
+    def busy(self) -> bool:
+        """Whether a call is still being answered (queued, running, or its answer
+        being posted): the run is then waiting on us, not on the server."""
+        return self._unanswered > 0
 
     def mark_answered(self, tool_use_id: str) -> None:
         """Record that the server already has an answer (``local_tool_result_in``)."""
@@ -247,6 +253,7 @@ class ToolExecutor:
                     log.debug("%s: ignoring repeated tool call %s", self._label, call.tool_use_id)
                 return False
             self._seen.add(call.tool_use_id)
+            self._unanswered += 1
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(
                     max_workers=self._max_workers, thread_name_prefix="mantyx-tool"
@@ -377,6 +384,8 @@ class ToolExecutor:
                     "%s: delivering the answer for %s failed", self._label, call.tool_use_id
                 )
                 outcome = "failed"
+        with self._lock:
+            self._unanswered -= 1
         if self._on_tool is None:
             return
         self._notify(

@@ -22,7 +22,15 @@ import urllib3.exceptions
 from .._base.redact import redact_text
 from ..errors import ConnectError, TimeoutError_, TransportError
 
-__all__ = ["describe", "gave_up", "translate"]
+__all__ = ["NETWORK_ERRORS", "describe", "gave_up", "translate"]
+
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
+    http.client.HTTPException,  # IncompleteRead, a broken status line
+    urllib3.exceptions.HTTPError,  # ProtocolError, ReadTimeoutError, DecodeError
+)
+"""What a failed exchange or read raises: translated by :func:`translate`.
+Anything else (``AttributeError``, ``TypeError``) is a bug and surfaces as itself."""
 
 
 def describe(exc: BaseException) -> str:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import attrs
 
 from .._base.types import UNSET, UnsetType
-from ..errors import SpecError
+from ..errors import MantyxError, SpecError
 
 if TYPE_CHECKING:
     import cattrs
@@ -68,7 +68,7 @@ _CAMEL_RE = re.compile(r"_([a-z0-9])")
 _SEGMENT_RE = re.compile(r"\.([a-z][a-z0-9_]*)")
 
 
-class WireFormatError(ValueError):
+class WireFormatError(MantyxError, ValueError):
     """A server body does not have the documented shape; the message names the field."""
 
 

@@ -126,9 +126,16 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
             overrides: dict[str, Any] = {}
             if args.reasoning:
                 overrides["reasoning_level"] = args.reasoning
-            run = session.start(prompt, attachments=attachments or None, **overrides)
+            run = session.start(
+                prompt, attachments=attachments or None, timeout=args.timeout, **overrides
+            )
         else:
-            run = client.start_run(agent_spec(args, tools), prompt, attachments=attachments or None)
+            run = client.start_run(
+                agent_spec(args, tools),
+                prompt,
+                attachments=attachments or None,
+                timeout=args.timeout,
+            )
         try:
             follow(run, view)
         except KeyboardInterrupt:

@@ -70,6 +70,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser for ``mantyx-sync``."""
     common = _Parser(add_help=False)
@@ -100,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FILE",
         help="a file (or https URL) for the model to read (repeatable)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="cancel the run and exit 4 if it has not ended after this long",
     )
     output = run.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON event per line")
