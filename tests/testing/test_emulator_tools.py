@@ -305,8 +305,7 @@ def test_default_model_calls_only_read_only_tools(api: Any) -> None:
     messages = [e["data"]["text"] for e in run.events if e["type"] == "assistant_message"]
     assert messages[0] == "Calling read_file, fs_list, fs_stat."
     assert run.events[-1]["data"]["text"] == (
-        "You said: check\nread_file → read_file ok\n"
-        "fs_list → fs_list ok\nfs_stat → error: denied"
+        "You said: check\nread_file → read_file ok\nfs_list → fs_list ok\nfs_stat → error: denied"
     )
 
 
