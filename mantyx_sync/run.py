@@ -120,11 +120,8 @@ def json_poster(transport: HttpTransport) -> Poster:
 
 
 class _RunResources:
-    """What a run holds until it ends: released once, whoever gets there first.
-
-    Kept apart from :class:`Run` so the garbage-collection finalizer can reach
-    it without keeping the Run alive.
-    """
+    """What a run holds until it ends, released once by whoever gets there first; kept
+    apart from :class:`Run` so the garbage-collection finalizer need not keep the Run alive."""
 
     def __init__(
         self,
@@ -467,4 +464,7 @@ class Run:
 
     def _interrupt(self) -> None:
         log.info("run %s: interrupted; cancelling it on the server", self.id)
-        self.close()
+        try:
+            self.close()
+        except KeyboardInterrupt:  # a second Ctrl-C gives up the cancel: one traceback, not two
+            self._release()
