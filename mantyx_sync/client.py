@@ -20,10 +20,11 @@ from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError, SpecError
+from .messages import turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, OutputSchema, turn_input
+from .spec import SPEC_FIELDS, AgentSpec, OutputSchema
 
 if TYPE_CHECKING:
     # Evaluations, history and feedback are imported by the methods that use

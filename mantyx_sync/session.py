@@ -17,9 +17,10 @@ from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
 from .errors import SpecError
 from .events import RunEvent
+from .messages import turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only, turn_input
+from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only
 
 if TYPE_CHECKING:
     from .history import EventReplay

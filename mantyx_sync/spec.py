@@ -37,7 +37,6 @@ from ._models.checks import (
     _coerce_metadata,
     _coerce_reasoning_level,
     _coerce_text,
-    turn_input,
     validate_tool_refs,
 )
 from ._models.controls import (
@@ -78,7 +77,6 @@ __all__ = [
     "Supervisor",
     "ToolBudget",
     "plan_only",
-    "turn_input",
     "validate_tool_refs",
 ]
 

@@ -21,9 +21,8 @@ from .._base.limits import (
     TOOL_NAME_RE,
 )
 from ..errors import SpecError
-from ..messages import turn_input
 
-__all__ = ["REASONING_LEVELS", "turn_input", "validate_tool_refs"]
+__all__ = ["REASONING_LEVELS", "validate_tool_refs"]
 
 REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
 """The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
