@@ -8,13 +8,14 @@ from typing import Any
 from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
+from ._models.controls import plan_only
 from .client import Client
 from .errors import SpecError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, plan_only
+from .spec import SPEC_FIELDS, AgentSpec
 
 __all__ = ["Agent"]
 
@@ -80,7 +81,7 @@ class Agent:
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
-        self.spec = AgentSpec.build(
+        self.spec: AgentSpec = AgentSpec.build(
             system_prompt=system_prompt,
             agent_id=agent_id,
             model_id=model_id,
@@ -96,7 +97,7 @@ class Agent:
             supervisor=supervisor,
             plan=plan,
         )
-        self.client = client if client is not None else Client()
+        self.client: Client = client if client is not None else Client()
         self._max_workers = max_workers
         self._on_tool = on_tool
 

@@ -15,6 +15,7 @@ from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import TokenSource
 from ._http.client_config import client_config
+from ._http.config import ClientConfig
 from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
@@ -100,7 +101,7 @@ class Client:
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
     ) -> None:
-        self.config = client_config(
+        self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
             workspace=workspace,

@@ -35,7 +35,6 @@ from ._models.payloads import (
 from ._models.wire import ALIASES, RAW
 
 __all__ = [
-    "TERMINAL_TYPES",
     "AssistantDelta",
     "AssistantMessage",
     "CancelledPayload",
@@ -44,7 +43,6 @@ __all__ = [
     "LocalToolCall",
     "LocalToolResultIn",
     "LoopDetected",
-    "MalformedEvent",
     "ModelFallback",
     "ModelInfo",
     "PlanStep",
@@ -64,7 +62,6 @@ __all__ = [
     "ToolFiles",
     "ToolResultEvent",
     "UnknownPayload",
-    "structure_payload",
 ]
 
 log = logging.getLogger(__name__)

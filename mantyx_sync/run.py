@@ -38,7 +38,7 @@ from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
 
-__all__ = ["Run", "RunOptions", "attach_run", "json_poster", "start_run"]
+__all__ = ["Run"]
 
 log = logging.getLogger(__name__)
 
@@ -251,8 +251,8 @@ class Run:
         owns_tools: bool,
         backlog: Sequence[RunEvent] = (),
     ) -> None:
-        self.id = run_id
-        self.session_id = options.session_id
+        self.id: str = run_id
+        self.session_id: str | None = options.session_id
         self._transport = transport
         self._config: ClientConfig = transport.config
         self._options = options

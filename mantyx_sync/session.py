@@ -15,12 +15,13 @@ from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.paths import session_path
 from ._http.retry import safe_policy
 from ._http.transport import HttpTransport
+from ._models.controls import plan_only
 from .errors import SpecError
 from .events import RunEvent
 from .messages import turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only
+from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema
 
 if TYPE_CHECKING:
     from .history import EventReplay
@@ -61,7 +62,7 @@ class Session:
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
-        self.id = session_id
+        self.id: str = session_id
         self._transport = transport
         self._tools = tools
         self._output_schema = output_schema

@@ -8,14 +8,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = [
-    "RedactingFormatter",
-    "display_url",
-    "mask",
-    "redact_headers",
-    "redact_text",
-    "register_secret",
-]
+__all__ = ["RedactingFormatter", "display_url", "mask", "redact_text", "register_secret"]
 
 # Headers whose values are always secret, whatever their content.
 _SECRET_HEADERS = frozenset(

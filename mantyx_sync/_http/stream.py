@@ -22,12 +22,12 @@ from collections.abc import Callable, Iterator
 
 import sseclient
 
-from ..errors import MantyxError, StreamError, TimeoutError_, TransportError
+from ..errors import MantyxError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
-__all__ = ["FrameParser", "RunStream", "read_backlog"]
+__all__ = ["RunStream", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
@@ -84,9 +84,7 @@ class _IdleWatch:
                 counted = self.seen
                 last_event = resumed
             if time.monotonic() - last_event > self.idle_timeout:
-                raise TimeoutError_(
-                    f"no event for {self.idle_timeout:g}s (only keep-alives); resuming"
-                )
+                raise Timeout(f"no event for {self.idle_timeout:g}s (only keep-alives); resuming")
             window = last + chunk
             if pending + len(chunk) <= self._max_frame:
                 # No frame that ends or continues here can be over the cap.
@@ -250,7 +248,7 @@ class RunStream:
                     or not self._resume
                 ):
                     raise
-                quiet = opened and isinstance(exc, TimeoutError_)
+                quiet = opened and isinstance(exc, Timeout)
                 if quiet and self._until_quiet:
                     return
                 # A stream that opened and then only went quiet is healthy (the run

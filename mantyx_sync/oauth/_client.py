@@ -78,7 +78,7 @@ class OAuth:
         _check_seconds("timeout", timeout)
         self.client_id = client_id
         self._client_secret = client_secret
-        self.base_url = url
+        self.base_url: str = url
         self._timeout = timeout
         self._owns_session = http_session is None
         self._session = http_session or requests.Session()

@@ -13,13 +13,11 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 __all__ = [
-    "MAX_BODY_BYTES",
     "SSE_HEARTBEAT",
     "Authenticate",
     "BadBody",
     "StartResponse",
     "StreamBody",
-    "WSGIApp",
     "base_url",
     "is_allowed",
     "json_reply",

@@ -26,14 +26,7 @@ import attrs
 from ._argcheck import checked
 from ._clock import EmulatorClock
 
-__all__ = [
-    "DEFAULT_CLIENT_ID",
-    "IDENTITY_SCOPE",
-    "OAuthReply",
-    "OAuthServer",
-    "TokenRejected",
-    "parse_form",
-]
+__all__ = ["DEFAULT_CLIENT_ID", "OAuthServer", "TokenRejected", "parse_form"]
 
 DEFAULT_CLIENT_ID = "mantyx-test-client"
 """A public client (no secret) every emulator accepts unless told otherwise."""
