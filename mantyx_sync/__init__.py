@@ -262,87 +262,41 @@ __all__ = (
 # and a run that needs no MCP server, A2A peer, evaluation or sign-in never
 # imports them. Module -> the names it provides; the imports under
 # TYPE_CHECKING above state the same (tests/core/test_public_names.py).
-_LAZY: dict[str, tuple[str, ...]] = {
-    "._base.types": ("UNSET", "UnsetType"),
-    "._tools.local_tool": ("LocalTool", "define_local_tool", "local_tool"),
-    "._tools.schema": ("SchemaWarning",),
-    ".tools": (
-        "A2ATool",
-        "ClientResolvedTool",
-        "MantyxTool",
-        "McpTool",
-        "PluginTool",
-        "ToolConnection",
-        "ToolOutput",
-    ),
-    ".spec": (
-        "AgentSpec",
-        "LoopDetection",
-        "OutputSchema",
-        "Plan",
-        "ReasoningTrigger",
-        "Supervisor",
-        "ToolBudget",
-    ),
-    ".messages": ("Attachment", "Message"),
+_LAZY: dict[str, str] = {
+    "._base.types": "UNSET UnsetType",
+    "._tools.local_tool": "LocalTool define_local_tool local_tool",
+    "._tools.schema": "SchemaWarning",
+    ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",
+    ".spec": "AgentSpec LoopDetection OutputSchema Plan ReasoningTrigger Supervisor ToolBudget",
+    ".messages": "Attachment Message",
     ".events": (
-        "AssistantDelta",
-        "AssistantMessage",
-        "CancelledPayload",
-        "ErrorPayload",
-        "EventPayload",
-        "LocalToolCall",
-        "LocalToolResultIn",
-        "LoopDetected",
-        "ModelFallback",
-        "ModelInfo",
-        "PlanStep",
-        "PlanTransition",
-        "ResultPayload",
-        "RunEvent",
-        "Started",
-        "StructuredOutputInfo",
-        "SupervisorVerdict",
-        "TaskPlan",
-        "TaskPlanUpdate",
-        "ThinkingDelta",
-        "TokenUsage",
-        "ToolBudgetExceeded",
-        "ToolCallEvent",
-        "ToolFile",
-        "ToolFiles",
-        "ToolResultEvent",
-        "UnknownPayload",
+        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"
+        " LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep PlanTransition"
+        " ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict TaskPlan"
+        " TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent ToolFile"
+        " ToolFiles ToolResultEvent UnknownPayload"
     ),
-    ".results": ("Model", "ModelCatalog", "Pricing", "RunResult", "RunSnapshot", "SessionInfo"),
-    ".history": ("EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSummary"),
-    ".feedback": ("Feedback",),
-    "._http.auth": ("TokenSet", "TokenSource"),
-    "._http.config": ("ClientConfig",),
-    "._http.ratelimit": ("RateLimit", "RateLimits"),
-    "._peers.a2a.toolset": ("A2AConnection", "LocalA2A", "define_local_a2a"),
-    "._peers.agent_api.toolset": ("AgentApiConnection", "LocalAgentApi", "define_local_agent_api"),
-    "._peers.mcp.toolset": ("LocalMcp", "McpConnection", "define_local_mcp"),
-    "._engine.executor": ("ToolActivity",),
-    ".run": ("Run",),
-    ".session": ("Session",),
-    ".client": ("Client",),
-    ".agent": ("Agent",),
+    ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
+    ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",
+    ".feedback": "Feedback",
+    "._http.auth": "TokenSet TokenSource",
+    "._http.config": "ClientConfig",
+    "._http.ratelimit": "RateLimit RateLimits",
+    "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
+    "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
+    "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",
+    "._engine.executor": "ToolActivity",
+    ".run": "Run",
+    ".session": "Session",
+    ".client": "Client",
+    ".agent": "Agent",
     ".evals": (
-        "EvalCase",
-        "EvalCaseComparison",
-        "EvalCaseResult",
-        "EvalComparison",
-        "EvalDataset",
-        "EvalDatasetSummary",
-        "EvalRun",
-        "EvalRunDetail",
-        "EvalRunSummary",
-        "Evals",
+        "EvalCase EvalCaseComparison EvalCaseResult EvalComparison EvalDataset EvalDatasetSummary"
+        " EvalRun EvalRunDetail EvalRunSummary Evals"
     ),
-    ".oauth": ("OAuth", "RefreshingTokenSource", "ServerMetadata", "UserInfo"),
+    ".oauth": "OAuth RefreshingTokenSource ServerMetadata UserInfo",
 }
-_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
 
 # Public submodules reachable as attributes without importing them first.
 _SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"})
