@@ -4,8 +4,11 @@ A *unit* is a top-level module or folder of ``mantyx_sync``: ``errors``, ``spec`
 ``_http`` (every module in it), ``_peers`` ... Units sit on ordered layers and
 may import only their own layer or layers below. Every ``import`` statement
 counts, wherever it sits (module level, inside a function, under
-``TYPE_CHECKING``): a type-only import is still a dependency. Relative imports
-are resolved to absolute names. A failure names both modules and the line.
+``TYPE_CHECKING``): a type-only import is still a dependency. So does
+``importlib.import_module``/``__import__`` with a literal name. Relative imports
+are resolved to absolute names, and ``from m import name`` to the submodule
+``m.name`` when there is one (else to ``m``, the package root for
+``from mantyx_sync import Client``). A failure names both modules and the line.
 
 CONTRIBUTING.rst draws the same picture for readers.
 """
