@@ -8,13 +8,14 @@ from typing import Any
 from ._base.argcheck import checked
 from ._base.types import UNSET
 from ._engine.executor import ToolActivity
+from ._models.controls import plan_only
 from .client import Client
 from .errors import SpecError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, plan_only
+from .spec import SPEC_FIELDS, AgentSpec
 
 __all__ = ["Agent"]
 
@@ -80,7 +81,7 @@ class Agent:
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
-        self.spec = AgentSpec.build(
+        self.spec: AgentSpec = AgentSpec.build(
             system_prompt=system_prompt,
             agent_id=agent_id,
             model_id=model_id,
@@ -96,7 +97,7 @@ class Agent:
             supervisor=supervisor,
             plan=plan,
         )
-        self.client = client if client is not None else Client()
+        self.client: Client = client if client is not None else Client()
         self._max_workers = max_workers
         self._on_tool = on_tool
 
@@ -122,7 +123,7 @@ class Agent:
 
         :param timeout: seconds the run may take, counted from its start
             (``None``: no limit). Past it, iterating or waiting cancels the run
-            and raises :class:`~mantyx_sync.TimeoutError_`, however quiet or
+            and raises :class:`~mantyx_sync.Timeout`, however quiet or
             slow the server is.
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
@@ -154,7 +155,7 @@ class Agent:
         :param timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
         :raises RunError: the run failed (``RunCancelled`` if cancelled); the
             error carries the partial text and the events gathered.
-        :raises TimeoutError_: the run did not end within ``timeout``; it was cancelled.
+        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
         with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
@@ -182,7 +183,7 @@ class Agent:
 
         :param timeout: seconds the run may take (``None``: no limit); past it
             the next step cancels the run and raises
-            :class:`~mantyx_sync.TimeoutError_` (see :meth:`start`).
+            :class:`~mantyx_sync.Timeout` (see :meth:`start`).
         """
         return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
 

@@ -15,15 +15,17 @@ from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import TokenSource
 from ._http.client_config import client_config
+from ._http.config import ClientConfig
 from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ConfigurationError, MantyxError, SpecError
+from .messages import turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, OutputSchema, turn_input
+from .spec import SPEC_FIELDS, AgentSpec, OutputSchema
 
 if TYPE_CHECKING:
     # Evaluations, history and feedback are imported by the methods that use
@@ -99,7 +101,7 @@ class Client:
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
     ) -> None:
-        self.config = client_config(
+        self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
             workspace=workspace,

@@ -36,7 +36,6 @@ from ._models.wire import ALIASES, RAW
 from .errors import MantyxError
 
 __all__ = [
-    "TERMINAL_TYPES",
     "AssistantDelta",
     "AssistantMessage",
     "CancelledPayload",
@@ -45,7 +44,6 @@ __all__ = [
     "LocalToolCall",
     "LocalToolResultIn",
     "LoopDetected",
-    "MalformedEvent",
     "ModelFallback",
     "ModelInfo",
     "PlanStep",
@@ -65,7 +63,6 @@ __all__ = [
     "ToolFiles",
     "ToolResultEvent",
     "UnknownPayload",
-    "structure_payload",
 ]
 
 log = logging.getLogger(__name__)

@@ -38,7 +38,7 @@ from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
 
-__all__ = ["Run", "RunOptions", "attach_run", "json_poster", "start_run"]
+__all__ = ["Run"]
 
 log = logging.getLogger(__name__)
 
@@ -207,7 +207,7 @@ class Run:
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
     So does running out of time: past the ``timeout=`` given when the run was
     started, or to :meth:`wait`, the run is cancelled and
-    :class:`~mantyx_sync.TimeoutError_` raised.
+    :class:`~mantyx_sync.Timeout` raised.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
     :meth:`close` may be called from any thread (a Flask "stop" button, a
@@ -234,8 +234,8 @@ class Run:
         owns_tools: bool,
         backlog: Sequence[RunEvent] = (),
     ) -> None:
-        self.id = run_id
-        self.session_id = options.session_id
+        self.id: str = run_id
+        self.session_id: str | None = options.session_id
         self._transport = transport
         self._config: ClientConfig = transport.config
         self._options = options
@@ -366,7 +366,7 @@ class Run:
         :param timeout: seconds to wait at most (``None``: no limit; a limit
             given when the run was started still holds, whichever ends first).
         :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
-        :raises TimeoutError_: the run did not end in time; it was cancelled.
+        :raises Timeout: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
         """
         self._stream.limit(timeout)

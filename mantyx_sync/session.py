@@ -16,11 +16,13 @@ from ._http.paths import session_path
 from ._http.retry import safe_policy
 from ._http.stream import check_timeout
 from ._http.transport import HttpTransport
+from ._models.controls import plan_only
 from .errors import SpecError
 from .events import RunEvent
+from .messages import turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema, plan_only, turn_input
+from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema
 
 if TYPE_CHECKING:
     from .history import EventReplay
@@ -61,7 +63,7 @@ class Session:
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
-        self.id = session_id
+        self.id: str = session_id
         self._transport = transport
         self._tools = tools
         self._output_schema = output_schema
@@ -96,7 +98,7 @@ class Session:
         Keyword overrides apply to this one run only.
 
         :param timeout: seconds the run may take (``None``: no limit); past it
-            the run is cancelled and :class:`~mantyx_sync.TimeoutError_` raised.
+            the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
             :meth:`run` and :meth:`stream` take it too.
         :raises SpecError: bad input or override (nothing is sent).
         """

@@ -8,7 +8,7 @@ path of the field to fix. :func:`validate_tool_refs` checks the resolved
 ``tools[]`` entries just before the body is sent.
 
 "Not given" and "given" are kept apart on the wire (wire-protocol §8):
-``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync._base.types.UNSET` are
+``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are
 omitted so the server defaults apply; ``loop_detection=False`` disables the
 guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
 
@@ -32,13 +32,10 @@ from ._base.argcheck import checked, checked_init
 from ._base.types import UNSET, JSONDict, UnsetType
 from ._models import wire as _wire
 from ._models.checks import (
-    REASONING_LEVELS,
-    _coerce_budgets,
-    _coerce_metadata,
-    _coerce_reasoning_level,
-    _coerce_text,
-    turn_input,
-    validate_tool_refs,
+    coerce_budgets,
+    coerce_metadata,
+    coerce_reasoning_level,
+    coerce_text,
 )
 from ._models.controls import (
     Plan,
@@ -49,7 +46,6 @@ from ._models.controls import (
     coerce_plan,
     coerce_supervisor,
     control_wire,
-    plan_only,
 )
 from ._models.guards import (
     LoopDetection,
@@ -67,19 +63,13 @@ from .errors import SpecError
 from .tools import ClientResolvedTool
 
 __all__ = [
-    "REASONING_LEVELS",
-    "SPEC_FIELDS",
     "AgentSpec",
     "LoopDetection",
-    "MessageOverrides",
     "OutputSchema",
     "Plan",
     "ReasoningTrigger",
     "Supervisor",
     "ToolBudget",
-    "plan_only",
-    "turn_input",
-    "validate_tool_refs",
 ]
 
 # The AgentSpec.build arguments: a facade passing them through leaves their
@@ -200,17 +190,17 @@ class AgentSpec:
         :param plan: ``True``/``"auto"``, ``"required"``, ``False``/``"off"`` or a :class:`Plan`.
         :raises SpecError: the first rule broken, with its wire path.
         """
-        fallback = _coerce_text(fallback_model_id, "fallbackModelId")
+        fallback = coerce_text(fallback_model_id, "fallbackModelId")
         if fallback is not None and fallback == model_id:
             raise SpecError("must differ from modelId", path="fallbackModelId")
         return cls(
-            system_prompt=_coerce_text(system_prompt, "systemPrompt"),
-            agent_id=_coerce_text(agent_id, "agentId"),
-            model_id=_coerce_text(model_id, "modelId"),
-            name=_coerce_text(name, "name"),
+            system_prompt=coerce_text(system_prompt, "systemPrompt"),
+            agent_id=coerce_text(agent_id, "agentId"),
+            model_id=coerce_text(model_id, "modelId"),
+            name=coerce_text(name, "name"),
             tools=_coerce_tools(tools),
             reasoning_level=(
-                None if reasoning_level is None else _coerce_reasoning_level(reasoning_level)
+                None if reasoning_level is None else coerce_reasoning_level(reasoning_level)
             ),
             output_schema=coerce_output_schema(output_schema),
             loop_detection=coerce_loop_detection(loop_detection),
@@ -219,8 +209,8 @@ class AgentSpec:
                 if tool_budgets is UNSET or tool_budgets is None
                 else coerce_tool_budgets(tool_budgets)
             ),
-            budgets=None if budgets is None else _coerce_budgets(budgets),
-            metadata=None if metadata is None else _coerce_metadata(metadata),
+            budgets=None if budgets is None else coerce_budgets(budgets),
+            metadata=None if metadata is None else coerce_metadata(metadata),
             fallback_model_id=fallback,
             supervisor=None if supervisor is None else coerce_supervisor(supervisor),
             plan=None if plan is None else coerce_plan(plan),
@@ -290,7 +280,7 @@ class MessageOverrides:
     """Per-message overrides for a session turn (wire-protocol §2.2, §8.4).
 
     Each given field replaces the session default for that one run; fields left
-    :data:`~mantyx_sync._base.types.UNSET` (or ``None``) are not sent.
+    :data:`~mantyx_sync.UNSET` (or ``None``) are not sent.
     """
 
     tools: tuple[Any, ...] | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
@@ -326,12 +316,12 @@ class MessageOverrides:
         return cls(
             tools=_coerce_tools(tools) if given(tools) else UNSET,
             reasoning_level=(
-                _coerce_reasoning_level(reasoning_level) if given(reasoning_level) else UNSET
+                coerce_reasoning_level(reasoning_level) if given(reasoning_level) else UNSET
             ),
             output_schema=OutputSchema.coerce(output_schema) if given(output_schema) else UNSET,
             loop_detection=coerce_loop_detection(loop_detection),
             tool_budgets=coerce_tool_budgets(tool_budgets) if given(tool_budgets) else UNSET,
-            metadata=_coerce_metadata(metadata) if given(metadata) else UNSET,
+            metadata=coerce_metadata(metadata) if given(metadata) else UNSET,
             supervisor=coerce_supervisor(supervisor) if given(supervisor) else UNSET,
             plan=coerce_plan(plan) if given(plan) else UNSET,
         )

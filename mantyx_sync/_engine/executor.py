@@ -44,9 +44,9 @@ from .._tools.validator import compile_validator
 from ..errors import ToolError
 from ..events import LocalToolCall
 from ..tools import ToolConnection
-from .outputs import encode_result, split_output
+from .outputs import split_output
 
-__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry", "encode_result", "fit_bytes"]
+__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ import attrs
 from .._base.argcheck import checked
 from ..errors import SpecError
 
-__all__ = ["DEFAULT_BUCKET", "RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
+__all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
 

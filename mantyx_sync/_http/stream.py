@@ -21,20 +21,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from ..errors import MantyxError, SpecError, StreamError, TimeoutError_, TransportError
+from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
-__all__ = [
-    "DeadlineExceeded",
-    "Frame",
-    "FrameParser",
-    "RunStream",
-    "check_timeout",
-    "parse_frame",
-    "read_backlog",
-]
+__all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +47,7 @@ class _BadFrame(StreamError):
     """A frame that would come again on every reconnect (too large, not UTF-8): not retried."""
 
 
-class DeadlineExceeded(TimeoutError_):
+class DeadlineExceeded(Timeout):
     """The stream's overall ``timeout`` passed before its terminal event."""
 
 
@@ -144,7 +136,7 @@ class _FrameReader:
                 counted = self.seen
                 last_event = resumed
             if time.monotonic() - last_event > self.idle_timeout:
-                raise TimeoutError_(f"no event for {self.idle_timeout:g}s")
+                raise Timeout(f"no event for {self.idle_timeout:g}s")
             if self._deadline is not None:
                 self._deadline()
             start = 0
@@ -360,7 +352,7 @@ class RunStream:
                     or not self._resume
                 ):
                     raise
-                quiet = opened and isinstance(exc, TimeoutError_)
+                quiet = opened and isinstance(exc, Timeout)
                 if quiet and self._until_quiet:
                     return
                 # A quiet connection is a failure like any other (a stalled or

@@ -44,7 +44,7 @@ from .pools import adapter_verify, close_session, new_session, prepare
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
 
-__all__ = ["EventSource", "HttpTransport", "Reply", "error_for_response", "translate_exception"]
+__all__ = ["EventSource", "HttpTransport", "error_for_response", "translate_exception"]
 
 log = logging.getLogger(__name__)
 

@@ -37,18 +37,7 @@ from ..errors import MantyxError, SpecError
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = [
-    "ALIASES",
-    "OMIT",
-    "RAW",
-    "WIRE",
-    "WireFormatError",
-    "camel",
-    "get_converter",
-    "structure",
-    "structure_input",
-    "unstructure",
-]
+__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "WireFormatError", "camel"]
 
 T = TypeVar("T")
 

@@ -22,7 +22,6 @@ from ._tools import load_tools
 from ._view import JsonView, RunView, short
 
 __all__ = [
-    "DEFAULT_SYSTEM_PROMPT",
     "SESSION_CONFLICT",
     "agent_spec",
     "cmd_cancel",

@@ -26,7 +26,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["checked", "checked_init", "matches", "type_name"]
+__all__ = ["checked", "checked_init"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)

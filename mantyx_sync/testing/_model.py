@@ -23,7 +23,7 @@ from ._argcheck import checked_init
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
-    "DefaultModel",
+    "TERMINAL_TYPES",
     "Emit",
     "Fail",
     "FailResult",
@@ -34,7 +34,6 @@ __all__ = [
     "ToolCall",
     "Turn",
     "chunk_text",
-    "sample_from_schema",
 ]
 
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})

@@ -10,7 +10,7 @@ import attrs
 
 from ._argcheck import checked, checked_init
 
-__all__ = ["MASK", "RecordedRequest", "Recorder", "mask_headers"]
+__all__ = ["RecordedRequest", "Recorder", "mask_headers"]
 
 MASK = "***"
 

@@ -49,7 +49,7 @@ from mantyx_sync import (
     RunSnapshot,
     ServerError,
     SessionInfo,
-    TimeoutError_,
+    Timeout,
     ToolBudget,
     TransportError,
 )
@@ -1273,7 +1273,7 @@ def _create(client: Client, mock: responses.RequestsMock, which: str) -> Any:
         ("500", {"status": 500, "json": {"error": "internal"}}, ServerError),
         ("502", {"status": 502, "body": "bad gateway"}, ServerError),
         ("504", {"status": 504, "body": "gateway timeout"}, ServerError),
-        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, TimeoutError_),
+        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, Timeout),
         (
             "dropped",
             {"body": requests.exceptions.ConnectionError("Connection reset by peer")},

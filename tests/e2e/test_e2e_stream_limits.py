@@ -52,7 +52,7 @@ def test_a_quiet_stream_uses_up_the_reconnect_budget(quiet_server: LocalMantyx) 
 def test_run_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()  # idle deadline 120 s: only the timeout can end this
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
-    with pytest.raises(mantyx_sync.TimeoutError_, match=r"within its timeout of 0\.3s") as info:
+    with pytest.raises(mantyx_sync.Timeout, match=r"within its timeout of 0\.3s") as info:
         agent.run("x", timeout=0.3)
     assert "timeout=None for no limit" in str(info.value)
     assert _latest_run_cancelled(quiet_server)
@@ -62,7 +62,7 @@ def test_run_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
 def test_wait_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     run = mantyx_sync.Agent(client, system_prompt=SYSTEM).start("x")
-    with pytest.raises(mantyx_sync.TimeoutError_):
+    with pytest.raises(mantyx_sync.Timeout):
         run.wait(timeout=0.3)
     assert _latest_run_cancelled(quiet_server)
     assert not run.done
@@ -72,7 +72,7 @@ def test_wait_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
 def test_iteration_with_a_timeout_yields_what_came_then_raises(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     seen = []
-    with pytest.raises(mantyx_sync.TimeoutError_):
+    with pytest.raises(mantyx_sync.Timeout):
         # 1 s: ample for the "started" event already in the log to arrive first.
         for event in mantyx_sync.Agent(client, system_prompt=SYSTEM).stream("x", timeout=1.0):
             seen.append(event.type)
@@ -84,7 +84,7 @@ def test_iteration_with_a_timeout_yields_what_came_then_raises(quiet_server: Loc
 def test_session_runs_take_a_timeout(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     with mantyx_sync.Agent(client, system_prompt=SYSTEM).session() as chat:
-        with pytest.raises(mantyx_sync.TimeoutError_):
+        with pytest.raises(mantyx_sync.Timeout):
             chat.run("x", timeout=0.3)
         assert _latest_run_cancelled(quiet_server)
     client.close()
@@ -95,7 +95,7 @@ def test_a_tool_that_never_returns_is_bounded_by_the_timeout(
 ) -> None:
     # The run waits on our own tool (so quiet reconnects are no failure): the
     # timeout still ends it.
-    with pytest.raises(mantyx_sync.TimeoutError_):
+    with pytest.raises(mantyx_sync.Timeout):
         held_agent.run("x", timeout=0.5)
     assert _latest_run_cancelled(mantyx_server)
 

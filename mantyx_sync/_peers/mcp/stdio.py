@@ -35,7 +35,7 @@ from typing import IO, Any, Final
 from ..._base.redact import redact_text
 from ..jsonrpc import Endpoint, PeerGoneError
 
-__all__ = ["MAX_LINE_BYTES", "STDERR_TAIL_BYTES", "StdioTransport"]
+__all__ = ["StdioTransport"]
 
 logger = logging.getLogger(__name__)
 
