@@ -124,8 +124,10 @@ if TYPE_CHECKING:
         AgentSpec,
         LoopDetection,
         OutputSchema,
+        OverrideKeywords,
         Plan,
         ReasoningTrigger,
+        SpecKeywords,
         Supervisor,
         ToolBudget,
     )
@@ -195,6 +197,7 @@ __all__ = (
     "OAuth",
     "OutputParseError",
     "OutputSchema",
+    "OverrideKeywords",
     "PermissionDenied",
     "Plan",
     "PlanStep",
@@ -223,6 +226,7 @@ __all__ = (
     "SessionSummary",
     "SignInError",
     "SpecError",
+    "SpecKeywords",
     "Started",
     "StreamError",
     "StructuredOutputInfo",
@@ -267,7 +271,10 @@ _LAZY: dict[str, str] = {
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
     ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",
-    ".spec": "AgentSpec LoopDetection OutputSchema Plan ReasoningTrigger Supervisor ToolBudget",
+    ".spec": (
+        "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
+        " SpecKeywords Supervisor ToolBudget"
+    ),
     ".messages": "Attachment Message",
     ".events": (
         "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"

@@ -10,7 +10,6 @@ import requests
 
 from ._base.argcheck import checked
 from ._base.redact import mask
-from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import TokenSource
@@ -25,9 +24,11 @@ from .messages import turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, OutputSchema
+from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
     # Evaluations, history and feedback are imported by the methods that use
     # them: a plain run never pays for them (benchmarks/README.md, row 4b).
     from ._engine.evals import Evals
@@ -169,59 +170,28 @@ class Client:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
         self._transport.request("POST", run_path(run_id, "cancel"), policy=self._safe)
 
-    @checked(SpecError, defer=SPEC_FIELDS)
+    @keyword_docs(SpecKeywords)
+    @checked(SpecError)
     def create_session(
         self,
         spec: AgentSpec | None = None,
         *,
-        system_prompt: str | None = None,
-        agent_id: str | None = None,
-        model_id: str | None = None,
-        name: str | None = None,
-        tools: Sequence[Any] = (),
-        reasoning_level: str | int | None = None,
-        output_schema: Any = None,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        budgets: dict[str, Any] | None = None,
-        metadata: dict[str, str] | None = None,
-        fallback_model_id: str | None = None,
-        supervisor: Any = None,
-        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        **fields: Unpack[SpecKeywords],
     ) -> Session:
         """Create a session (``POST /agent-sessions``) with these defaults for every message.
 
         Client-resolved tools are connected now and stay open until the session ends.
 
-        :param spec: a prepared :class:`~mantyx_sync.spec.AgentSpec` (then the
-            keyword fields given override its fields).
+        :param spec: a prepared :class:`~mantyx_sync.AgentSpec`; spec keywords
+            given replace its fields.
         :raises SpecError: the spec breaks a documented limit (nothing is sent).
         """
-        fields: dict[str, Any] = {
-            "system_prompt": system_prompt,
-            "agent_id": agent_id,
-            "model_id": model_id,
-            "name": name,
-            "tools": tools,
-            "reasoning_level": reasoning_level,
-            "output_schema": output_schema,
-            "loop_detection": loop_detection,
-            "tool_budgets": tool_budgets,
-            "budgets": budgets,
-            "metadata": metadata,
-            "fallback_model_id": fallback_model_id,
-            "supervisor": supervisor,
-            "plan": plan,
-        }
         if spec is None:
             spec = AgentSpec.build(**fields)
-        else:
-            given = {k: v for k, v in fields.items() if v is not None and v is not UNSET}
-            if not given.get("tools"):
-                given.pop("tools", None)
-            spec = spec.replace(**given) if given else spec
+        elif fields:
+            spec = spec.replace(**fields)
         return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
 
     @checked(SpecError)

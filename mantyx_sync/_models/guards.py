@@ -25,7 +25,7 @@ from .._base.limits import (
     TOOL_BUDGET_MAX_CALLS,
     TOOL_BUDGETS_MAX_ENTRIES,
 )
-from .._base.types import UNSET, UnsetType
+from .._base.types import UnsetType
 from ..errors import SpecError
 from . import wire as _wire
 from .checks import check_int, is_int, json_size
@@ -36,8 +36,6 @@ __all__ = [
     "OutputSchema",
     "ToolBudget",
     "ToolBudgetsArg",
-    "coerce_loop_detection",
-    "coerce_output_schema",
     "coerce_tool_budgets",
 ]
 
@@ -221,19 +219,6 @@ def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, Tool
         entry._check(where)
         out[key] = entry
     return out
-
-
-def coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
-    """``loop_detection`` as a spec keeps it: ``UNSET`` when not given (or ``None``)."""
-    # None reads as "not given": the server default applies.
-    if value is UNSET or value is None:
-        return UNSET
-    return LoopDetection.coerce(value)
-
-
-def coerce_output_schema(value: Any) -> OutputSchema | None:
-    """``output_schema`` checked; ``None`` when not given."""
-    return None if value is None else OutputSchema.coerce(value)
 
 
 LoopDetectionArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10

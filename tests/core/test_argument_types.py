@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync import credentials, errors, evals, notebook, oauth, serve
+from mantyx_sync import credentials, errors, evals, notebook, oauth, serve, spec
 from mantyx_sync._engine.evals import Evals
 from mantyx_sync.testing import LocalMantyx, Turn
 
@@ -234,6 +234,8 @@ NOT_USER_INPUT = {
     "A2AConnection",  # by LocalA2A.connect()
     "AgentApiConnection",  # by LocalAgentApi.connect()
     "UnsetType",  # the type of UNSET, its one value
+    "SpecKeywords",  # TypedDicts for annotating **keywords; checked where they are passed
+    "OverrideKeywords",
     # evaluation, OAuth and model values parsed from the server's answers
     "EvalCase",
     "EvalCaseComparison",
@@ -337,6 +339,9 @@ def _signature(target: Any) -> inspect.Signature:
 def _params(label: str) -> Iterator[str]:
     target = _static(label)
     for name, param in _signature(target).parameters.items():
+        if param.kind is param.VAR_KEYWORD and str(param.annotation).startswith("Unpack["):
+            # **spec: Unpack[SpecKeywords]: each declared keyword is an argument.
+            yield from getattr(spec, str(param.annotation)[len("Unpack[") : -1]).__annotations__
         if name in ("self", "cls") or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         yield name
