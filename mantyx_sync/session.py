@@ -138,13 +138,18 @@ class Session:
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
+        timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:
-        """Send a message and block until the run ends; spec keywords as for :meth:`start`.
+        """Send a message and block until the run ends; ``timeout`` and spec keywords
+        as for :meth:`start`.
 
         :raises RunError: the run failed (``RunCancelled`` if cancelled).
+        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
         """
-        with self.start(prompt, messages=messages, attachments=attachments, **overrides) as run:
+        with self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        ) as run:
             return run.wait(on_event)
 
     @checked(SpecError)
@@ -154,10 +159,13 @@ class Session:
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
-        return self.start(prompt, messages=messages, attachments=attachments, **overrides)
+        return self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        )
 
     @checked(SpecError)
     def run_plan(
