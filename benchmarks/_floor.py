@@ -1,8 +1,10 @@
-"""The floor of our own dependencies: requests + sseclient-py + ``json.loads``.
+"""The floor of the design card's libraries: requests + sseclient-py + ``json.loads``.
 
-What any client built on the design card's libraries must pay, and nothing
-else: one ``requests.Session``; the stream read with ``raw.read1`` chunks
-(as :class:`mantyx_sync._http.transport.EventSource` does), parsed by
+What any client built on them must pay, and nothing else (the SDK has since
+replaced sseclient-py, whose parsing is quadratic in a frame's line count,
+with its own linear frame reader): one ``requests.Session``; the stream read
+with ``raw.read1`` chunks (as :class:`mantyx_sync._http.transport.EventSource`
+does), parsed by
 sseclient-py, each frame's data decoded with ``json.loads``; each
 ``local_tool_call`` answered inline on the reading thread with a bare
 ``Session.post``. No threads, no validation, no retries, no resume, no event

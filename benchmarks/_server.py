@@ -1,8 +1,10 @@
 """The emulator, instrumented: when each ``local_tool_call`` frame is written and
 when each tool-result POST arrives.
 
-The hooks live here, not in the emulator: the running :class:`EmulatorApp`
-instance is switched to a subclass whose ``__call__`` wraps the real one.
+The hooks live here, not in the emulator: the running emulator's WSGI app
+(``LocalMantyx.app``) is switched to a subclass of its own class whose
+``__call__`` wraps the real one, so nothing here imports the emulator's
+private modules.
 
 * *written*: the moment the SSE iterable hands the chunk holding the frame
   to werkzeug, which writes and flushes each item at once on the same thread
@@ -25,7 +27,6 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from mantyx_sync.testing import LocalMantyx
-from mantyx_sync.testing._app import EmulatorApp
 
 __all__ = ["ToolClock", "start_timed_server"]
 
@@ -73,7 +74,9 @@ class ToolClock:
             return max(self.posted.values()) - min(self.written.values())
 
 
-class _TimedApp(EmulatorApp):
+class _Timed:
+    """Mixed in before the emulator app's own class (see :func:`start_timed_server`)."""
+
     bench_clock: ToolClock
 
     def __call__(self, environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
@@ -92,7 +95,7 @@ class _TimedApp(EmulatorApp):
                 tool_use_id = None
             if isinstance(tool_use_id, str):
                 self.bench_clock.mark_posted(tool_use_id, arrived)
-        result = super().__call__(environ, start_response)
+        result: Iterable[bytes] = super().__call__(environ, start_response)  # type: ignore[misc]
         if method == "GET" and path.endswith("/stream"):
             return self._watch(result)
         return result
@@ -117,7 +120,7 @@ def start_timed_server(**options: Any) -> tuple[LocalMantyx, ToolClock]:
     server = LocalMantyx(**options)
     clock = ToolClock()
     app = server.app
-    app.__class__ = _TimedApp
+    app.__class__ = type("_TimedApp", (_Timed, type(app)), {})
     app.bench_clock = clock  # type: ignore[attr-defined]
     server.start()
     return server, clock

@@ -17,7 +17,7 @@ import sys
 import mantyx_sync
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def word_count(text: str) -> int:
     """Count the words in a piece of text.
 
@@ -27,7 +27,7 @@ def word_count(text: str) -> int:
     return len(text.split())
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def current_time(timezone_offset_hours: int = 0) -> str:
     """The current time as an ISO 8601 string.
 

@@ -48,36 +48,87 @@ from .errors import (
     SignInError,
     SpecError,
     StreamError,
-    TimeoutError_,
+    Timeout,
     ToolError,
     ToolResolutionError,
     TransportError,
 )
+from .errors import (
+    renamed as _renamed,
+)
 
 if TYPE_CHECKING:
+    from ._base.types import UNSET, UnsetType
     from ._engine.executor import ToolActivity
     from ._http.auth import TokenSet, TokenSource
-    from ._http.ratelimit import RateLimit
-    from ._peers.a2a.toolset import LocalA2A, define_local_a2a
-    from ._peers.agent_api.toolset import LocalAgentApi, define_local_agent_api
-    from ._peers.mcp.toolset import LocalMcp, define_local_mcp
+    from ._http.config import ClientConfig
+    from ._http.ratelimit import RateLimit, RateLimits
+    from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
+    from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
+    from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
     from ._tools.local_tool import LocalTool, define_local_tool, local_tool
+    from ._tools.schema import SchemaWarning
     from .agent import Agent
     from .client import Client
-    from .events import RunEvent, StructuredOutputInfo, TaskPlan
+
+    # Timeout's old name, for type checkers; at run time __getattr__ warns.
+    from .errors import TimeoutError_ as TimeoutError_
+    from .evals import (
+        EvalCase,
+        EvalCaseComparison,
+        EvalCaseResult,
+        EvalComparison,
+        EvalDataset,
+        EvalDatasetSummary,
+        EvalRun,
+        EvalRunDetail,
+        EvalRunSummary,
+        Evals,
+    )
+    from .events import (
+        AssistantDelta,
+        AssistantMessage,
+        CancelledPayload,
+        ErrorPayload,
+        EventPayload,
+        LocalToolCall,
+        LocalToolResultIn,
+        LoopDetected,
+        ModelFallback,
+        ModelInfo,
+        PlanStep,
+        PlanTransition,
+        ResultPayload,
+        RunEvent,
+        Started,
+        StructuredOutputInfo,
+        SupervisorVerdict,
+        TaskPlan,
+        TaskPlanUpdate,
+        ThinkingDelta,
+        TokenUsage,
+        ToolBudgetExceeded,
+        ToolCallEvent,
+        ToolFile,
+        ToolFiles,
+        ToolResultEvent,
+        UnknownPayload,
+    )
     from .feedback import Feedback
-    from .history import RunSummary, SessionEvent, SessionSummary
+    from .history import EventReplay, Listing, RunSummary, SessionEvent, SessionSummary
     from .messages import Attachment, Message
-    from .oauth import OAuth
-    from .results import ModelCatalog, RunResult, RunSnapshot, SessionInfo
+    from .oauth import OAuth, RefreshingTokenSource, ServerMetadata, UserInfo
+    from .results import Model, ModelCatalog, Pricing, RunResult, RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
     from .spec import (
         AgentSpec,
         LoopDetection,
         OutputSchema,
+        OverrideKeywords,
         Plan,
         ReasoningTrigger,
+        SpecKeywords,
         Supervisor,
         ToolBudget,
     )
@@ -92,40 +143,75 @@ if TYPE_CHECKING:
     )
 
 __all__ = (
+    "UNSET",
+    "A2AConnection",
     "A2ATool",
     "APIError",
     "Agent",
+    "AgentApiConnection",
     "AgentSpec",
     "ArgumentTypeError",
+    "AssistantDelta",
+    "AssistantMessage",
     "Attachment",
     "AuthError",
+    "CancelledPayload",
     "Client",
+    "ClientConfig",
     "ClientResolvedTool",
     "ConfigurationError",
     "ConflictError",
     "ConnectError",
+    "ErrorPayload",
+    "EvalCase",
+    "EvalCaseComparison",
+    "EvalCaseResult",
+    "EvalComparison",
+    "EvalDataset",
+    "EvalDatasetSummary",
+    "EvalRun",
+    "EvalRunDetail",
+    "EvalRunSummary",
+    "Evals",
+    "EventPayload",
+    "EventReplay",
     "Feedback",
     "InvalidRequestError",
+    "Listing",
     "LocalA2A",
     "LocalAgentApi",
     "LocalMcp",
     "LocalTool",
+    "LocalToolCall",
+    "LocalToolResultIn",
+    "LoopDetected",
     "LoopDetection",
     "MantyxError",
     "MantyxTool",
+    "McpConnection",
     "McpTool",
     "Message",
+    "Model",
     "ModelCatalog",
+    "ModelFallback",
+    "ModelInfo",
     "NotFoundError",
     "OAuth",
     "OutputParseError",
     "OutputSchema",
+    "OverrideKeywords",
     "PermissionDenied",
     "Plan",
+    "PlanStep",
+    "PlanTransition",
     "PluginTool",
+    "Pricing",
     "RateLimit",
     "RateLimitError",
+    "RateLimits",
     "ReasoningTrigger",
+    "RefreshingTokenSource",
+    "ResultPayload",
     "Run",
     "RunCancelled",
     "RunError",
@@ -133,27 +219,43 @@ __all__ = (
     "RunResult",
     "RunSnapshot",
     "RunSummary",
+    "SchemaWarning",
     "ServerError",
+    "ServerMetadata",
     "Session",
     "SessionEvent",
     "SessionInfo",
     "SessionSummary",
     "SignInError",
     "SpecError",
+    "SpecKeywords",
+    "Started",
     "StreamError",
     "StructuredOutputInfo",
     "Supervisor",
+    "SupervisorVerdict",
     "TaskPlan",
-    "TimeoutError_",
+    "TaskPlanUpdate",
+    "ThinkingDelta",
+    "Timeout",
     "TokenSet",
     "TokenSource",
+    "TokenUsage",
     "ToolActivity",
     "ToolBudget",
+    "ToolBudgetExceeded",
+    "ToolCallEvent",
     "ToolConnection",
     "ToolError",
+    "ToolFile",
+    "ToolFiles",
     "ToolOutput",
     "ToolResolutionError",
+    "ToolResultEvent",
     "TransportError",
+    "UnknownPayload",
+    "UnsetType",
+    "UserInfo",
     "__version__",
     "define_local_a2a",
     "define_local_agent_api",
@@ -163,55 +265,47 @@ __all__ = (
 )
 
 # Public names load on first use (PEP 562), so ``import mantyx_sync`` stays cheap
-# and a run that needs no MCP server or A2A peer never imports those clients.
+# and a run that needs no MCP server, A2A peer, evaluation or sign-in never
+# imports them. Module -> the names it provides; the imports under
+# TYPE_CHECKING above state the same (tests/core/test_public_names.py).
 _LAZY: dict[str, str] = {
-    "ToolActivity": "._engine.executor",
-    "RateLimit": "._http.ratelimit",
-    "TokenSet": "._http.auth",
-    "TokenSource": "._http.auth",
-    "OAuth": ".oauth",
-    "define_local_a2a": "._peers.a2a.toolset",
-    "LocalA2A": "._peers.a2a.toolset",
-    "define_local_agent_api": "._peers.agent_api.toolset",
-    "LocalAgentApi": "._peers.agent_api.toolset",
-    "define_local_mcp": "._peers.mcp.toolset",
-    "LocalMcp": "._peers.mcp.toolset",
-    "LocalTool": "._tools.local_tool",
-    "define_local_tool": "._tools.local_tool",
-    "local_tool": "._tools.local_tool",
-    "Run": ".run",
-    "Agent": ".agent",
-    "Client": ".client",
-    "RunEvent": ".events",
-    "StructuredOutputInfo": ".events",
-    "TaskPlan": ".events",
-    "Attachment": ".messages",
-    "Message": ".messages",
-    "ModelCatalog": ".results",
-    "RunResult": ".results",
-    "RunSnapshot": ".results",
-    "SessionInfo": ".results",
-    "RunSummary": ".history",
-    "Feedback": ".feedback",
-    "SessionEvent": ".history",
-    "SessionSummary": ".history",
-    "Session": ".session",
-    "AgentSpec": ".spec",
-    "LoopDetection": ".spec",
-    "OutputSchema": ".spec",
-    "ToolBudget": ".spec",
-    "Plan": ".spec",
-    "ReasoningTrigger": ".spec",
-    "Supervisor": ".spec",
-    "A2ATool": ".tools",
-    "ClientResolvedTool": ".tools",
-    "MantyxTool": ".tools",
-    "McpTool": ".tools",
-    "PluginTool": ".tools",
-    "ToolConnection": ".tools",
-    "ToolOutput": ".tools",
+    "._base.types": "UNSET UnsetType",
+    "._tools.local_tool": "LocalTool define_local_tool local_tool",
+    "._tools.schema": "SchemaWarning",
+    ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",
+    ".spec": (
+        "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
+        " SpecKeywords Supervisor ToolBudget"
+    ),
+    ".messages": "Attachment Message",
+    ".events": (
+        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"
+        " LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep PlanTransition"
+        " ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict TaskPlan"
+        " TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent ToolFile"
+        " ToolFiles ToolResultEvent UnknownPayload"
+    ),
+    ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
+    ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",
+    ".feedback": "Feedback",
+    "._http.auth": "TokenSet TokenSource",
+    "._http.config": "ClientConfig",
+    "._http.ratelimit": "RateLimit RateLimits",
+    "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
+    "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
+    "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",
+    "._engine.executor": "ToolActivity",
+    ".run": "Run",
+    ".session": "Session",
+    ".client": "Client",
+    ".agent": "Agent",
+    ".evals": (
+        "EvalCase EvalCaseComparison EvalCaseResult EvalComparison EvalDataset EvalDatasetSummary"
+        " EvalRun EvalRunDetail EvalRunSummary Evals"
+    ),
+    ".oauth": "OAuth RefreshingTokenSource ServerMetadata UserInfo",
 }
-
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
 
 # Public submodules reachable as attributes without importing them first.
 _SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"})
@@ -220,7 +314,10 @@ _SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"}
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    module = _LAZY.get(name)
+    old = _renamed(name)  # a deprecated name: warns, and is not cached so it always does
+    if old is not None:
+        return old
+    module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module, __name__), name)

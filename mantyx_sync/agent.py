@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
-from ._base.types import UNSET
 from ._engine.executor import ToolActivity
+from ._models.controls import plan_only
 from .client import Client
 from .errors import ArgumentTypeError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, plan_only
+from .spec import AgentSpec, SpecKeywords, keyword_docs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 __all__ = ["Agent"]
 
 
+@keyword_docs(SpecKeywords)
 class Agent:
     """An agent spec bound to a :class:`Client`.
 
@@ -27,76 +31,31 @@ class Agent:
     ``client`` one is built from the environment (``MANTYX_API_KEY``,
     ``MANTYX_WORKSPACE``, ``MANTYX_BASE_URL``).
 
-    ``tools`` may mix server-resolved refs (:class:`MantyxTool`,
-    :class:`PluginTool`, :class:`A2ATool`, :class:`McpTool`), local tools
-    (:func:`define_local_tool`, functions decorated with :func:`local_tool`, or
-    plain typed functions), and :func:`define_local_mcp` / :func:`define_local_a2a`
-    definitions, which are connected at the start of each run and closed at
-    its end.
-
-    Give ``system_prompt`` or ``agent_id`` (a stored workspace agent); with
-    neither, every run must bring a non-empty ``Message("system", ...)`` and
-    :meth:`session` is refused (a session is created before any message).
-
     Thread-safety: an ``Agent`` is immutable after construction; call
     :meth:`run` from many threads at once — each call is its own run.
-
-    :param fallback_model_id: the model to switch to when ``model_id`` is
-        overloaded or unreachable; must differ from it.
-    :param supervisor: ``True`` (on, server defaults), ``False`` or a
-        :class:`~mantyx_sync.Supervisor`.
-    :param plan: ``True``/``"auto"``, ``"required"``, ``False`` or a
-        :class:`~mantyx_sync.Plan`; :meth:`run_plan` makes a plan only.
-    :param max_workers: threads answering local tool calls in each run
-        (default: the client's, 32).
-    :param on_tool: called with a :class:`ToolActivity` when each local tool
-        call starts and ends (from pool threads), e.g. for progress output.
 
     Example::
 
         agent = mantyx_sync.Agent(system_prompt="You are terse.", tools=[add])
         print(agent.run("What is 2 + 3?").text)
+
+    :param max_workers: threads answering local tool calls in each run
+        (default: the client's, 32).
+    :param on_tool: called with a :class:`ToolActivity` when each local tool
+        call starts and ends (from pool threads), e.g. for progress output.
     """
 
-    @checked(ArgumentTypeError, defer=SPEC_FIELDS)
+    @checked(ArgumentTypeError)
     def __init__(
         self,
         client: Client | None = None,
         *,
-        system_prompt: str | None = None,
-        agent_id: str | None = None,
-        model_id: str | None = None,
-        name: str | None = None,
-        tools: Sequence[Any] = (),
-        reasoning_level: str | int | None = None,
-        output_schema: Any = None,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        budgets: dict[str, Any] | None = None,
-        metadata: dict[str, str] | None = None,
-        fallback_model_id: str | None = None,
-        supervisor: Any = None,
-        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        **spec: Unpack[SpecKeywords],
     ) -> None:
-        self.spec = AgentSpec.build(
-            system_prompt=system_prompt,
-            agent_id=agent_id,
-            model_id=model_id,
-            name=name,
-            tools=tools,
-            reasoning_level=reasoning_level,
-            output_schema=output_schema,
-            loop_detection=loop_detection,
-            tool_budgets=tool_budgets,
-            budgets=budgets,
-            metadata=metadata,
-            fallback_model_id=fallback_model_id,
-            supervisor=supervisor,
-            plan=plan,
-        )
-        self.client = client if client is not None else Client()
+        self.spec: AgentSpec = AgentSpec.build(**spec)
+        self.client: Client = client if client is not None else Client()
         self._max_workers = max_workers
         self._on_tool = on_tool
 
@@ -110,6 +69,7 @@ class Agent:
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once.
 
@@ -118,6 +78,10 @@ class Agent:
         ``attachments`` (:class:`~mantyx_sync.Attachment` values or
         ``pathlib.Path`` files) go on the prompt or the last user message.
 
+        :param timeout: seconds the run may take, counted from its start
+            (``None``: no limit). Past it, iterating or waiting cancels the run
+            and raises :class:`~mantyx_sync.Timeout`, however quiet or
+            slow the server is.
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIError: the server refused the run.
@@ -129,6 +93,7 @@ class Agent:
             attachments=attachments,
             max_workers=self._max_workers,
             on_tool=self._on_tool,
+            timeout=timeout,
         )
 
     @checked(ArgumentTypeError)
@@ -139,15 +104,18 @@ class Agent:
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
+        timeout: float | None = None,
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.
 
         :param on_event: called with every event as it arrives, on this thread.
+        :param timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
         :raises RunError: the run failed (``RunCancelled`` if cancelled); the
             error carries the partial text and the events gathered.
+        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
-        with self.start(prompt, messages=messages, attachments=attachments) as run:
+        with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
     def stream(
@@ -156,6 +124,7 @@ class Agent:
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a run and iterate its events as they arrive.
 
@@ -163,12 +132,16 @@ class Agent:
         raises :class:`RunError`. Use it in a ``with`` block: leaving early
         cancels the run on the server and closes the connection::
 
-            with agent.stream("Tell me a story") as events:
+            with agent.stream("Tell me a story", timeout=300) as events:
                 for event in events:
                     if event.type == "assistant_delta":
                         print(event.text, end="")
+
+        :param timeout: seconds the run may take (``None``: no limit); past it
+            the next step cancels the run and raises
+            :class:`~mantyx_sync.Timeout` (see :meth:`start`).
         """
-        return self.start(prompt, messages=messages, attachments=attachments)
+        return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
 
     def run_plan(
         self,
@@ -194,8 +167,12 @@ class Agent:
         with run:
             return run.wait()
 
-    def session(self, **overrides: Any) -> Session:
-        """Open a :class:`Session` with this agent's spec (fields in ``overrides`` replace it)."""
+    def session(self, **overrides: Unpack[SpecKeywords]) -> Session:
+        """Open a :class:`Session` with this agent's spec; spec keywords given replace its own.
+
+        :raises SpecError: an override breaks a rule, or the spec has no
+            ``system_prompt`` or ``agent_id`` (nothing is sent).
+        """
         return self.client.create_session(
             self.spec,
             max_workers=self._max_workers,

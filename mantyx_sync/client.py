@@ -10,22 +10,25 @@ import requests
 
 from ._base.argcheck import checked
 from ._base.redact import mask
-from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.auth import TokenSource
 from ._http.client_config import client_config
+from ._http.config import ClientConfig
 from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ArgumentTypeError, MantyxError
+from .messages import turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec, OutputSchema, turn_input
+from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
     # Evaluations, history and feedback are imported by the methods that use
     # them: a plain run never pays for them (benchmarks/README.md, row 4b).
     from ._engine.evals import Evals
@@ -65,9 +68,9 @@ class Client:
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
-    :param stream_reconnects: consecutive failed attempts to reopen a run's
-        stream before :class:`~mantyx_sync.StreamError` (default 8; the count
-        starts again once events flow).
+    :param stream_reconnects: failed reopens of a run's stream in a row (a quiet
+        one counts, unless the run waits on our own tool) before
+        :class:`~mantyx_sync.StreamError` (default 8; reset once events flow).
     :param max_workers: threads per run for local tools (default 32).
     :param tool_timeout: default seconds a local tool may run (``None``: no limit).
     :param max_event_bytes: the largest one event-stream frame may be (default
@@ -99,7 +102,7 @@ class Client:
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
     ) -> None:
-        self.config = client_config(
+        self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
             workspace=workspace,
@@ -165,59 +168,28 @@ class Client:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
         self._transport.request("POST", run_path(run_id, "cancel"), policy=self._safe)
 
-    @checked(ArgumentTypeError, defer=SPEC_FIELDS)
+    @keyword_docs(SpecKeywords)
+    @checked(ArgumentTypeError)
     def create_session(
         self,
         spec: AgentSpec | None = None,
         *,
-        system_prompt: str | None = None,
-        agent_id: str | None = None,
-        model_id: str | None = None,
-        name: str | None = None,
-        tools: Sequence[Any] = (),
-        reasoning_level: str | int | None = None,
-        output_schema: Any = None,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        budgets: dict[str, Any] | None = None,
-        metadata: dict[str, str] | None = None,
-        fallback_model_id: str | None = None,
-        supervisor: Any = None,
-        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        **fields: Unpack[SpecKeywords],
     ) -> Session:
         """Create a session (``POST /agent-sessions``) with these defaults for every message.
 
         Client-resolved tools are connected now and stay open until the session ends.
 
-        :param spec: a prepared :class:`~mantyx_sync.spec.AgentSpec` (then the
-            keyword fields given override its fields).
+        :param spec: a prepared :class:`~mantyx_sync.AgentSpec`; spec keywords
+            given replace its fields.
         :raises SpecError: the spec breaks a documented limit (nothing is sent).
         """
-        fields: dict[str, Any] = {
-            "system_prompt": system_prompt,
-            "agent_id": agent_id,
-            "model_id": model_id,
-            "name": name,
-            "tools": tools,
-            "reasoning_level": reasoning_level,
-            "output_schema": output_schema,
-            "loop_detection": loop_detection,
-            "tool_budgets": tool_budgets,
-            "budgets": budgets,
-            "metadata": metadata,
-            "fallback_model_id": fallback_model_id,
-            "supervisor": supervisor,
-            "plan": plan,
-        }
         if spec is None:
             spec = AgentSpec.build(**fields)
-        else:
-            given = {k: v for k, v in fields.items() if v is not None and v is not UNSET}
-            if not given.get("tools"):
-                given.pop("tools", None)
-            spec = spec.replace(**given) if given else spec
+        elif fields:
+            spec = spec.replace(**fields)
         return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
 
     @checked(ArgumentTypeError)
@@ -230,6 +202,7 @@ class Client:
         attachments: Sequence[Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        timeout: float | None = None,
     ) -> Run:
         """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
 
@@ -239,9 +212,9 @@ class Client:
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
         body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
+        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
-        options = self._run_options(max_workers, on_tool, spec.output_schema)
         return start_run(self._transport, "/agent-runs", body, resolved, options, owns_tools=True)
 
     def _open_session(
@@ -338,12 +311,14 @@ class Client:
         max_workers: int | None,
         on_tool: Callable[[ToolActivity], None] | None,
         output_schema: OutputSchema | None,
+        timeout: float | None = None,
     ) -> RunOptions:
         return RunOptions(
             max_workers=max_workers or self.config.max_workers,
             tool_timeout=self.config.tool_timeout,
             on_tool=on_tool,
             output_schema=output_schema,
+            timeout=timeout,
         )
 
     def list_runs(

@@ -10,7 +10,7 @@
     │                                          also a ConfigurationError and a TypeError
     ├── TransportError                         no HTTP answer at all
     │   ├── ConnectError                       the connection could not be made
-    │   ├── TimeoutError_                      connect or read timed out
+    │   ├── Timeout                            connect or read timed out
     │   └── StreamError                        the event stream broke and could not be resumed
     ├── APIError                               the server answered with a non-2xx status
     │   ├── InvalidRequestError   400
@@ -31,12 +31,16 @@
 
 Messages and reprs are built from fields that never hold secrets: API keys,
 tokens and header values are not stored on errors.
+
+``TimeoutError_``, the old name of :class:`Timeout`, still works (the same
+class) with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 __all__ = [
     "APIError",
@@ -57,7 +61,7 @@ __all__ = [
     "SignInError",
     "SpecError",
     "StreamError",
-    "TimeoutError_",
+    "Timeout",
     "ToolError",
     "ToolResolutionError",
     "TransportError",
@@ -104,8 +108,12 @@ class ConnectError(TransportError):
     """The TCP/TLS connection could not be made (the server cannot have acted)."""
 
 
-class TimeoutError_(TransportError):
-    """A connect or read timeout expired."""
+class Timeout(TransportError):
+    """A connect or read timeout expired.
+
+    .. versionchanged:: 0.2.0 renamed from ``TimeoutError_``, which still works
+       (the same class) with a ``DeprecationWarning``.
+    """
 
 
 class StreamError(TransportError):
@@ -145,7 +153,7 @@ class APIError(MantyxError):
         self.code = code
         self.message = message
         self.hint = hint
-        self.candidates = list(candidates) if candidates else []
+        self.candidates: list[str] = list(candidates) if candidates else []
         self.body = body
         self.request_id = request_id
         text = f"HTTP {status}"
@@ -180,7 +188,7 @@ class PermissionDenied(APIError):
     """
 
     def __init__(self, message: str, *, required_scopes: Sequence[str] = (), **kw: Any) -> None:
-        self.required_scopes = list(required_scopes)
+        self.required_scopes: list[str] = list(required_scopes)
         super().__init__(message, **kw)
 
 
@@ -280,7 +288,7 @@ class OutputParseError(MantyxError, ValueError):
     def __init__(self, message: str, *, raw_text: str, errors: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.raw_text = raw_text
-        self.errors = list(errors)
+        self.errors: list[str] = list(errors)
 
 
 class SignInError(MantyxError):
@@ -306,3 +314,36 @@ class ToolError(MantyxError):
 
 class ToolResolutionError(MantyxError):
     """A client-resolved tool (MCP server, A2A peer) could not be started, reached or listed."""
+
+
+RENAMED: Final = {"TimeoutError_": "Timeout"}
+"""Old names that still resolve, here and on ``mantyx_sync``: old -> new."""
+
+
+def renamed(name: str) -> type[MantyxError] | None:
+    """The class an old name in :data:`RENAMED` stands for, after a ``DeprecationWarning``.
+
+    ``None`` for any other name. Called by this module's and the package's
+    ``__getattr__``, so the warning points at the caller's line.
+    """
+    new = RENAMED.get(name)
+    if new is None:
+        return None
+    warnings.warn(
+        f"mantyx_sync.{name} is deprecated: use mantyx_sync.{new}, the same class",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    cls: type[MantyxError] = globals()[new]
+    return cls
+
+
+if TYPE_CHECKING:
+    TimeoutError_ = Timeout
+else:
+
+    def __getattr__(name: str) -> type[MantyxError]:
+        cls = renamed(name)
+        if cls is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return cls

@@ -33,9 +33,9 @@ from ._models.payloads import (
     ToolFiles,
 )
 from ._models.wire import ALIASES, RAW
+from .errors import MantyxError
 
 __all__ = [
-    "TERMINAL_TYPES",
     "AssistantDelta",
     "AssistantMessage",
     "CancelledPayload",
@@ -44,7 +44,6 @@ __all__ = [
     "LocalToolCall",
     "LocalToolResultIn",
     "LoopDetected",
-    "MalformedEvent",
     "ModelFallback",
     "ModelInfo",
     "PlanStep",
@@ -64,7 +63,6 @@ __all__ = [
     "ToolFiles",
     "ToolResultEvent",
     "UnknownPayload",
-    "structure_payload",
 ]
 
 log = logging.getLogger(__name__)
@@ -75,7 +73,7 @@ TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 _TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
 
 
-class MalformedEvent(ValueError):
+class MalformedEvent(MantyxError, ValueError):
     """An SSE frame is not a usable event envelope; the message says why.
 
     The stream logs and skips such frames rather than failing the run.
@@ -453,7 +451,7 @@ class RunEvent:
         ):
             return cls(seq=raw_seq, type=event_type, data=payload)
         if event_type is None and event and event != "message":
-            # sseclient reports a frame without an event: line as "message".
+            # "message" is SSE's default event name: it names no type.
             event_type = event
         if not isinstance(event_type, str) or not event_type:
             raise MalformedEvent("no event type")

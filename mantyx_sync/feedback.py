@@ -23,15 +23,7 @@ from ._models.paging import Getter, Listing, paged
 from ._models.wire import OMIT, RAW
 from .errors import MantyxError, SpecError
 
-__all__ = [
-    "EXPLANATION_MAX_CHARS",
-    "Feedback",
-    "FeedbackLink",
-    "Poster",
-    "feedback_body",
-    "list_feedback",
-    "send_feedback",
-]
+__all__ = ["Feedback"]
 
 EXPLANATION_MAX_CHARS: Final = 8000
 """The longest ``explanation`` the server accepts."""

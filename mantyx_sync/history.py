@@ -29,7 +29,6 @@ import attrs
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
 from ._models.paging import (
-    LIST_LIMIT_MAX,
     Getter,
     Listing,
     check_positive,
@@ -41,22 +40,7 @@ from ._models.wire import ALIASES, RAW, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
 
-__all__ = [
-    "LIST_LIMIT_MAX",
-    "REPLAY_PAGE_MAX",
-    "EventReplay",
-    "Getter",
-    "Listing",
-    "RunSummary",
-    "SessionEvent",
-    "SessionSummary",
-    "list_runs",
-    "list_sessions",
-    "paged",
-    "replay_session",
-    "run_list_query",
-    "session_list_query",
-]
+__all__ = ["EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSummary"]
 
 REPLAY_PAGE_MAX: Final = 500
 """The most events one ``GET /agent-sessions/{id}/events`` page returns (``lastMessages``)."""

@@ -36,17 +36,10 @@ from ._base.limits import (
     MESSAGES_MAX,
 )
 from ._base.types import JSONDict
-from ._models.attachments import Attachment, allowed_mime_type, check_mime, check_url
+from ._models.attachments import Attachment, check_mime, check_url
 from .errors import ArgumentTypeError, SpecError
 
-__all__ = [
-    "Attachment",
-    "AttachmentLike",
-    "Message",
-    "allowed_mime_type",
-    "encode_files",
-    "turn_input",
-]
+__all__ = ["Attachment", "Message"]
 
 ROLES: Final = ("user", "assistant", "system")
 

@@ -9,7 +9,6 @@ each ``local_tool_call`` to a :class:`~mantyx_sync._engine.executor.ToolExecutor
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import threading
 import weakref
@@ -23,22 +22,23 @@ from ._base.argcheck import checked
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
+from ._engine.outcome import failure_of
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
 from ._http.paths import run_path
 from ._http.poster import ResultPoster
 from ._http.ratelimit import RUNS_BUCKET
 from ._http.retry import create_policy, safe_policy
-from ._http.stream import RunStream, read_backlog
+from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
+from .errors import ArgumentTypeError, MantyxError, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
 
-__all__ = ["Run", "RunOptions", "attach_run", "json_poster", "start_run"]
+__all__ = ["Run"]
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +52,8 @@ class RunOptions:
     on_tool: Callable[[ToolActivity], None] | None = None
     output_schema: OutputSchema | None = None
     session_id: str | None = None
+    #: Seconds the run may take once started (``None``: no limit).
+    timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
 
 
 def start_run(
@@ -117,31 +119,9 @@ def json_poster(transport: HttpTransport) -> Poster:
     return post
 
 
-def _text_field(data: Mapping[str, Any], *keys: str) -> str | None:
-    """The first of ``keys`` holding usable text (non-text values are rendered)."""
-    for key in keys:
-        value = data.get(key)
-        if isinstance(value, str) and value:
-            return value
-        if value is not None and not isinstance(value, (bool, int, float, str)):
-            return json.dumps(value, ensure_ascii=False, default=str)
-    return None
-
-
-def _result_succeeded(data: Mapping[str, Any]) -> bool:
-    """NOTES.md: success is ``subtype == "success"``, or ``ok`` true with no subtype."""
-    subtype = data.get("subtype")
-    if subtype is not None:
-        return bool(subtype == "success")
-    return data.get("ok") is True
-
-
 class _RunResources:
-    """What a run holds until it ends: released once, whoever gets there first.
-
-    Kept apart from :class:`Run` so the garbage-collection finalizer can reach
-    it without keeping the Run alive.
-    """
+    """What a run holds until it ends, released once by whoever gets there first; kept
+    apart from :class:`Run` so the garbage-collection finalizer need not keep the Run alive."""
 
     def __init__(
         self,
@@ -225,6 +205,9 @@ class Run:
     closes the connection; nothing is left burning tokens. A Run dropped
     without either is cancelled the same way when it is garbage-collected. Ctrl-C while
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
+    So does running out of time: past the ``timeout=`` given when the run was
+    started, or to :meth:`wait`, the run is cancelled and
+    :class:`~mantyx_sync.Timeout` raised.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
     :meth:`close` may be called from any thread (a Flask "stop" button, a
@@ -251,8 +234,8 @@ class Run:
         owns_tools: bool,
         backlog: Sequence[RunEvent] = (),
     ) -> None:
-        self.id = run_id
-        self.session_id = options.session_id
+        self.id: str = run_id
+        self.session_id: str | None = options.session_id
         self._transport = transport
         self._config: ClientConfig = transport.config
         self._options = options
@@ -263,10 +246,6 @@ class Run:
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
-        last_seq = backlog[-1].seq if backlog else 0
-        self._stream = RunStream(transport, stream_path, run_id=run_id, last_seq=last_seq)
-        # Stepped directly: one Python frame less per event than next(self._stream).
-        self._next_event = self._stream.events().__next__
         ended = threading.Event()
         poster = ResultPoster(transport, run_id, run_ended=ended)
         self._executor = ToolExecutor(
@@ -277,6 +256,16 @@ class Run:
             on_tool=options.on_tool,
             run_label=f"run {run_id}",
         )
+        self._stream = RunStream(
+            transport,
+            stream_path,
+            run_id=run_id,
+            last_seq=backlog[-1].seq if backlog else 0,
+            timeout=options.timeout,
+            busy=self._executor.busy,
+        )
+        # Stepped directly: one Python frame less per event than next(self._stream).
+        self._next_event = self._stream.events().__next__
         self._resources = _RunResources(
             self._stream, self._executor, tools if owns_tools else None, ended
         )
@@ -354,6 +343,10 @@ class Run:
         except KeyboardInterrupt:
             self._interrupt()
             raise
+        except DeadlineExceeded:
+            log.info("run %s: out of time; cancelling it on the server", self.id)
+            self.close()
+            raise
         except BaseException:
             self._release()
             raise
@@ -361,13 +354,22 @@ class Run:
         return event
 
     @checked(ArgumentTypeError)
-    def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> RunResult:
+    def wait(
+        self,
+        on_event: Callable[[RunEvent], None] | None = None,
+        *,
+        timeout: float | None = None,
+    ) -> RunResult:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
+        :param timeout: seconds to wait at most (``None``: no limit; a limit
+            given when the run was started still holds, whichever ends first).
         :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
+        :raises Timeout: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
         """
+        self._stream.limit(timeout)
         try:
             for event in self:
                 if on_event is not None:
@@ -428,9 +430,6 @@ class Run:
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True
-        # The outcome comes from the event type and the raw fields, never from
-        # whether the typed payload could be built: one odd field (a non-string
-        # reason, a string "retryable") must not turn a failure into a success.
         data = event.data
         payload = event.payload
         result = RunResult(
@@ -448,39 +447,7 @@ class Run:
             feedback_link=FeedbackLink(json_poster(self._transport)),
         )
         self._result = result
-        if event.type == "cancelled":
-            reason = _text_field(data, "reason")
-            self._failure = RunCancelled(
-                f"cancelled ({reason})" if reason else "cancelled",
-                run_id=self.id,
-                code="cancelled",
-                result=result,
-            )
-        elif event.type == "error":
-            retryable = data.get("retryable")
-            self._failure = RunError(
-                _text_field(data, "error", "message") or "the run failed",
-                run_id=self.id,
-                code=_text_field(data, "code", "errorClass"),
-                error_class=_text_field(data, "errorClass"),
-                finish_reason=_text_field(data, "finishReason"),
-                partial_text=_text_field(data, "partialText"),
-                retryable=retryable if isinstance(retryable, bool) else None,
-                result=result,
-                api_status=getattr(payload, "api_status", None),
-                api_code=getattr(payload, "api_code", None),
-                structured_output=result.structured_output,
-            )
-        elif not _result_succeeded(data):
-            subtype = _text_field(data, "subtype")
-            self._failure = RunError(
-                _text_field(data, "error", "message")
-                or f"the run ended with {subtype or 'no success flag'}",
-                run_id=self.id,
-                code=subtype,
-                result=result,
-                structured_output=result.structured_output,
-            )
+        self._failure = failure_of(event, result, self.id)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
 
@@ -497,4 +464,7 @@ class Run:
 
     def _interrupt(self) -> None:
         log.info("run %s: interrupted; cancelling it on the server", self.id)
-        self.close()
+        try:
+            self.close()
+        except KeyboardInterrupt:  # a second Ctrl-C gives up the cancel: one traceback, not two
+            self._release()

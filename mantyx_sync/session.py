@@ -9,19 +9,29 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
-from ._base.types import UNSET
+from ._base.types import UnsetType
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.paths import session_path
 from ._http.retry import safe_policy
+from ._http.stream import check_timeout
 from ._http.transport import HttpTransport
+from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
+from .messages import turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import MessageOverrides, OutputSchema, plan_only, turn_input
+from .spec import (
+    MessageOverrides,
+    OutputSchema,
+    OverrideKeywords,
+    keyword_docs,
+)
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
     from .history import EventReplay
 
 __all__ = ["Session"]
@@ -60,7 +70,7 @@ class Session:
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
-        self.id = session_id
+        self.id: str = session_id
         self._transport = transport
         self._tools = tools
         self._output_schema = output_schema
@@ -72,52 +82,43 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
+    @keyword_docs(OverrideKeywords)
     def start(
         self,
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
-        tools: Any = UNSET,
-        reasoning_level: Any = UNSET,
-        output_schema: Any = UNSET,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        metadata: Any = UNSET,
-        supervisor: Any = UNSET,
-        plan: Any = UNSET,
+        timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
 
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
-        Keyword overrides apply to this one run only.
+        Spec keywords given apply to this one run only.
 
+        :param timeout: seconds the run may take (``None``: no limit); past it
+            the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
+            :meth:`run` and :meth:`stream` take it too.
         :raises SpecError: bad input or override (nothing is sent).
         """
+        check_timeout(timeout)
         body = turn_input(prompt, messages, attachments, streamed=True)
-        overrides = MessageOverrides.build(
-            tools=tools,
-            reasoning_level=reasoning_level,
-            output_schema=output_schema,
-            loop_detection=loop_detection,
-            tool_budgets=tool_budgets,
-            metadata=metadata,
-            supervisor=supervisor,
-            plan=plan,
-        )
-        if tools is UNSET:
+        given = MessageOverrides.build(**overrides)
+        if isinstance(given.tools, UnsetType):
             resolved, owns = self._tools, False
-            body.update(overrides.to_body(None))
+            body.update(given.to_body(None))
         else:
-            resolved, owns = resolve_tools(overrides.tools or ()), True
-            body.update(overrides.to_body(resolved.refs))
-        schema = overrides.output_schema if output_schema is not UNSET else self._output_schema
+            resolved, owns = resolve_tools(given.tools), True
+            body.update(given.to_body(resolved.refs))
+        schema = given.output_schema
         options = RunOptions(
             max_workers=self._max_workers,
             tool_timeout=self._transport.config.tool_timeout,
             on_tool=self._on_tool,
-            output_schema=schema if isinstance(schema, OutputSchema) else None,
+            output_schema=schema if isinstance(schema, OutputSchema) else self._output_schema,
             session_id=self.id,
+            timeout=timeout,
         )
         return start_run(
             self._transport,
@@ -134,21 +135,35 @@ class Session:
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
-        **overrides: Any,
+        timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:
-        """Send a message and block until the run ends.
+        """Send a message and block until the run ends; ``timeout`` and spec keywords
+        as for :meth:`start`.
 
         :raises RunError: the run failed (``RunCancelled`` if cancelled).
+        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
         """
-        with self.start(prompt, messages=messages, **overrides) as run:
+        with self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        ) as run:
             return run.wait(on_event)
 
     def stream(
-        self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
-        return self.start(prompt, messages=messages, **overrides)
+        return self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        )
 
     def run_plan(
         self,

@@ -35,6 +35,7 @@ import mantyx_sync
 OK, RUN_FAILED, USAGE, AUTH, TRANSPORT, INTERRUPTED = 0, 1, 2, 3, 4, 130
 
 
+@mantyx_sync.local_tool(read_only=True)
 def today() -> str:
     """Today's date, ISO 8601 (a local tool the agent may call)."""
     return datetime.date.today().isoformat()

@@ -40,7 +40,7 @@ import mantyx_sync
 STOCK = {"A-1": 12, "A-2": 0, "A-3": 7, "B-1": 3}
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def stock_level(sku: str) -> dict[str, Any]:
     """How many units of a product are in stock.
 

@@ -33,7 +33,7 @@ import typing
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
-__all__ = ["checked", "checked_init", "matches", "type_name"]
+__all__ = ["checked", "checked_init"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 C = TypeVar("C", bound=type)

@@ -12,7 +12,6 @@ __all__ = [
     "RedactingFormatter",
     "display_url",
     "mask",
-    "redact_headers",
     "redact_text",
     "redact_value",
     "register_secret",

@@ -6,7 +6,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final, Literal
 
-__all__ = ["UNSET", "Headers", "JSONDict", "JSONValue", "UnsetType"]
+__all__ = ["UNSET", "JSONDict", "UnsetType"]
 
 JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 JSONDict = dict[str, Any]

@@ -17,7 +17,7 @@ import attrs
 
 from ..events import ModelInfo, RunEvent, TokenUsage
 
-__all__ = ["RunDisplay", "ToolLine", "outcome_of", "render_html", "render_markdown", "view_of"]
+__all__ = ["RunDisplay", "render_html", "render_markdown", "view_of"]
 
 _CALL_TYPES = frozenset({"local_tool_call", "tool_call"})
 _RESULT_TYPES = frozenset({"local_tool_result_in", "tool_result"})

@@ -17,7 +17,7 @@ from typing import Any, Final
 from ..events import LocalToolCall, RunEvent, structure_payload
 from .executor import ToolExecutor
 
-__all__ = ["note_answer", "plain_call", "submit_call"]
+__all__ = ["note_answer", "submit_call"]
 
 log = logging.getLogger(__name__)
 

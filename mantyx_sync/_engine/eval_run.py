@@ -37,14 +37,7 @@ from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
 from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
-from ..errors import (
-    ArgumentTypeError,
-    MantyxError,
-    RunCancelled,
-    RunError,
-    StreamError,
-    TimeoutError_,
-)
+from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
 from ..events import MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
@@ -272,7 +265,7 @@ class EvalRun:
         on_tool: Callable[[ToolActivity], None] | None = None,
         settle: float = 0.5,
     ) -> None:
-        self.id = eval_id
+        self.id: str = eval_id
         self._transport = transport
         self._path = stream_path
         self._tools = tools
@@ -431,7 +424,7 @@ class EvalRun:
     def _interrupted(self, exc: MantyxError) -> RunEvent | None:
         """The stream broke: the terminal event if the evaluation is over, else ``None``
         after a backoff (then the stream is reopened)."""
-        quiet = self._opened and isinstance(exc, TimeoutError_)
+        quiet = self._opened and isinstance(exc, Timeout)
         self._failures = 1 if quiet else self._failures + 1
         config = self._transport.config
         if self._failures > config.stream_reconnects:

@@ -1,9 +1,9 @@
 """Running local tool calls on a thread pool, answering each ``toolUseId`` once.
 
 The caller's thread reads the event stream and only *submits* calls here; the
-handlers run on a ``concurrent.futures`` pool (default 32 workers, so a turn
-of 16 parallel calls runs at once). For every call exactly one answer is
-handed to ``deliver``:
+handlers run on a pool of daemon threads (default 32 workers, so a turn of 16
+parallel calls runs at once). For every call exactly one answer is handed to
+``deliver``:
 
 * a ``toolUseId`` seen before (a duplicate event, a replay after reconnect)
   is never executed again;
@@ -21,17 +21,19 @@ handed to ``deliver``:
 
 When the run ends, :meth:`ToolExecutor.shutdown` returns at once: queued calls
 are cancelled, a handler still running finishes in the background, and its
-answer is dropped. (Its thread, like every ``concurrent.futures`` worker, is
-still joined at interpreter exit: Python cannot stop a running thread.)
+answer is dropped. Python cannot stop a running thread, but the pool's threads
+are daemon threads, which interpreter exit does not wait for (unlike
+``concurrent.futures`` workers): a handler that never returns does not keep the
+process alive once the main thread is done, and its answer is dropped.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import attrs
@@ -42,9 +44,9 @@ from .._tools.validator import compile_validator
 from ..errors import ToolError
 from ..events import LocalToolCall
 from ..tools import ToolConnection
-from .outputs import encode_result, split_output
+from .outputs import split_output
 
-__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry", "encode_result", "fit_bytes"]
+__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +189,60 @@ class _Answer:
         return self._taken
 
 
+class _DaemonPool:
+    """Up to ``max_workers`` daemon threads, started as work arrives, running queued calls.
+
+    Thread-safety: :meth:`submit` and :meth:`shutdown` may be called from any thread.
+    """
+
+    def __init__(self, max_workers: int, name: str) -> None:
+        self._max_workers = max_workers
+        self._name = name
+        self._work: queue.SimpleQueue[tuple[Callable[..., object], tuple[Any, ...]] | None]
+        self._work = queue.SimpleQueue()
+        # Released by a worker each time it finishes a call and waits for the next one.
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._started = 0
+
+    def submit(self, fn: Callable[..., object], *args: Any) -> None:
+        """Run ``fn(*args)`` on a worker: an idle one, or a new one below the cap."""
+        self._work.put((fn, args))
+        if self._idle.acquire(blocking=False):
+            return
+        with self._lock:
+            if self._started >= self._max_workers:
+                return
+            name = f"{self._name}_{self._started}"
+            self._started += 1
+        threading.Thread(target=self._work_loop, name=name, daemon=True).start()
+
+    def _work_loop(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                self._work.put(None)  # so the next worker stops too
+                return
+            fn, args = item
+            del item  # hold no reference to the call while idle
+            try:
+                fn(*args)
+            except BaseException:
+                # ToolExecutor._execute answers every call itself: this is a bug of ours.
+                log.exception("%s: a tool worker's call raised", self._name)
+            del fn, args
+            self._idle.release()
+
+    def shutdown(self) -> None:
+        """Drop the calls not started yet and stop each worker once its call returns."""
+        while True:
+            try:
+                self._work.get_nowait()
+            except queue.Empty:
+                break
+        self._work.put(None)
+
+
 class ToolExecutor:
     """Runs one run's local tool calls on a thread pool.
 
@@ -213,9 +269,15 @@ class ToolExecutor:
         self._label = run_label
         self._lock = threading.Lock()
         self._seen: set[str] = set()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: _DaemonPool | None = None
         self._timers: dict[str, threading.Timer] = {}
+        self._unanswered = 0  # calls submitted whose answer is not posted yet
         self._closed = False
+
+    def busy(self) -> bool:
+        """Whether a call is still being answered (queued, running, or its answer
+        being posted): the run is then waiting on us, not on the server."""
+        return self._unanswered > 0
 
     def mark_answered(self, tool_use_id: str) -> None:
         """Record that the server already has an answer (``local_tool_result_in``)."""
@@ -247,10 +309,9 @@ class ToolExecutor:
                     log.debug("%s: ignoring repeated tool call %s", self._label, call.tool_use_id)
                 return False
             self._seen.add(call.tool_use_id)
+            self._unanswered += 1
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self._max_workers, thread_name_prefix="mantyx-tool"
-                )
+                self._pool = _DaemonPool(self._max_workers, "mantyx-tool")
             answer = _Answer()
             started = time.monotonic()
             if timeout is not None:
@@ -377,6 +438,8 @@ class ToolExecutor:
                     "%s: delivering the answer for %s failed", self._label, call.tool_use_id
                 )
                 outcome = "failed"
+        with self._lock:
+            self._unanswered -= 1
         if self._on_tool is None:
             return
         self._notify(
@@ -410,4 +473,4 @@ class ToolExecutor:
         for timer in timers:
             timer.cancel()
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.shutdown()

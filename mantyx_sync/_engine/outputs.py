@@ -21,7 +21,7 @@ from ..errors import SpecError, ToolError
 from ..messages import Attachment
 from ..tools import ToolOutput
 
-__all__ = ["encode_result", "split_output"]
+__all__ = ["split_output"]
 
 log = logging.getLogger(__name__)
 

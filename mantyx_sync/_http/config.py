@@ -56,7 +56,9 @@ class ClientConfig:
         and resumed.
     :param max_retries: retries of a safe request after the first attempt.
     :param stream_reconnects: consecutive failed attempts to reopen a stream
-        before :class:`~mantyx_sync.StreamError` is raised.
+        before :class:`~mantyx_sync.StreamError` is raised; a connection that
+        stays quiet past ``stream_idle_timeout`` counts as one, unless the run
+        waits on one of our own tools.
     :param max_workers: threads in each run's tool pool (default 32).
     :param tool_timeout: default seconds a local tool may run before it is
         answered with an error; ``None`` means no limit.

@@ -20,9 +20,17 @@ import requests
 import urllib3.exceptions
 
 from .._base.redact import redact_text
-from ..errors import ConnectError, TimeoutError_, TransportError
+from ..errors import ConnectError, Timeout, TransportError
 
-__all__ = ["describe", "gave_up", "translate"]
+__all__ = ["NETWORK_ERRORS", "describe", "gave_up", "translate"]
+
+NETWORK_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
+    http.client.HTTPException,  # IncompleteRead, a broken status line
+    urllib3.exceptions.HTTPError,  # ProtocolError, ReadTimeoutError, DecodeError
+)
+"""What a failed exchange or read raises: translated by :func:`translate`.
+Anything else (``AttributeError``, ``TypeError``) is a bug and surfaces as itself."""
 
 
 def describe(exc: BaseException) -> str:
@@ -129,7 +137,7 @@ def translate(
         exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
     ):
         # A streaming read timeout arrives as requests.ConnectionError.
-        return TimeoutError_(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
+        return Timeout(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
     if connecting and _caused_by(
         exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
     ):
@@ -143,7 +151,7 @@ def translate(
 
 def gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
     """``exc`` again, its message saying after how many attempts and how long."""
-    if type(exc) not in (TransportError, ConnectError, TimeoutError_):
+    if type(exc) not in (TransportError, ConnectError, Timeout):
         return exc
     tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")

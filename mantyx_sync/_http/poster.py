@@ -29,7 +29,7 @@ from .paths import run_path
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import HttpTransport
 
-__all__ = ["DEFAULT_POST_POLICY", "Delivery", "ResultPoster"]
+__all__ = ["ResultPoster"]
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from typing import Final
 
 import attrs
 
-__all__ = ["DEFAULT_BUCKET", "RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
+__all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
 

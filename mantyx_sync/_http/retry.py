@@ -43,15 +43,7 @@ from .config import ClientConfig
 if TYPE_CHECKING:
     import tenacity
 
-__all__ = [
-    "CREATE_POLICY",
-    "SAFE_POLICY",
-    "Backoff",
-    "RetryPolicy",
-    "Safety",
-    "create_policy",
-    "safe_policy",
-]
+__all__ = ["Backoff", "RetryPolicy", "Safety", "create_policy", "safe_policy"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

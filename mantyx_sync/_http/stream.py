@@ -1,7 +1,8 @@
 """A run's event stream: SSE frames in, each event exactly once, resumed across drops.
 
-The stream is read on the caller's thread. Frames are parsed by sseclient-py
-over raw byte chunks handed over as they arrive. Every event carries a
+The stream is read on the caller's thread. Frames are split and parsed here,
+from raw byte chunks handed over as they arrive, in time linear in their size
+(a frame's bytes are joined once, when its end comes). Every event carries a
 monotonically increasing ``seq`` (wire-protocol §10): anything at or below the
 last delivered ``seq`` is a replay and is dropped. When the connection drops,
 stalls past the idle deadline, or closes before a terminal event, the stream
@@ -9,7 +10,7 @@ is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
 ends at exactly one terminal event, after which the connection is closed.
 One frame may not grow past ``max_event_bytes`` (32 MB by default): past it
 the stream fails with :class:`~mantyx_sync.StreamError` instead of buffering
-whatever a server or proxy sends.
+whatever a server or proxy sends; so does a frame that is not UTF-8.
 """
 
 from __future__ import annotations
@@ -18,16 +19,14 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
-import sseclient
-
-from ..errors import MantyxError, StreamError, TimeoutError_, TransportError
+from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
-__all__ = ["FrameParser", "RunStream", "read_backlog"]
+__all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
@@ -44,82 +43,142 @@ class _Interrupted(TransportError):
     """The server closed the stream before the run's terminal event."""
 
 
-class _FrameTooLarge(StreamError):
-    """One SSE frame grew past ``max_event_bytes``: not retried (it would come again)."""
+class _BadFrame(StreamError):
+    """A frame that would come again on every reconnect (too large, not UTF-8): not retried."""
 
+
+class DeadlineExceeded(Timeout):
+    """The stream's overall ``timeout`` passed before its terminal event."""
+
+
+def check_timeout(timeout: float | None) -> None:
+    """Refuse an overall ``timeout`` that is not a number of seconds > 0 or ``None``.
+
+    :raises SpecError: naming the argument and what it must be.
+    """
+    if timeout is not None and (isinstance(timeout, bool) or not timeout > 0):
+        raise SpecError(
+            f"timeout must be a number of seconds > 0, or None for no limit; got {timeout!r}"
+        )
+
+
+Frame = tuple[str | None, str, str | None]
+"""One SSE frame's ``event:``, ``data:`` (lines joined by LF) and ``id:`` values."""
 
 # Two line terminators in a row end a frame: LF LF, LF CR (CRLF CRLF contains
 # it) or CR CR (wire-protocol §3; the SSE spec's CR, LF and CRLF line ends).
-_FRAME_ENDS = (b"\n\n", b"\n\r", b"\r\r")
 _FRAME_END = re.compile(b"\n\n|\n\r|\r\r")
+_LINE_END = re.compile("\r\n|\r|\n")
 
 
-class _IdleWatch:
-    """Guards the raw chunks on their way to the SSE parser.
+def parse_frame(text: str) -> Frame | None:
+    """The fields of one frame's text; ``None`` when it has no ``data:`` (nothing to dispatch).
 
-    Raises when bytes keep coming (keep-alives) but no event has for too long.
+    Comments and unknown fields are skipped; one space after the colon is
+    dropped, as the SSE spec says. Linear in the frame's size.
+    """
+    event = ident = None
+    data: list[str] = []
+    for line in _LINE_END.split(text) if "\r" in text else text.split("\n"):
+        if not line or line[0] == ":":
+            continue
+        name, _, value = line.partition(":")
+        if value[:1] == " ":
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value or None
+        elif name == "id":
+            ident = value
+    if not data:
+        return None
+    return event, "\n".join(data), ident
+
+
+class _FrameReader:
+    """Raw chunks in, SSE frames out, in time linear in the bytes received.
+
+    Each frame's bytes are gathered as they arrive and joined once, when its
+    end comes. Raises when bytes keep coming (keep-alives, a slow drip) but no
+    event has for ``idle_timeout`` seconds, when the frame being received grows
+    past ``max_frame`` bytes (counted as the bytes arrive, so an endless frame
+    is refused after ``max_frame`` bytes instead of being buffered whole), and
+    when a frame is not UTF-8; ``deadline`` is called for each chunk and raises
+    once the stream's overall timeout has passed.
+
     The reading loop only counts events (``seen += 1``: the least it can do per
-    event); the clock is read twice per chunk, not once per event. Events
-    parsed from a chunk are dated when the parser comes back for more bytes,
-    i.e. just after the last of them was handed over.
-
-    Also raises when the frame being received grows past ``max_frame`` bytes,
-    counted as the bytes arrive, so an endless frame is refused after
-    ``max_frame`` bytes instead of being buffered whole.
+    event); the clock is read twice per chunk, not once per event.
     """
 
-    def __init__(self, idle_timeout: float, *, max_frame: int, run_id: str) -> None:
+    def __init__(
+        self,
+        idle_timeout: float,
+        *,
+        max_frame: int,
+        run_id: str,
+        deadline: Callable[[], None] | None = None,
+    ) -> None:
         self.idle_timeout = idle_timeout
         self.seen = 0
         self._max_frame = max_frame
         self._run_id = run_id
+        self._deadline = deadline
 
-    def chunks(self, source: EventSource) -> Iterator[bytes]:
+    def frames(self, source: Iterable[bytes]) -> Iterator[Frame]:
         last_event = resumed = time.monotonic()
         counted = 0
-        pending = 0  # bytes of the frame being received so far
+        pieces: list[bytes] = []  # the frame being received, as it came
+        pending = 0  # its size so far
         last = b""  # the previous chunk's last byte: a frame end may straddle chunks
         for chunk in source:
             if self.seen != counted:
                 counted = self.seen
                 last_event = resumed
             if time.monotonic() - last_event > self.idle_timeout:
-                raise TimeoutError_(
-                    f"no event for {self.idle_timeout:g}s (only keep-alives); resuming"
-                )
-            window = last + chunk
-            if pending + len(chunk) <= self._max_frame:
-                # No frame that ends or continues here can be over the cap.
-                end = max(window.rfind(mark) for mark in _FRAME_ENDS)
-                pending = pending + len(chunk) if end < 0 else len(window) - end - 2
-            else:
-                pending = self._check_frames(window, len(last), pending)
+                raise Timeout(f"no event for {self.idle_timeout:g}s")
+            if self._deadline is not None:
+                self._deadline()
+            start = 0
+            for end in _FRAME_END.finditer(last + chunk if last else chunk):
+                cut = end.end() - len(last)
+                if pending + cut - start > self._max_frame:
+                    self._refuse()
+                if pieces:
+                    pieces.append(chunk[start:cut])
+                    raw = b"".join(pieces)
+                    pieces, pending = [], 0
+                else:
+                    raw = chunk[start:cut]
+                start = cut
+                frame = parse_frame(self._decode(raw))
+                if frame is not None:
+                    yield frame
+            if start < len(chunk):
+                pieces.append(chunk[start:] if start else chunk)
+                pending += len(chunk) - start
+                if pending > self._max_frame:
+                    self._refuse()
             last = chunk[-1:]
-            yield chunk
             resumed = time.monotonic()
 
-    def _check_frames(self, window: bytes, counted: int, pending: int) -> int:
-        """Size every frame ending in ``window``; return the bytes of the one left open.
-
-        ``window`` starts with ``counted`` bytes already in ``pending``.
-        """
-        pos = counted
-        for end in _FRAME_END.finditer(window):
-            pending += max(0, end.start() - pos)
-            self._refuse_over(pending)
-            pending, pos = 0, end.end()
-        pending += len(window) - max(pos, counted)
-        self._refuse_over(pending)
-        return pending
-
-    def _refuse_over(self, size: int) -> None:
-        if size > self._max_frame:
-            raise _FrameTooLarge(
-                f"event stream for run {self._run_id}: one event frame grew past "
-                f"{self._max_frame} bytes (max_event_bytes); the stream was closed. "
-                "Pass Client(max_event_bytes=...) if events this large are expected",
+    def _decode(self, raw: bytes) -> str:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _BadFrame(
+                f"event stream for run {self._run_id}: an event frame is not valid UTF-8 "
+                f"({exc.reason} at byte {exc.start}); the stream was closed",
                 run_id=self._run_id,
-            )
+            ) from None
+
+    def _refuse(self) -> None:
+        raise _BadFrame(
+            f"event stream for run {self._run_id}: one event frame grew past "
+            f"{self._max_frame} bytes (max_event_bytes); the stream was closed. "
+            "Pass Client(max_event_bytes=...) if events this large are expected",
+            run_id=self._run_id,
+        )
 
 
 class RunStream:
@@ -127,6 +186,14 @@ class RunStream:
 
     Not thread-safe for iteration (use one thread); :meth:`close` may be called
     from any thread and makes the iteration stop.
+
+    A connection that stays open but brings no event for the idle timeout
+    (silent, keep-alives only, a slow drip) is reopened, and counts against
+    ``stream_reconnects`` like a failed reopen — unless ``busy()`` says the run
+    is waiting on us (one of its local tools is still being answered). Only a
+    new event starts the count again. With ``timeout`` (seconds, see
+    :meth:`limit`) the stream ends with :class:`DeadlineExceeded` once that
+    time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events, EVALS.md) plug
     in their own ``parse`` and ``terminal``; with ``resume=False`` a broken
@@ -147,6 +214,8 @@ class RunStream:
         terminal: Callable[[RunEvent], bool] = _is_run_terminal,
         resume: bool = True,
         on_open: Callable[[], None] | None = None,
+        timeout: float | None = None,
+        busy: Callable[[], bool] | None = None,
     ) -> None:
         config = transport.config
         self._transport = transport
@@ -169,6 +238,10 @@ class RunStream:
         self._terminal = terminal
         self._resume = resume
         self._on_open = on_open
+        self._busy = busy
+        self._deadline: float | None = None
+        self._timeout = 0.0
+        self.limit(timeout)
         self._events = self._run()
 
     def __iter__(self) -> RunStream:
@@ -181,6 +254,30 @@ class RunStream:
         """The underlying generator (what :meth:`__next__` steps), for a caller
         that wants to step it without this wrapper's frame per event."""
         return self._events
+
+    def limit(self, timeout: float | None) -> None:
+        """End the stream with :class:`DeadlineExceeded` ``timeout`` seconds from
+        now, or at the earlier limit already set (``None``: no new limit).
+
+        :raises SpecError: ``timeout`` is not a number of seconds > 0.
+        """
+        check_timeout(timeout)
+        if timeout is not None:
+            deadline = time.monotonic() + timeout
+            if self._deadline is None or deadline < self._deadline:
+                self._deadline, self._timeout = deadline, timeout
+
+    def _remaining(self) -> float | None:
+        """Seconds left before the deadline (``None``: no deadline; ``<= 0``: past it)."""
+        return None if self._deadline is None else self._deadline - time.monotonic()
+
+    def _check_deadline(self) -> None:
+        """:raises DeadlineExceeded: the deadline has passed."""
+        if self._deadline is not None and time.monotonic() >= self._deadline:
+            raise DeadlineExceeded(
+                f"run {self.run_id} did not end within its timeout of {self._timeout:g}s: "
+                "pass a larger timeout= (or timeout=None for no limit)"
+            )
 
     def close(self) -> None:
         """Stop reading and close the connection. Idempotent, any thread."""
@@ -203,24 +300,23 @@ class RunStream:
             try:
                 source = self._open()
                 opened = True
-                watch = _IdleWatch(
-                    self._idle_timeout, max_frame=self._max_frame, run_id=self.run_id
+                reader = _FrameReader(
+                    self._idle_timeout,
+                    max_frame=self._max_frame,
+                    run_id=run_id,
+                    deadline=None if self._deadline is None else self._check_deadline,
                 )
                 # One flat loop per event (no nested generator, no per-event clock):
-                # sseclient-py parses, ``parse`` (RunEvent.from_frame) checks the envelope.
-                for frame in sseclient.SSEClient(watch.chunks(source)).events():
+                # the reader splits frames, ``parse`` (RunEvent.from_frame) checks the envelope.
+                for name, data, ident in reader.frames(source):
                     try:
-                        # sseclient reports a frame without an ``event:`` line as "message".
-                        name = frame.event
-                        event = parse(
-                            frame.data, event=None if name == "message" else name, id=frame.id
-                        )
+                        event = parse(data, event=name, id=ident)
                     except MalformedEvent as exc:
                         log.warning("run %s: skipping malformed event frame: %s", run_id, exc)
                         continue
                     if event is None:
                         continue
-                    watch.seen += 1
+                    reader.seen += 1
                     seq = event.seq
                     if seq <= self.last_seq:
                         if debug:
@@ -244,26 +340,42 @@ class RunStream:
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
+                if isinstance(exc, DeadlineExceeded):
+                    raise
+                try:
+                    self._check_deadline()
+                except DeadlineExceeded as late:
+                    raise late from exc
                 if (
-                    isinstance(exc, _FrameTooLarge)
+                    isinstance(exc, _BadFrame)
                     or not self._policy.should_retry(exc)
                     or not self._resume
                 ):
                     raise
-                quiet = opened and isinstance(exc, TimeoutError_)
+                quiet = opened and isinstance(exc, Timeout)
                 if quiet and self._until_quiet:
                     return
-                # A stream that opened and then only went quiet is healthy (the run
-                # may be waiting on our own tool): it never uses up the budget,
-                # which bounds failures in a row to open or keep a connection.
-                failures = 1 if progressed or quiet else failures + 1
+                # A quiet connection is a failure like any other (a stalled or
+                # dripping server must not be followed forever), unless the run
+                # is waiting on our own tool. Only events start the count again.
+                waiting = quiet and self._busy is not None and self._busy()
+                failures = 1 if progressed or waiting else failures + 1
                 if failures > self._reconnects:
+                    hint = (
+                        "; if runs may go this long without an event, raise "
+                        "Client(stream_idle_timeout=...)"
+                        if quiet
+                        else ""
+                    )
                     raise StreamError(
                         f"event stream for run {run_id} could not be resumed after "
-                        f"{failures - 1} reconnects: {exc}",
+                        f"{failures - 1} reconnects (stream_reconnects): {exc}{hint}",
                         run_id=run_id,
                     ) from exc
                 delay = self._backoff.delay(failures, exc)
+                remaining = self._remaining()
+                if remaining is not None:
+                    delay = min(delay, remaining)
                 log.debug(
                     "run %s: stream interrupted after seq %d (%s); reconnecting in %.2fs",
                     run_id,
@@ -277,8 +389,18 @@ class RunStream:
                 self._drop_source()
 
     def _open(self) -> EventSource:
+        self._check_deadline()
+        idle = connect = None
+        remaining = self._remaining()
+        if remaining is not None:
+            # Neither the connection nor a silent socket may outlast the deadline.
+            idle = min(self._idle_timeout, remaining)
+            connect = min(self._transport.config.connect_timeout, remaining)
         source = self._transport.open_stream(
-            self._path, last_seq=self.last_seq or None, idle_timeout=self._idle_timeout
+            self._path,
+            last_seq=self.last_seq or None,
+            idle_timeout=idle or self._idle_timeout,
+            connect_timeout=connect,
         )
         with self._lock:
             if self._closed.is_set():

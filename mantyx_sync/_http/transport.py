@@ -39,12 +39,12 @@ from .api_errors import api_error
 from .auth import TokenSource
 from .body import StreamedBody, encode_body
 from .config import ClientConfig
-from .failures import describe, gave_up, translate
+from .failures import NETWORK_ERRORS, describe, gave_up, translate
 from .pools import adapter_verify, close_session, new_session, prepare
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
 
-__all__ = ["EventSource", "HttpTransport", "Reply", "error_for_response", "translate_exception"]
+__all__ = ["EventSource", "HttpTransport", "error_for_response", "translate_exception"]
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,9 @@ class EventSource:
                 yield chunk
         except Exception as exc:
             if self._closed:
-                return
+                return  # closed from another thread: whatever the read ran into
+            if not isinstance(exc, NETWORK_ERRORS):
+                raise  # a bug, not the network: never mistaken for a drop to resume
             raise translate(
                 exc, self._response.url, read_timeout=self._idle_timeout, reading=True
             ) from exc
@@ -240,12 +242,19 @@ class HttpTransport:
                 body = None
             return Reply(response.status_code, body)
 
-    def open_stream(self, path: str, *, last_seq: int | None, idle_timeout: float) -> EventSource:
+    def open_stream(
+        self,
+        path: str,
+        *,
+        last_seq: int | None,
+        idle_timeout: float,
+        connect_timeout: float | None = None,
+    ) -> EventSource:
         """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
 
         Sends both ``Last-Event-ID`` and ``?lastSeq=`` (agent-runs §7). The socket
         read timeout is ``idle_timeout`` so a silent half-open connection is
-        noticed.
+        noticed; ``connect_timeout`` defaults to the client's.
         """
         headers = self._headers({"Accept": "text/event-stream", "Cache-Control": "no-cache"})
         params: dict[str, str] = {}
@@ -258,7 +267,7 @@ class HttpTransport:
             headers=headers,
             body=None,
             params=params,
-            timeout=(self.config.connect_timeout, idle_timeout),
+            timeout=(connect_timeout or self.config.connect_timeout, idle_timeout),
             stream=True,
             label=f"GET {path} (stream)",
         )

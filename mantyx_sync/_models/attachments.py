@@ -26,7 +26,7 @@ from .._base.limits import ATTACHMENT_MIME_TYPES
 from .._base.types import JSONDict
 from ..errors import ArgumentTypeError, SpecError
 
-__all__ = ["Attachment", "FileData", "allowed_mime_type", "check_mime", "check_url"]
+__all__ = ["Attachment", "FileData", "check_mime", "check_url"]
 
 # Read 768 KiB at a time: a multiple of 3, so each chunk's base64 joins cleanly.
 _CHUNK: Final = 3 * 256 * 1024

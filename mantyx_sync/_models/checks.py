@@ -21,19 +21,27 @@ from .._base.limits import (
     TOOL_NAME_RE,
 )
 from ..errors import ArgumentTypeError, SpecError
-from ..messages import turn_input
 
-__all__ = ["REASONING_LEVELS", "turn_input", "validate_tool_refs"]
+__all__ = [
+    "check_int",
+    "coerce_budgets",
+    "coerce_metadata",
+    "coerce_reasoning_level",
+    "coerce_text",
+    "is_int",
+    "json_size",
+    "validate_tool_refs",
+]
 
 REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
 """The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
 
 
-def _is_int(value: Any) -> bool:
+def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _json_size(value: Any, path: str) -> int:
+def json_size(value: Any, path: str) -> int:
     try:
         text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as exc:
@@ -41,8 +49,8 @@ def _json_size(value: Any, path: str) -> int:
     return len(text.encode("utf-8"))
 
 
-def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
-    if not _is_int(value):
+def check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
+    if not is_int(value):
         raise ArgumentTypeError(f"must be an integer, got {type(value).__name__}", path=path)
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
@@ -50,7 +58,7 @@ def _check_int(value: Any, path: str, *, low: int, high: int | None = None) -> i
     return int(value)
 
 
-def _coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
+def coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
     if not isinstance(value, Mapping):
         raise ArgumentTypeError(
             f"must be a mapping of str to str, got {type(value).__name__}", path=path
@@ -72,13 +80,13 @@ def _coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
                 f"is {len(item)} characters; the limit is {METADATA_VALUE_MAX_CHARS}", path=where
             )
         out[key] = item
-    size = _json_size(out, path)
+    size = json_size(out, path)
     if size > METADATA_MAX_BYTES:
         raise SpecError(f"serializes to {size} bytes; the limit is {METADATA_MAX_BYTES}", path=path)
     return out
 
 
-def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
+def coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
     if isinstance(value, str):
         if value not in REASONING_LEVELS:
             raise SpecError(
@@ -86,26 +94,26 @@ def _coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | i
                 path=path,
             )
         return value
-    if not _is_int(value):
+    if not is_int(value):
         raise ArgumentTypeError(
             "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
             f"got {type(value).__name__}",
             path=path,
         )
-    return _check_int(value, path, low=0, high=100)
+    return check_int(value, path, low=0, high=100)
 
 
-def _coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
+def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
     if not isinstance(value, Mapping):
         raise ArgumentTypeError(f"must be a mapping, got {type(value).__name__}", path=path)
     out = dict(value)
     if "maxToolTurns" in out:
-        _check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
-    _json_size(out, path)
+        check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
+    json_size(out, path)
     return out
 
 
-def _coerce_text(value: Any, path: str) -> str | None:
+def coerce_text(value: Any, path: str) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not value:

@@ -14,10 +14,9 @@ import attrs
 
 from .._base.argcheck import checked_init
 from ..errors import ArgumentTypeError, SpecError
-from .checks import _check_int, _coerce_text
+from .checks import check_int, coerce_text
 
 __all__ = [
-    "PLAN_MODES",
     "Plan",
     "PlanArg",
     "ReasoningTrigger",
@@ -53,9 +52,9 @@ class ReasoningTrigger:
 
     def _check(self, path: str) -> None:
         if self.chars is not None:
-            _check_int(self.chars, f"{path}.chars", low=1, high=TRIGGER_CHARS_MAX)
+            check_int(self.chars, f"{path}.chars", low=1, high=TRIGGER_CHARS_MAX)
         if self.ms is not None:
-            _check_int(self.ms, f"{path}.ms", low=1, high=TRIGGER_MS_MAX)
+            check_int(self.ms, f"{path}.ms", low=1, high=TRIGGER_MS_MAX)
 
     def to_wire(self) -> dict[str, Any]:
         """The ``reasoningTrigger`` object."""
@@ -81,8 +80,8 @@ class Supervisor:
 
     def _check(self, path: str) -> None:
         if self.interval is not None:
-            _check_int(self.interval, f"{path}.interval", low=1, high=SUPERVISOR_INTERVAL_MAX)
-        _coerce_text(self.model_id, f"{path}.modelId")
+            check_int(self.interval, f"{path}.interval", low=1, high=SUPERVISOR_INTERVAL_MAX)
+        coerce_text(self.model_id, f"{path}.modelId")
         trigger: Any = self.reasoning_trigger
         if isinstance(trigger, ReasoningTrigger):
             trigger._check(f"{path}.reasoningTrigger")
@@ -136,7 +135,7 @@ class Plan:
             raise SpecError(
                 f"must be 'auto', 'required' or 'off', got {self.mode!r}", path=f"{path}.mode"
             )
-        _coerce_text(self.brief, f"{path}.brief")
+        coerce_text(self.brief, f"{path}.brief")
         steps: tuple[Any, ...] = self.steps or ()
         for index, step in enumerate(steps):
             if not isinstance(step, str) or not step.strip():

@@ -17,7 +17,6 @@ from .wire import ALIASES, RAW
 
 __all__ = [
     "EVAL_TERMINAL_EVENTS",
-    "EVAL_TERMINAL_STATUSES",
     "EvalCase",
     "EvalCaseComparison",
     "EvalCaseResult",

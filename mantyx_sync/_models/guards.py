@@ -25,10 +25,10 @@ from .._base.limits import (
     TOOL_BUDGET_MAX_CALLS,
     TOOL_BUDGETS_MAX_ENTRIES,
 )
-from .._base.types import UNSET, UnsetType
+from .._base.types import UnsetType
 from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
-from .checks import _check_int, _is_int, _json_size
+from .checks import check_int, is_int, json_size
 
 __all__ = [
     "LoopDetection",
@@ -36,8 +36,6 @@ __all__ = [
     "OutputSchema",
     "ToolBudget",
     "ToolBudgetsArg",
-    "coerce_loop_detection",
-    "coerce_output_schema",
     "coerce_tool_budgets",
 ]
 
@@ -110,7 +108,7 @@ class OutputSchema:
                 f"must be 'best_effort' or 'strict', got {enforcement!r}",
                 path=f"{path}.enforcement",
             )
-        size = _json_size(_wire.unstructure(self), path)
+        size = json_size(_wire.unstructure(self), path)
         if size > OUTPUT_SCHEMA_MAX_BYTES:
             raise SpecError(
                 f"serializes to {size} bytes; the limit is {OUTPUT_SCHEMA_MAX_BYTES}", path=path
@@ -153,9 +151,9 @@ class LoopDetection:
     def _check(self, path: str) -> None:
         consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
         if consecutive is not None:
-            _check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
+            check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
         if hard is not None:
-            _check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
+            check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
         effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
         effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
         if effective_hard <= effective_consecutive:
@@ -187,7 +185,7 @@ class ToolBudget:
     max_calls: int
 
     def _check(self, path: str) -> None:
-        _check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
+        check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
 
 
 def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
@@ -209,7 +207,7 @@ def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, Tool
             )
         if isinstance(budget, ToolBudget):
             entry = budget
-        elif _is_int(budget):
+        elif is_int(budget):
             entry = ToolBudget(max_calls=budget)
         elif isinstance(budget, Mapping):
             entry = _wire.structure_input(budget, ToolBudget, path=where)
@@ -221,19 +219,6 @@ def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, Tool
         entry._check(where)
         out[key] = entry
     return out
-
-
-def coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
-    """``loop_detection`` as a spec keeps it: ``UNSET`` when not given (or ``None``)."""
-    # None reads as "not given": the server default applies.
-    if value is UNSET or value is None:
-        return UNSET
-    return LoopDetection.coerce(value)
-
-
-def coerce_output_schema(value: Any) -> OutputSchema | None:
-    """``output_schema`` checked; ``None`` when not given."""
-    return None if value is None else OutputSchema.coerce(value)
 
 
 LoopDetectionArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10

@@ -20,18 +20,7 @@ import attrs
 from ..errors import SpecError
 from .wire import WireFormatError
 
-__all__ = [
-    "LIST_LIMIT_MAX",
-    "Getter",
-    "Listing",
-    "Page",
-    "check_limit",
-    "check_positive",
-    "int_or_none",
-    "page_of",
-    "page_size",
-    "paged",
-]
+__all__ = ["Getter", "Listing", "check_positive", "int_or_none", "page_of", "paged"]
 
 T = TypeVar("T")
 

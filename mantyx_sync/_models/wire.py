@@ -32,23 +32,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import attrs
 
 from .._base.types import UNSET, UnsetType
-from ..errors import SpecError
+from ..errors import MantyxError, SpecError
 
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = [
-    "ALIASES",
-    "OMIT",
-    "RAW",
-    "WIRE",
-    "WireFormatError",
-    "camel",
-    "get_converter",
-    "structure",
-    "structure_input",
-    "unstructure",
-]
+__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "WireFormatError", "camel"]
 
 T = TypeVar("T")
 
@@ -68,7 +57,7 @@ _CAMEL_RE = re.compile(r"_([a-z0-9])")
 _SEGMENT_RE = re.compile(r"\.([a-z][a-z0-9_]*)")
 
 
-class WireFormatError(ValueError):
+class WireFormatError(MantyxError, ValueError):
     """A server body does not have the documented shape; the message names the field."""
 
 

@@ -22,14 +22,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-__all__ = [
-    "METHOD_NOT_FOUND",
-    "Endpoint",
-    "JsonRpcError",
-    "PeerGoneError",
-    "RequestTimeout",
-    "SessionExpired",
-]
+__all__ = ["Endpoint", "JsonRpcError", "PeerGoneError", "RequestTimeout", "SessionExpired"]
 
 logger = logging.getLogger(__name__)
 

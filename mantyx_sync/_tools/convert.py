@@ -26,7 +26,24 @@ from ..errors import ToolError
 if TYPE_CHECKING:
     import cattrs
 
-__all__ = ["Structurer", "converter", "to_jsonable"]
+__all__ = [
+    "ANNOTATED",
+    "LITERAL",
+    "REQUIREDNESS_WRAPPERS",
+    "Structurer",
+    "converter",
+    "describe_type",
+    "identity",
+    "is_dataclass_type",
+    "is_model_class",
+    "is_pydantic_model",
+    "is_typeddict_type",
+    "shorten",
+    "special_forms",
+    "structure_error_message",
+    "structurer_for",
+    "to_jsonable",
+]
 
 Structurer = Callable[[Mapping[str, Any]], Any]
 
@@ -35,11 +52,11 @@ _MESSAGE_MAX_CHARS: Final = 500
 _PLAIN: Final = frozenset({str, int, float, bool})
 
 
-def _identity(args: Mapping[str, Any]) -> Any:
+def identity(args: Mapping[str, Any]) -> Any:
     return dict(args)
 
 
-def _is_pydantic_model(tp: Any) -> bool:
+def is_pydantic_model(tp: Any) -> bool:
     # Duck-typed so pydantic is never imported here (it is an optional extra).
     return (
         isinstance(tp, type)
@@ -56,24 +73,24 @@ def _extensions() -> types.ModuleType | None:
     return sys.modules.get("typing_extensions")
 
 
-def _is_typeddict(tp: Any) -> bool:
+def is_typeddict_type(tp: Any) -> bool:
     te = _extensions()
     if te is not None and te.is_typeddict(tp):
         return True
     return typing.is_typeddict(tp)
 
 
-def _is_dataclass_type(tp: Any) -> bool:
+def is_dataclass_type(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 
 
-def _is_model_class(tp: Any) -> bool:
+def is_model_class(tp: Any) -> bool:
     return isinstance(tp, type) and (
-        attrs.has(tp) or _is_dataclass_type(tp) or _is_typeddict(tp) or _is_pydantic_model(tp)
+        attrs.has(tp) or is_dataclass_type(tp) or is_typeddict_type(tp) or is_pydantic_model(tp)
     )
 
 
-def _special_forms(name: str) -> tuple[Any, ...]:
+def special_forms(name: str) -> tuple[Any, ...]:
     found = [getattr(typing, name, None)]
     te = _extensions()
     if te is not None:
@@ -88,12 +105,12 @@ class _Forms:
         self._names = names
 
     def __contains__(self, origin: object) -> bool:
-        return any(origin in _special_forms(name) for name in self._names)
+        return any(origin in special_forms(name) for name in self._names)
 
 
-_REQUIREDNESS_WRAPPERS: Final = _Forms("Required", "NotRequired", "ReadOnly")
-_ANNOTATED: Final = _Forms("Annotated")
-_LITERAL: Final = _Forms("Literal")
+REQUIREDNESS_WRAPPERS: Final = _Forms("Required", "NotRequired", "ReadOnly")
+ANNOTATED: Final = _Forms("Annotated")
+LITERAL: Final = _Forms("Literal")
 
 
 def _make_converter() -> cattrs.Converter:
@@ -110,7 +127,7 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook(dt.date, lambda v: v.isoformat())
     conv.register_unstructure_hook(dt.time, lambda v: v.isoformat())
     conv.register_unstructure_hook(uuid.UUID, str)
-    conv.register_structure_hook_func(_is_pydantic_model, lambda v, t: t.model_validate(v))
+    conv.register_structure_hook_func(is_pydantic_model, lambda v, t: t.model_validate(v))
 
     def structure_typeddict(value: Any, tp: Any) -> Any:
         # cattrs' own TypedDict hook misreads NotRequired under postponed
@@ -119,14 +136,14 @@ def _make_converter() -> cattrs.Converter:
         out = {}
         for key, item in value.items():
             hint = hints.get(key, Any)
-            while typing.get_origin(hint) in _REQUIREDNESS_WRAPPERS:
+            while typing.get_origin(hint) in REQUIREDNESS_WRAPPERS:
                 hint = typing.get_args(hint)[0]
             out[key] = item if hint is Any else conv.structure(item, hint)
         return out
 
-    conv.register_structure_hook_func(_is_typeddict, structure_typeddict)
+    conv.register_structure_hook_func(is_typeddict_type, structure_typeddict)
     conv.register_unstructure_hook_func(
-        lambda t: _is_pydantic_model(t), lambda v: v.model_dump(mode="json")
+        lambda t: is_pydantic_model(t), lambda v: v.model_dump(mode="json")
     )
     return conv
 
@@ -158,31 +175,31 @@ def to_jsonable(value: Any) -> Any:
     return converter().unstructure(value)
 
 
-def _structure_error_message(exc: BaseException) -> str:
+def structure_error_message(exc: BaseException) -> str:
     import cattrs
 
     if isinstance(exc, cattrs.BaseValidationError):
         text = "; ".join(cattrs.transform_error(exc, path="data"))
     else:
         text = f"{type(exc).__name__}: {exc}"
-    return _shorten(f"invalid arguments: {text}")
+    return shorten(f"invalid arguments: {text}")
 
 
-def _shorten(text: str) -> str:
+def shorten(text: str) -> str:
     text = " ".join(text.split())
     if len(text) > _MESSAGE_MAX_CHARS:
         return text[: _MESSAGE_MAX_CHARS - 3] + "..."
     return text
 
 
-def _structurer_for(tp: Any) -> Structurer:
-    if _is_pydantic_model(tp):
+def structurer_for(tp: Any) -> Structurer:
+    if is_pydantic_model(tp):
 
         def structure_model(args: Mapping[str, Any]) -> Any:
             try:
                 return tp.model_validate(dict(args))
             except Exception as exc:  # pydantic.ValidationError, custom validators
-                raise ToolError(_shorten(f"invalid arguments: {exc}")) from exc
+                raise ToolError(shorten(f"invalid arguments: {exc}")) from exc
 
         return structure_model
 
@@ -190,12 +207,12 @@ def _structurer_for(tp: Any) -> Structurer:
         try:
             return converter().structure(dict(args), tp)
         except Exception as exc:
-            raise ToolError(_structure_error_message(exc)) from exc
+            raise ToolError(structure_error_message(exc)) from exc
 
     return structure
 
 
-def _describe(tp: Any) -> str:
+def describe_type(tp: Any) -> str:
     if isinstance(tp, type):
         return f"{tp.__module__}.{tp.__qualname__}" if tp.__module__ != "builtins" else tp.__name__
     return repr(tp)

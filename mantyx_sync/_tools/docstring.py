@@ -12,7 +12,7 @@ from typing import Final
 
 import attrs
 
-__all__ = ["Docstring", "parse_docstring"]
+__all__ = ["parse_docstring"]
 
 
 @attrs.frozen

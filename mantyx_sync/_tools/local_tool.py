@@ -9,6 +9,7 @@ docstring). The engine validates each call's arguments with
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, overload
@@ -38,6 +39,11 @@ def _check_execute(instance: LocalTool, _: attrs.Attribute[Any], value: Any) -> 
         raise ArgumentTypeError(
             f"local tool {instance.name!r}: execute must be a callable (a function taking "
             f"the arguments), got {type(value).__name__}"
+        )
+    if inspect.isasyncgenfunction(value):
+        raise SpecError(
+            f"local tool {instance.name!r}: execute is an async generator, but a call has "
+            "one answer: make it an `async def` that returns the items (e.g. as a list)"
         )
 
 
@@ -69,6 +75,13 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
 
+def _run_coroutine(coroutine: Any) -> Any:
+    # asyncio costs a plain script ~15 ms to import: loaded by the first async handler.
+    import asyncio
+
+    return asyncio.run(coroutine)
+
+
 @checked_init(ArgumentTypeError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
 class LocalTool:
@@ -91,7 +104,8 @@ class LocalTool:
     :ivar name: the model-facing name, ``^[a-zA-Z0-9_]{1,64}$``.
     :ivar description: what the tool does; the model reads it to decide when to call.
     :ivar parameters: the wire JSON Schema (an object schema) of the arguments.
-    :ivar execute: the handler.
+    :ivar execute: the handler; an ``async def`` handler is run to completion in an
+        event loop of its own on the worker thread that answers the call.
     :ivar output_schema: JSON Schema of a structured return value, if declared.
     :ivar long_running: ask MANTYX to tell the model not to call again while pending.
     :ivar read_only: the tool has no side effects (``readOnly``): MANTYX may have
@@ -155,13 +169,17 @@ class LocalTool:
     def invoke(self, args: Mapping[str, Any]) -> Any:
         """Run the handler with validated ``args``; its exceptions propagate unchanged.
 
+        An ``async def`` handler (or one that returns a coroutine) is run to
+        completion here, in an event loop of its own on the calling thread.
+
         :param args: the validated arguments.
         :returns: the handler's return value, not encoded.
         :raises ToolError: the arguments could not be converted to the declared types.
         """
-        if self._invoke is None:
-            return self.execute(dict(args))
-        return self._invoke(args)
+        value = self.execute(dict(args)) if self._invoke is None else self._invoke(args)
+        if inspect.iscoroutine(value):
+            return _run_coroutine(value)
+        return value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call :attr:`execute` directly, as if the tool were the original function."""
@@ -205,7 +223,7 @@ def define_local_tool(
     :param name: the model-facing name, ``^[a-zA-Z0-9_]{1,64}$``.
     :param description: what the tool does.
     :param parameters: None, an object JSON Schema dict, or a model class.
-    :param execute: the handler.
+    :param execute: the handler (``async def`` too; not an async generator).
     :param output_schema: an object JSON Schema dict or a model class for the return value.
     :param long_running: add MANTYX's "do not call again while pending" hint.
     :param read_only: no side effects: several calls may be outstanding at once
@@ -213,7 +231,8 @@ def define_local_tool(
     :param retain: keep the result for later session turns (sent as ``retain``).
     :param timeout: seconds the handler may run (> 0); None for the client default.
     :returns: the :class:`LocalTool`.
-    :raises SpecError: a bad name, schema, timeout or non-callable handler.
+    :raises SpecError: a bad name, schema or timeout, or a handler that is not callable
+        or is an async generator.
     """
     schema, structure = parameters_schema(parameters)
 
@@ -306,7 +325,9 @@ def local_tool(
     summary, and the parameter schema is derived from its annotations, defaults
     and docstring (Google, NumPy or reST ``:param:``). Arguments are converted to
     the annotated types (attrs classes, dataclasses, enums, tuples, sets...)
-    before the call; the decorated object remains callable as before.
+    before the call; the decorated object remains callable as before. An
+    ``async def`` function works too: each call runs it to completion in an
+    event loop of its own (an async generator is refused: a call has one answer).
 
     Usage::
 

@@ -19,13 +19,13 @@ from typing import Any
 from ..errors import ArgumentTypeError, SpecError
 from .convert import (
     Structurer,
-    _describe,
-    _identity,
-    _is_model_class,
-    _is_pydantic_model,
-    _structurer_for,
+    describe_type,
+    identity,
+    is_model_class,
+    is_pydantic_model,
+    structurer_for,
 )
-from .schema import JSONSchema, _degrade, _Deriver, _inline_refs
+from .schema import Deriver, JSONSchema, degrade_schema, inline_refs
 
 __all__ = ["object_schema", "parameters_schema"]
 
@@ -41,11 +41,11 @@ def object_schema(obj: Any, *, what: str = "parameters") -> JSONSchema:
     """
     if isinstance(obj, Mapping):
         return _checked_object_schema(obj, what)
-    if _is_model_class(obj):
+    if is_model_class(obj):
         return _derive_model_schema(obj, what)
     raise ArgumentTypeError(
         f'{what} must be a JSON Schema dict with "type": "object", an attrs class, '
-        f"a dataclass, a TypedDict or a pydantic model class; got {_describe(obj)}"
+        f"a dataclass, a TypedDict or a pydantic model class; got {describe_type(obj)}"
     )
 
 
@@ -64,19 +64,19 @@ def _checked_object_schema(schema: Mapping[str, Any], what: str) -> JSONSchema:
 
 
 def _derive_model_schema(tp: Any, what: str) -> JSONSchema:
-    where = f"{what} {_describe(tp)}"
+    where = f"{what} {describe_type(tp)}"
     try:
-        if _is_pydantic_model(tp):
+        if is_pydantic_model(tp):
             raw = tp.model_json_schema()
-            schema = _inline_refs(raw)
+            schema = inline_refs(raw)
             # A recursive model keeps its $defs: they resolve at the document root.
             schema = json.loads(json.dumps(_hoist_root_ref(raw) if schema is None else schema))
         else:
-            schema = _Deriver(where).schema(tp)
+            schema = Deriver(where).schema(tp)
     except Exception as exc:
-        return _degrade(f"{where} ({type(exc).__name__}: {exc})", None, {"type": "object"})
+        return degrade_schema(f"{where} ({type(exc).__name__}: {exc})", None, {"type": "object"})
     if not isinstance(schema, dict) or schema.get("type") != "object":
-        raise SpecError(f"{what} must describe a JSON object; {_describe(tp)} does not")
+        raise SpecError(f"{what} must describe a JSON object; {describe_type(tp)} does not")
     return schema
 
 
@@ -105,8 +105,8 @@ def parameters_schema(parameters: Any) -> tuple[JSONSchema, Structurer]:
     :raises SpecError: ``parameters`` has an unsupported form.
     """
     if parameters is None:
-        return {"type": "object", "properties": {}}, _identity
+        return {"type": "object", "properties": {}}, identity
     if isinstance(parameters, Mapping):
-        return _checked_object_schema(parameters, "parameters"), _identity
+        return _checked_object_schema(parameters, "parameters"), identity
     schema = object_schema(parameters, what="parameters")
-    return schema, _structurer_for(parameters)
+    return schema, structurer_for(parameters)

@@ -34,19 +34,27 @@ from typing import Any, Final
 import attrs
 
 from .convert import (
-    _ANNOTATED,
-    _LITERAL,
-    _REQUIREDNESS_WRAPPERS,
-    _describe,
-    _is_dataclass_type,
-    _is_model_class,
-    _is_pydantic_model,
-    _is_typeddict,
-    _special_forms,
+    ANNOTATED,
+    LITERAL,
+    REQUIREDNESS_WRAPPERS,
+    describe_type,
+    is_dataclass_type,
+    is_model_class,
+    is_pydantic_model,
+    is_typeddict_type,
+    special_forms,
 )
 from .docstring import parse_docstring
 
-__all__ = ["JSONSchema", "SchemaWarning", "type_to_schema"]
+__all__ = [
+    "JSON_DEFAULT_MISSING",
+    "Deriver",
+    "JSONSchema",
+    "SchemaWarning",
+    "degrade_schema",
+    "inline_refs",
+    "json_default",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -67,7 +75,7 @@ def _warning_stacklevel() -> int:
     return level
 
 
-def _degrade(construct: str, where: str | None, fallback: JSONSchema) -> JSONSchema:
+def degrade_schema(construct: str, where: str | None, fallback: JSONSchema) -> JSONSchema:
     place = f" in {where}" if where else ""
     message = (
         f"cannot express {construct}{place} as JSON Schema; "
@@ -133,16 +141,16 @@ def _nullable(schema: JSONSchema) -> JSONSchema:
     return {"anyOf": [schema, {"type": "null"}]}
 
 
-_JSON_DEFAULT_MISSING: Final = object()
+JSON_DEFAULT_MISSING: Final = object()
 
 
-def _json_default(value: Any) -> Any:
+def json_default(value: Any) -> Any:
     if isinstance(value, enum.Enum):
         value = value.value
     try:
         json.dumps(value)
     except (TypeError, ValueError):
-        return _JSON_DEFAULT_MISSING
+        return JSON_DEFAULT_MISSING
     return value
 
 
@@ -151,13 +159,13 @@ def _class_description(cls: type) -> str | None:
     if not doc:
         return None
     # dataclasses synthesise "Name(field: type, ...)"; that is not a description.
-    if _is_dataclass_type(cls) and doc.startswith(f"{cls.__name__}("):
+    if is_dataclass_type(cls) and doc.startswith(f"{cls.__name__}("):
         return None
     summary = parse_docstring(doc).summary
     return summary or None
 
 
-def _inline_refs(schema: JSONSchema) -> JSONSchema | None:
+def inline_refs(schema: JSONSchema) -> JSONSchema | None:
     """Replace ``#/$defs/...`` references by their targets; None when they recurse."""
     defs = schema.get("$defs") or schema.get("definitions") or {}
     if not defs:
@@ -191,17 +199,17 @@ def _inline_refs(schema: JSONSchema) -> JSONSchema | None:
 def _typeddict_key_required(hint: Any, default: bool) -> bool:
     # With postponed annotations, __required_keys__ cannot see Required/NotRequired
     # written as strings; the resolved hints can.
-    while typing.get_origin(hint) in _ANNOTATED:
+    while typing.get_origin(hint) in ANNOTATED:
         hint = typing.get_args(hint)[0]
     origin = typing.get_origin(hint)
-    if origin in _special_forms("NotRequired"):
+    if origin in special_forms("NotRequired"):
         return False
-    if origin in _special_forms("Required"):
+    if origin in special_forms("Required"):
         return True
     return default
 
 
-class _Deriver:
+class Deriver:
     """One derivation pass; remembers the classes being expanded to cut recursion."""
 
     def __init__(self, where: str | None = None) -> None:
@@ -209,7 +217,7 @@ class _Deriver:
         self.where = where
 
     def degrade(self, construct: str, fallback: JSONSchema | None = None) -> JSONSchema:
-        return _degrade(construct, self.where, {} if fallback is None else fallback)
+        return degrade_schema(construct, self.where, {} if fallback is None else fallback)
 
     def schema(self, tp: Any) -> JSONSchema:
         if tp is Any or tp is object or tp is inspect.Parameter.empty:
@@ -230,9 +238,9 @@ class _Deriver:
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
             return self.schema(supertype)
-        if _is_model_class(tp):
+        if is_model_class(tp):
             return self._model(tp)
-        return self.degrade(f"the type {_describe(tp)}")
+        return self.degrade(f"the type {describe_type(tp)}")
 
     def _simple(self, tp: Any) -> JSONSchema | None:
         if tp is bool:
@@ -261,13 +269,13 @@ class _Deriver:
         return None
 
     def _generic(self, tp: Any, origin: Any, args: tuple[Any, ...]) -> JSONSchema:
-        if origin in _ANNOTATED:
+        if origin in ANNOTATED:
             return self._annotated(args[0], tp.__metadata__)
-        if origin in _REQUIREDNESS_WRAPPERS:
+        if origin in REQUIREDNESS_WRAPPERS:
             return self.schema(args[0])
         if origin is typing.Union or origin is types.UnionType:
             return self._union(args)
-        if origin in _LITERAL:
+        if origin in LITERAL:
             return self._literal(args)
         if origin in (list, cabc.Sequence, cabc.MutableSequence, cabc.Iterable, cabc.Collection):
             return self._array(args[0] if args else Any)
@@ -312,7 +320,7 @@ class _Deriver:
     def _enum(self, tp: type[enum.Enum]) -> JSONSchema:
         values = [member.value for member in tp]
         if not values or not all(isinstance(v, _JSON_SCALARS) for v in values):
-            return self.degrade(f"the enum {_describe(tp)} (values must be JSON scalars)")
+            return self.degrade(f"the enum {describe_type(tp)} (values must be JSON scalars)")
         schema = _enum_schema(values)
         description = _class_description(tp) if tp.__doc__ != "An enumeration." else None
         if description and description != tp.__name__:
@@ -343,7 +351,9 @@ class _Deriver:
         if key not in (str, Any):
             key_schema = self.schema(key) if key not in (int, float, bool) else {}
             if key_schema.get("type") != "string":
-                return self.degrade(f"the mapping key type {_describe(key)}", {"type": "object"})
+                return self.degrade(
+                    f"the mapping key type {describe_type(key)}", {"type": "object"}
+                )
             if "enum" in key_schema:
                 schema["propertyNames"] = key_schema
         value_schema = self.schema(value)
@@ -353,19 +363,19 @@ class _Deriver:
 
     def _model(self, tp: type) -> JSONSchema:
         if tp in self._stack:
-            return self.degrade(f"the recursive reference to {_describe(tp)}")
+            return self.degrade(f"the recursive reference to {describe_type(tp)}")
         self._stack.append(tp)
         try:
-            if _is_pydantic_model(tp):
+            if is_pydantic_model(tp):
                 return self._pydantic(tp)
             return self._fields(tp)
         finally:
             self._stack.pop()
 
     def _pydantic(self, tp: Any) -> JSONSchema:
-        inlined = _inline_refs(tp.model_json_schema())
+        inlined = inline_refs(tp.model_json_schema())
         if inlined is None:
-            return self.degrade(f"the recursive pydantic model {_describe(tp)}")
+            return self.degrade(f"the recursive pydantic model {describe_type(tp)}")
         return inlined
 
     def _fields(self, tp: type) -> JSONSchema:
@@ -377,11 +387,11 @@ class _Deriver:
         properties: dict[str, JSONSchema] = {}
         required: list[str] = []
         closed = True
-        if _is_typeddict(tp):
+        if is_typeddict_type(tp):
             closed = False
             required_keys = getattr(tp, "__required_keys__", frozenset(hints))
             for key, hint in hints.items():
-                properties[key] = self._property(hint, _JSON_DEFAULT_MISSING, doc_params.get(key))
+                properties[key] = self._property(hint, JSON_DEFAULT_MISSING, doc_params.get(key))
                 if _typeddict_key_required(hint, key in required_keys):
                     required.append(key)
         elif attrs.has(tp):
@@ -391,7 +401,7 @@ class _Deriver:
                 hint = hints.get(a.name, a.type if a.type is not None else Any)
                 has_default = a.default is not attrs.NOTHING
                 default = (
-                    _JSON_DEFAULT_MISSING
+                    JSON_DEFAULT_MISSING
                     if not has_default or isinstance(a.default, attrs.Factory)  # type: ignore[arg-type]
                     else a.default
                 )
@@ -408,7 +418,7 @@ class _Deriver:
                     f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
                 )
                 default = (
-                    f.default if f.default is not dataclasses.MISSING else _JSON_DEFAULT_MISSING
+                    f.default if f.default is not dataclasses.MISSING else JSON_DEFAULT_MISSING
                 )
                 description = f.metadata.get("description") or doc_params.get(f.name)
                 properties[f.name] = self._property(hint, default, description)
@@ -428,9 +438,9 @@ class _Deriver:
         schema = dict(self.schema(hint))
         if description and "description" not in schema:
             schema["description"] = description
-        if default is not _JSON_DEFAULT_MISSING:
-            value = _json_default(default)
-            if value is not _JSON_DEFAULT_MISSING:
+        if default is not JSON_DEFAULT_MISSING:
+            value = json_default(default)
+            if value is not JSON_DEFAULT_MISSING:
                 schema["default"] = value
         return schema
 
@@ -451,4 +461,4 @@ def type_to_schema(tp: Any) -> JSONSchema:
     :param tp: the annotation.
     :returns: a fresh JSON Schema dict.
     """
-    return _Deriver().schema(tp)
+    return Deriver().schema(tp)

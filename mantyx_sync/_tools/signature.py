@@ -18,11 +18,11 @@ from typing import Any
 import attrs
 
 from ..errors import SpecError, ToolError
-from .convert import _structure_error_message, converter
+from .convert import converter, structure_error_message
 from .docstring import parse_docstring
-from .schema import _JSON_DEFAULT_MISSING, JSONSchema, _Deriver, _json_default
+from .schema import JSON_DEFAULT_MISSING, Deriver, JSONSchema, json_default
 
-__all__ = ["FunctionSpec", "function_schema"]
+__all__ = ["function_schema"]
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class FunctionSpec:
                     try:
                         value = param.structure(value)
                     except Exception as exc:
-                        message = _structure_error_message(exc)
+                        message = structure_error_message(exc)
                         raise ToolError(f"{message} (argument {param.name!r})") from exc
             elif param.has_default:
                 if not param.positional_only:
@@ -151,12 +151,12 @@ def function_schema(
         if hint is inspect.Parameter.empty and param.default is not inspect.Parameter.empty:
             default_type = type(param.default)
             hint = default_type if default_type in (str, int, float, bool) else Any
-        deriver = _Deriver(f"parameter {param.name!r} of {where}")
+        deriver = Deriver(f"parameter {param.name!r} of {where}")
         schema = deriver.schema(hint)
         has_default = param.default is not inspect.Parameter.empty
         if has_default:
-            default = _json_default(param.default)
-            if default is not _JSON_DEFAULT_MISSING:
+            default = json_default(param.default)
+            if default is not JSON_DEFAULT_MISSING:
                 schema = {**schema, "default": default}
         text = doc.params.get(param.name)
         if text and "description" not in schema:

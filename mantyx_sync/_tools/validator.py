@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from .convert import _shorten
+from .convert import shorten
 
 if TYPE_CHECKING:
     from .schema import JSONSchema
@@ -75,7 +75,7 @@ def _compile(schema: JSONSchema) -> Callable[[Any], str | None]:
         try:
             check(value)
         except fastjsonschema.JsonSchemaValueException as exc:
-            return _shorten(f"invalid arguments: {exc.message}")
+            return shorten(f"invalid arguments: {exc.message}")
         except Exception as exc:  # a bug in generated code must not block the tool
             logger.warning("schema validation crashed (%s); accepting the arguments", exc)
         return None

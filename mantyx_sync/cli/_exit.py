@@ -18,16 +18,7 @@ from ..errors import (
     TransportError,
 )
 
-__all__ = [
-    "AUTH",
-    "INTERRUPTED",
-    "OK",
-    "RUN_FAILED",
-    "TRANSPORT",
-    "USAGE",
-    "UsageError",
-    "exit_code_for",
-]
+__all__ = ["INTERRUPTED", "OK", "UsageError", "exit_code_for"]
 
 OK: Final = 0
 RUN_FAILED: Final = 1

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from .._version import __version__
 
-__all__ = ["build_parser"]
+__all__ = ["SPEC_OPTIONS", "build_parser"]
+
+SPEC_OPTIONS: Final = {
+    "agent_id": "--agent-id",
+    "system_prompt": "--system-prompt",
+    "model_id": "--model",
+    "reasoning_level": "--reasoning",
+}
+"""The agent options, by the spec keyword each sets (its ``dest``)."""
 
 _EPILOG = """\
 Configuration comes from the environment: MANTYX_API_KEY, MANTYX_WORKSPACE and
@@ -57,7 +65,12 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--session", metavar="ID", help="continue this session (its history is on the server)"
     )
-    parser.add_argument("--reasoning", choices=("low", "medium", "high"), help="reasoning effort")
+    parser.add_argument(
+        "--reasoning",
+        dest="reasoning_level",
+        choices=("low", "medium", "high"),
+        help="reasoning effort",
+    )
 
 
 def _positive(text: str) -> int:
@@ -67,6 +80,16 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds, got {text}")
     return value
 
 
@@ -100,6 +123,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="FILE",
         help="a file (or https URL) for the model to read (repeatable)",
+    )
+    run.add_argument(
+        "--timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="cancel the run and exit 4 if it has not ended after this long",
     )
     output = run.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="one JSON event per line")

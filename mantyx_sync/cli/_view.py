@@ -15,7 +15,7 @@ from ..events import RunEvent
 from ..results import RunResult
 from ._term import Terminal
 
-__all__ = ["JsonView", "RunView", "footer", "short"]
+__all__ = ["JsonView", "RunView", "short"]
 
 _ARG_WIDTH = 60
 

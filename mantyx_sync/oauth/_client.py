@@ -28,7 +28,7 @@ from ..errors import (
     ConfigurationError,
     InvalidRequestError,
     MantyxError,
-    TimeoutError_,
+    Timeout,
 )
 from ._redirect import LoopbackRedirect, pkce_pair, show_url
 from ._redirect import open_browser as launch_browser
@@ -65,7 +65,7 @@ class OAuth:
         ``https://app.mantyx.io``.
     :param timeout: the most seconds one request to the server may take in
         all (connecting, the whole answer, retries), e.g. a token refresh;
-        past it a :class:`~mantyx_sync.TimeoutError_` is raised, however
+        past it a :class:`~mantyx_sync.Timeout` is raised, however
         slowly the server keeps sending.
     :param http_session: a ``requests.Session`` to use (proxies, custom TLS).
 
@@ -97,7 +97,7 @@ class OAuth:
         self.client_id = client_id
         self._client_secret = client_secret
         register_secret(client_secret)
-        self.base_url = url
+        self.base_url: str = url
         self._timeout = timeout
         self._owns_session = http_session is None
         self._session = http_session or requests.Session()
@@ -389,7 +389,7 @@ class OAuth:
 
 
 def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
-    """``send()``'s outcome, or :class:`TimeoutError_` at ``deadline`` (monotonic).
+    """``send()``'s outcome, or :class:`Timeout` at ``deadline`` (monotonic).
 
     requests bounds each socket read, not the answer: a server that drips a
     byte per read holds a request forever. So ``send`` runs on a helper thread
@@ -408,7 +408,7 @@ def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()))
     if not outcome.done():
-        raise TimeoutError_(message)
+        raise Timeout(message)
     return outcome.result()
 
 

@@ -81,7 +81,7 @@ class RefreshingTokenSource:
             if initial is None
             else (initial, self._due_time(initial, lifetime=initial.expires_in(clock())))
         )
-        self.refresh_count = 0
+        self.refresh_count: int = 0
         # The server's refusal of the refresh token, once it came: final.
         self._refused: AuthError | None = None
         register_secret(refresh_token)

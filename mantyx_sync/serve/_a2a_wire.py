@@ -25,6 +25,7 @@ __all__ = [
     "artifact_update",
     "build_card",
     "message_text",
+    "now_iso",
     "status_update",
     "task_object",
 ]

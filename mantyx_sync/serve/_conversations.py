@@ -25,7 +25,7 @@ from ..errors import MantyxError
 from ..run import Run
 from ..session import Session
 
-__all__ = ["ConversationBusy", "Conversations", "Turn"]
+__all__ = ["Conversations", "Turn"]
 
 log = logging.getLogger(__name__)
 

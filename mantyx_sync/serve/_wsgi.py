@@ -22,9 +22,6 @@ from typing import Any, Final
 from ..errors import SpecError
 
 __all__ = [
-    "LOOPBACK_HOSTS",
-    "MAX_BODY_BYTES",
-    "MAX_JSON_DEPTH",
     "SSE_HEARTBEAT",
     "Authenticate",
     "BadJson",
@@ -32,9 +29,7 @@ __all__ = [
     "Refused",
     "StartResponse",
     "StreamBody",
-    "WSGIApp",
     "base_url",
-    "host_name",
     "json_reply",
     "read_json",
     "sse_data",

@@ -25,8 +25,10 @@ range a :class:`ValueError` — never a failure later in a request thread.
 
 from __future__ import annotations
 
+from ._clock import EmulatorClock
 from ._faults import Faults
 from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
+from ._oauth import OAuthServer
 from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
 from ._server import LocalMantyx
@@ -37,11 +39,13 @@ __all__ = [
     "Emit",
     "EmulatedRun",
     "EmulatedSession",
+    "EmulatorClock",
     "Fail",
     "FailResult",
     "Faults",
     "LocalMantyx",
     "ModelContext",
+    "OAuthServer",
     "Overload",
     "PlanUpdate",
     "RecordedRequest",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Final
 
-__all__ = ["DEFAULT_MODEL_ID", "MODELS", "ModelNotFound", "models_body", "resolve_model"]
+__all__ = ["ModelNotFound", "models_body", "resolve_model"]
 
 DEFAULT_MODEL_ID: Final = "platform:cm6abc123"
 

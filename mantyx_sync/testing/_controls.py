@@ -14,7 +14,6 @@ from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
     "CONTROL_STEPS",
-    "FALLBACK_ERROR_CLASSES",
     "check_controls",
     "plan_only_result",
     "play_control",

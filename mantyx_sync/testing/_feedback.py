@@ -17,7 +17,7 @@ from typing import Any, Final
 from ._clock import iso_millis
 from ._validation import InvalidRequest
 
-__all__ = ["EXPLANATION_MAX", "FeedbackStore"]
+__all__ = ["FeedbackStore"]
 
 EXPLANATION_MAX: Final = 8000
 _LIST_DEFAULT: Final = 50

@@ -19,12 +19,7 @@ from ._runs import EmulatedRun
 from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
-__all__ = [
-    "REPLAY_PREVIEW_CHARS",
-    "replay_body",
-    "run_list_body",
-    "session_list_body",
-]
+__all__ = ["replay_body", "run_list_body", "session_list_body"]
 
 LIST_DEFAULT: Final = 50
 LIST_MAX: Final = 200

@@ -10,13 +10,7 @@ import base64
 import binascii
 from typing import Any, Final
 
-__all__ = [
-    "ATTACHMENT_TYPES",
-    "attachment_metadata",
-    "check_attachments",
-    "check_tool_files",
-    "mime_allowed",
-]
+__all__ = ["attachment_metadata", "check_attachments", "check_tool_files"]
 
 MAX_CONTENT: Final = 200_000
 MAX_FILES: Final = 20

@@ -23,7 +23,7 @@ from .._base.argcheck import checked_init
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
-    "DefaultModel",
+    "TERMINAL_TYPES",
     "Emit",
     "Fail",
     "FailResult",
@@ -34,7 +34,6 @@ __all__ = [
     "ToolCall",
     "Turn",
     "chunk_text",
-    "sample_from_schema",
 ]
 
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
@@ -242,9 +241,13 @@ def _thinking_on(spec: dict[str, Any]) -> bool:
 class DefaultModel:
     """The model used when none is configured: deterministic and easy to assert on.
 
-    Turn 0 calls every client-resolved tool the spec declares once (an
-    ``mcp_local`` ref: each of its tools) with arguments generated from the
-    tool's schema (``{"message": prompt}`` for ``a2a_local``). The final turn
+    Turn 0 calls once each tool the spec declares as read-only, with
+    arguments generated from its schema: a ``local`` tool with ``readOnly``
+    (``read_only=True``) and an ``mcp_local`` tool whose annotations say
+    ``readOnlyHint``. A tool that may change something (an MCP server's
+    ``write_file``, an A2A peer, any tool not marked read-only) is called only
+    when a script names it, so trying an agent offline never acts on your
+    machine or your peers. The final turn
     answers ``"You said: <prompt>"`` plus one ``"<name> → <result>"`` line per
     call, or, with an ``outputSchema``, a JSON document generated from it. When
     the last user message carries files, a line says how many and of which
@@ -270,13 +273,13 @@ class DefaultModel:
         calls: list[ToolCall] = []
         for ref in ctx.spec.get("tools") or ():
             kind = ref.get("kind")
-            if kind == "local":
+            if kind == "local" and ref.get("readOnly") is True:
                 calls.append(ToolCall(ref["name"], _object(ref.get("parameters", {}))))
-            elif kind == "a2a_local":
-                calls.append(ToolCall(ref["name"], {"message": ctx.prompt}))
             elif kind == "mcp_local":
                 for tool in ref.get("tools") or ():
-                    calls.append(ToolCall(tool["name"], _object(tool.get("inputSchema", {}))))
+                    hints = tool.get("annotations")
+                    if isinstance(hints, dict) and hints.get("readOnlyHint") is True:
+                        calls.append(ToolCall(tool["name"], _object(tool.get("inputSchema", {}))))
         return calls
 
     @staticmethod

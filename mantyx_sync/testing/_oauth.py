@@ -30,14 +30,7 @@ if TYPE_CHECKING:
     from werkzeug.datastructures import Authorization
     from werkzeug.wrappers import Request
 
-__all__ = [
-    "DEFAULT_CLIENT_ID",
-    "IDENTITY_SCOPE",
-    "OAuthReply",
-    "OAuthServer",
-    "TokenRejected",
-    "bearer_token",
-]
+__all__ = ["DEFAULT_CLIENT_ID", "OAuthReply", "OAuthServer", "TokenRejected", "bearer_token"]
 
 DEFAULT_CLIENT_ID = "mantyx-test-client"
 """A public client (no secret) every emulator accepts unless told otherwise."""

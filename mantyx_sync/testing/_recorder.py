@@ -8,7 +8,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["MASK", "RecordedRequest", "Recorder", "mask_headers"]
+__all__ = ["RecordedRequest", "Recorder", "mask_headers"]
 
 MASK = "***"
 

@@ -19,7 +19,7 @@ from typing import Any, Final
 from ._inputs import attachment_metadata
 from ._model import ToolCall
 
-__all__ = ["CLIENT_KINDS", "RETAIN_MAX_BYTES", "answer_of", "describe_call", "find_ref", "retained"]
+__all__ = ["answer_of", "describe_call", "retained"]
 
 CLIENT_KINDS: Final = ("local", "a2a_local", "mcp_local")
 RETAIN_MAX_BYTES: Final = 8 * 1024

@@ -15,13 +15,7 @@ from ._catalog import resolve_model
 from ._controls import check_controls
 from ._inputs import check_attachments, check_tool_files
 
-__all__ = [
-    "CLIENT_RESOLVED_KINDS",
-    "InvalidRequest",
-    "validate_message_body",
-    "validate_spec",
-    "validate_tool_result",
-]
+__all__ = ["InvalidRequest", "validate_message_body", "validate_spec", "validate_tool_result"]
 
 TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
 SCHEMA_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import mantyx_sync
 
+
+# Read-only, so the emulator's stand-in model calls it unscripted.
+@mantyx_sync.local_tool(read_only=True)
 def add(a: int, b: int) -> int:
     """Add two numbers.
 
@@ -13,6 +17,7 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
+@mantyx_sync.local_tool(read_only=True)
 def broken(text: str) -> str:
     """A tool that always fails.
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync import credentials, errors, evals, notebook, oauth, serve
+from mantyx_sync import credentials, errors, evals, notebook, oauth, serve, spec
 from mantyx_sync._base import argcheck
 from mantyx_sync._engine.evals import Evals
 from mantyx_sync.testing import LocalMantyx, Turn
@@ -233,20 +233,56 @@ NOT_USER_INPUT = {
     # made by the package for the user, from arguments checked there
     "serve.A2AApp",  # by serve.a2a_app()
     "serve.AgentApiApp",  # by serve.agent_api_app()
-    "evals.Evals",  # by Client.evals
-    "evals.EvalRun",  # by Evals.start()
-    "oauth.RefreshingTokenSource",  # by OAuth.refresh_token_source()
-    # evaluation and OAuth values parsed from the server's answers
-    "evals.EvalCase",
-    "evals.EvalCaseComparison",
-    "evals.EvalCaseResult",
-    "evals.EvalComparison",
-    "evals.EvalDataset",
-    "evals.EvalDatasetSummary",
-    "evals.EvalRunDetail",
-    "evals.EvalRunSummary",
-    "oauth.ServerMetadata",
-    "oauth.UserInfo",
+    "Evals",  # by Client.evals
+    "EvalRun",  # by Evals.start()
+    "RefreshingTokenSource",  # by OAuth.refresh_token_source()
+    "ClientConfig",  # Client.config, from the Client's checked arguments
+    "RateLimits",  # Client.rate_limits
+    "EventReplay",  # by Session.events()
+    "Listing",  # by Client.list_runs() and the other listings
+    "McpConnection",  # by LocalMcp.connect(), as a run starts
+    "A2AConnection",  # by LocalA2A.connect()
+    "AgentApiConnection",  # by LocalAgentApi.connect()
+    "UnsetType",  # the type of UNSET, its one value
+    "SpecKeywords",  # TypedDicts for annotating **keywords; checked where they are passed
+    "OverrideKeywords",
+    # evaluation, OAuth and model values parsed from the server's answers
+    "EvalCase",
+    "EvalCaseComparison",
+    "EvalCaseResult",
+    "EvalComparison",
+    "EvalDataset",
+    "EvalDatasetSummary",
+    "EvalRunDetail",
+    "EvalRunSummary",
+    "ServerMetadata",
+    "UserInfo",
+    "Model",
+    "Pricing",
+    # event payloads parsed from the stream
+    "Started",
+    "AssistantDelta",
+    "ThinkingDelta",
+    "AssistantMessage",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "LocalToolCall",
+    "LocalToolResultIn",
+    "LoopDetected",
+    "ToolBudgetExceeded",
+    "ResultPayload",
+    "ErrorPayload",
+    "CancelledPayload",
+    "UnknownPayload",
+    "TokenUsage",
+    "ModelInfo",
+    "ModelFallback",
+    "PlanStep",
+    "PlanTransition",
+    "TaskPlanUpdate",
+    "SupervisorVerdict",
+    "ToolFile",
+    "ToolFiles",
 }
 
 # Public methods with arguments that are not in the table, and why.
@@ -262,6 +298,18 @@ NOT_USER_METHODS = {
     "RefreshingTokenSource.refresh",
     "ToolConnection.call",
     "ToolConnection.input_schema",
+    # ... implemented by the SDK's own connections, which the executor calls
+    "McpConnection.call",
+    "McpConnection.input_schema",
+    "McpConnection.upstream_name",
+    "A2AConnection.call",
+    "A2AConnection.input_schema",
+    "AgentApiConnection.call",
+    "AgentApiConnection.input_schema",
+    # the Client's own: its arguments resolved, its responses' rate-limit headers
+    "ClientConfig.from_env",
+    "RateLimits.record",
+    "RateLimits.slot",
     # the spec's own checks: any value by design, refused with a SpecError naming its path
     "LoopDetection.coerce",
     "OutputSchema.coerce",
@@ -301,6 +349,9 @@ def _signature(target: Any) -> inspect.Signature:
 def _params(label: str) -> Iterator[str]:
     target = _static(label)
     for name, param in _signature(target).parameters.items():
+        if param.kind is param.VAR_KEYWORD and str(param.annotation).startswith("Unpack["):
+            # **spec: Unpack[SpecKeywords]: each declared keyword is an argument.
+            yield from getattr(spec, str(param.annotation)[len("Unpack[") : -1]).__annotations__
         if name in ("self", "cls") or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         yield name

@@ -43,13 +43,14 @@ from mantyx_sync import (
     ModelCatalog,
     NotFoundError,
     PermissionDenied,
+    Plan,
     PluginTool,
     RateLimitError,
     RunError,
     RunSnapshot,
     ServerError,
     SessionInfo,
-    TimeoutError_,
+    Timeout,
     ToolBudget,
     TransportError,
 )
@@ -60,6 +61,7 @@ from mantyx_sync._http import retry as retry_module
 from mantyx_sync._http import stream as stream_module
 from mantyx_sync._http.retry import Backoff
 from mantyx_sync.events import ModelInfo, TokenUsage
+from mantyx_sync.spec import OverrideKeywords, SpecKeywords
 
 PIPE_TIMEOUT = 5.0
 
@@ -288,6 +290,7 @@ EVERY_TOOL_KIND_WIRE: list[dict[str, Any]] = [
 
 FULL_SPEC: dict[str, Any] = {
     "name": "support-bot",
+    "agent_id": "agent_cm6abc123",
     "system_prompt": "You are terse.",
     "model_id": "openai/gpt-5.5",
     "reasoning_level": "medium",
@@ -300,10 +303,14 @@ FULL_SPEC: dict[str, Any] = {
     "tool_budgets": {"web_search": 2, "read_file": ToolBudget(max_calls=0), "add": {"maxCalls": 1}},
     "budgets": {"maxToolTurns": 32},
     "metadata": {"customer": "acme", "env": "prod"},
+    "fallback_model_id": "openai/gpt-5.5-mini",
+    "supervisor": True,
+    "plan": "required",
 }
 
 FULL_SPEC_WIRE: dict[str, Any] = {
     "name": "support-bot",
+    "agentId": "agent_cm6abc123",
     "systemPrompt": "You are terse.",
     "modelId": "openai/gpt-5.5",
     "reasoningLevel": "medium",
@@ -320,7 +327,39 @@ FULL_SPEC_WIRE: dict[str, Any] = {
     },
     "budgets": {"maxToolTurns": 32},
     "metadata": {"customer": "acme", "env": "prod"},
+    "fallbackModelId": "openai/gpt-5.5-mini",
+    "supervisor": True,
+    "plan": "required",
 }
+
+# Every keyword a session message may give, and its wire form.
+EVERY_OVERRIDE: dict[str, Any] = {
+    "tools": [PluginTool("web_search"), read_file_tool()],
+    "reasoning_level": "low",
+    "output_schema": {"type": "object"},
+    "loop_detection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
+    "tool_budgets": {"web_search": 1},
+    "metadata": {"turn": "2"},
+    "supervisor": False,
+    "plan": Plan(mode="off"),
+}
+EVERY_OVERRIDE_WIRE: dict[str, Any] = {
+    "tools": [EVERY_TOOL_KIND_WIRE[1], EVERY_TOOL_KIND_WIRE[4]],
+    "reasoningLevel": "low",
+    "outputSchema": {"schema": {"type": "object"}},
+    "loopDetection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
+    "toolBudgets": {"web_search": {"maxCalls": 1}},
+    "metadata": {"turn": "2"},
+    "supervisor": False,
+    "plan": {"mode": "off"},
+}
+
+
+def test_the_full_bodies_give_every_spec_keyword() -> None:
+    # So the body tests below cover a keyword as soon as it is declared.
+    assert set(FULL_SPEC) == set(SpecKeywords.__annotations__)
+    assert set(EVERY_OVERRIDE) == set(OverrideKeywords.__annotations__)
+
 
 # (argument, wire value or None when the key must be absent) - wire-protocol §8.
 LOOP_DETECTION_CASES: list[tuple[Any, Any]] = [
@@ -987,24 +1026,11 @@ def test_session_message_every_override(client: Client, mock: responses.Requests
     session = _session(client, mock)
     mock.post(f"{ROOT}/agent-sessions/ses_abc/messages", json={"runId": "run_s2"}, status=202)
     mock.post(f"{ROOT}/agent-runs/run_s2/cancel", status=204)
-    with session.start(
-        messages=[{"role": "user", "content": "again"}],
-        tools=[PluginTool("web_search"), read_file_tool()],
-        reasoning_level="low",
-        output_schema={"type": "object"},
-        loop_detection={"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
-        tool_budgets={"web_search": 1},
-        metadata={"turn": "2"},
-    ):
+    with session.start(messages=[{"role": "user", "content": "again"}], **EVERY_OVERRIDE):
         pass
     assert json_of(request_of(mock, 1)) == {
         "messages": [{"role": "user", "content": "again"}],
-        "tools": [EVERY_TOOL_KIND_WIRE[1], EVERY_TOOL_KIND_WIRE[4]],
-        "reasoningLevel": "low",
-        "outputSchema": {"schema": {"type": "object"}},
-        "loopDetection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
-        "toolBudgets": {"web_search": {"maxCalls": 1}},
-        "metadata": {"turn": "2"},
+        **EVERY_OVERRIDE_WIRE,
     }
 
 
@@ -1273,7 +1299,7 @@ def _create(client: Client, mock: responses.RequestsMock, which: str) -> Any:
         ("500", {"status": 500, "json": {"error": "internal"}}, ServerError),
         ("502", {"status": 502, "body": "bad gateway"}, ServerError),
         ("504", {"status": 504, "body": "gateway timeout"}, ServerError),
-        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, TimeoutError_),
+        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, Timeout),
         (
             "dropped",
             {"body": requests.exceptions.ConnectionError("Connection reset by peer")},

@@ -4,8 +4,11 @@ A *unit* is a top-level module or folder of ``mantyx_sync``: ``errors``, ``spec`
 ``_http`` (every module in it), ``_peers`` ... Units sit on ordered layers and
 may import only their own layer or layers below. Every ``import`` statement
 counts, wherever it sits (module level, inside a function, under
-``TYPE_CHECKING``): a type-only import is still a dependency. Relative imports
-are resolved to absolute names. A failure names both modules and the line.
+``TYPE_CHECKING``): a type-only import is still a dependency. So does
+``importlib.import_module``/``__import__`` with a literal name. Relative imports
+are resolved to absolute names, and ``from m import name`` to the submodule
+``m.name`` when there is one (else to ``m``, the package root for
+``from mantyx_sync import Client``). A failure names both modules and the line.
 
 CONTRIBUTING.rst draws the same picture for readers.
 """
@@ -13,11 +16,13 @@ CONTRIBUTING.rst draws the same picture for readers.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from collections.abc import Iterable
 from pathlib import Path
 
 import attrs
+import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "mantyx_sync"
 PKG = "mantyx_sync"
@@ -75,10 +80,59 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _imports_of(path: Path) -> list[Import]:
-    source = _module_name(path)
-    package = source if path.name == "__init__.py" else source.rpartition(".")[0]
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+MODULES = sorted({_module_name(p) for p in PACKAGE.rglob("*.py")})
+_MODULE_SET = frozenset(MODULES)
+_PACKAGES = frozenset(_module_name(p) for p in PACKAGE.rglob("__init__.py"))
+# importlib.import_module / __import__, called however they were imported.
+_LOADERS = frozenset({"import_module", "__import__"})
+
+
+def _named(base: str, name: str) -> str:
+    """``from base import name``: the submodule ``base.name`` when there is one, else ``base``."""
+    full = f"{base}.{name}" if base else name
+    return full if full in _MODULE_SET else base
+
+
+def _resolve(package: str, level: int, module: str | None) -> str:
+    """The absolute name of ``from <level dots><module> import ...`` in ``package``."""
+    if not level:
+        return module or ""
+    base = package.split(".")
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _loaded_by(call: ast.Call, package: str) -> str | None:
+    """The module an ``import_module("...")`` / ``__import__("...")`` call loads, if literal."""
+    func = call.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name not in _LOADERS or not call.args:
+        return None
+    first = call.args[0]
+    if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+        return "<dynamic>"
+    target: str = first.value
+    if target.startswith("."):
+        # import_module(".x", __name__ / __package__ / "mantyx_sync...") is relative.
+        anchor = call.args[1] if len(call.args) > 1 else None
+        if isinstance(anchor, ast.Constant) and isinstance(anchor.value, str):
+            package = anchor.value
+        level = len(target) - len(target.lstrip("."))
+        target = _resolve(package, level, target.lstrip(".") or None)
+    return target
+
+
+def imports_in(text: str, source: str, *, is_package: bool = False) -> list[Import]:
+    """Every import in one module's text, each target an absolute module name.
+
+    ``from m import name`` counts as importing ``m.name`` when that is a module
+    of the package and ``m`` otherwise, so ``from mantyx_sync import Client``
+    is an import of the package root and ``from mantyx_sync import errors`` one
+    of ``errors``. ``importlib.import_module`` and ``__import__`` with a literal
+    name count like an ``import`` statement.
+    """
+    package = source if is_package else source.rpartition(".")[0]
+    tree = ast.parse(text)
     top_level = {id(node) for node in tree.body}
     # Imports under a module-level `if TYPE_CHECKING:` are module-level too.
     for statement in tree.body:
@@ -91,23 +145,22 @@ def _imports_of(path: Path) -> list[Import]:
             for alias in node.names:
                 found.append(Import(source, alias.name, node.lineno, nested))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                prefix = ".".join(base)
-                if node.module:
-                    found.append(Import(source, f"{prefix}.{node.module}", node.lineno, nested))
-                else:
-                    # `from . import wire` imports the submodule wire.
-                    for alias in node.names:
-                        found.append(Import(source, f"{prefix}.{alias.name}", node.lineno, nested))
-            elif node.module:
-                found.append(Import(source, node.module, node.lineno, nested))
+            base = _resolve(package, node.level, node.module)
+            for target in dict.fromkeys(_named(base, alias.name) for alias in node.names):
+                found.append(Import(source, target, node.lineno, nested))
+        elif isinstance(node, ast.Call):
+            target = _loaded_by(node, package)
+            if target is not None and target != "<dynamic>":
+                found.append(Import(source, target, node.lineno, True))
     return found
 
 
+def _imports_of(path: Path) -> list[Import]:
+    text = path.read_text(encoding="utf-8")
+    return imports_in(text, _module_name(path), is_package=path.name == "__init__.py")
+
+
 IMPORTS = [i for path in sorted(PACKAGE.rglob("*.py")) for i in _imports_of(path)]
-MODULES = sorted({_module_name(p) for p in PACKAGE.rglob("*.py")})
 
 
 def unit_of(name: str) -> str | None:
@@ -250,32 +303,86 @@ def test_facades_import_one_way() -> None:
     )
 
 
-def test_the_module_import_graph_has_no_cycles() -> None:
-    graph: dict[str, set[str]] = {m: set() for m in MODULES}
-    for i in SDK_IMPORTS:
-        # `from mantyx_sync._http.retry import X` and `from ._http import retry` both
-        # name modules; a name that is no module (a class) counts as its module.
-        target = i.target if i.target in graph else i.target.rpartition(".")[0]
-        if target in graph and target != i.source:
-            graph[i.source].add(target)
-    visiting: set[str] = set()
+def _cycle(edges: Iterable[tuple[str, str]]) -> list[str] | None:
+    """One cycle of the directed graph ``edges`` (as a closed trail), or None."""
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
     done: set[str] = set()
 
-    def visit(node: str, trail: tuple[str, ...]) -> None:
+    def visit(node: str, trail: list[str]) -> list[str] | None:
+        if node in trail:
+            return [*trail[trail.index(node) :], node]
         if node in done:
-            return
-        assert node not in visiting, f"import cycle: {' -> '.join((*trail, node))}"
-        visiting.add(node)
+            return None
         for dep in sorted(graph.get(node, ())):
-            # A package's own __init__ is imported by each of its modules implicitly.
-            if not node.startswith(dep + "."):
-                visit(dep, (*trail, node))
-        visiting.discard(node)
+            found = visit(dep, [*trail, node])
+            if found:
+                return found
         done.add(node)
+        return None
 
-    for module in sorted(graph):
-        if unit_of(module) not in OUTSIDE:
-            visit(module, ())
+    for node in sorted(graph):
+        found = visit(node, [])
+        if found:
+            return found
+    return None
+
+
+def _part(module: str, depth: int) -> str:
+    """``mantyx_sync._peers.mcp.toolset`` at depth 1 -> ``_peers``, at depth 2 -> ``_peers.mcp``."""
+    return ".".join(module.removeprefix(f"{PKG}.").split(".")[:depth]) if module != PKG else ""
+
+
+def _cycles_at(depth: int) -> list[str] | None:
+    """A cycle among the SDK's units (1), their sub-packages (2) or modules (0)."""
+    edges = []
+    for i in SDK_IMPORTS:
+        if depth:
+            source, target = _part(i.source, depth), _part(i.target, depth)
+        else:
+            source, target = i.source, i.target
+        # A module's own package __init__ runs before it: not an edge back.
+        if source != target and not source.startswith(f"{target}."):
+            edges.append((source, target))
+    return _cycle(edges)
+
+
+@pytest.mark.parametrize("depth", [1, 2, 0], ids=["units", "sub-packages", "modules"])
+def test_the_import_graph_has_no_cycles(depth: int) -> None:
+    # Units, sub-packages and modules each: a cycle of units (errors -> spec ->
+    # _models -> spec) is no cycle of modules, but it still means neither side
+    # can be read, tested or moved without the other.
+    found = _cycles_at(depth)
+    detail = [str(i) for i in SDK_IMPORTS if found and _edge_in(i, found, depth)]
+    assert found is None, f"import cycle: {' -> '.join(found)}" + _describe(detail)
+
+
+def _edge_in(i: Import, trail: list[str], depth: int) -> bool:
+    pairs = set(itertools.pairwise(trail))
+    if depth:
+        return (_part(i.source, depth), _part(i.target, depth)) in pairs
+    return (i.source, i.target) in pairs
+
+
+def test_the_cycle_finder_finds_a_cycle_of_units() -> None:
+    assert _cycle([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == ["a", "b", "c", "a"]
+    assert _cycle([("a", "b"), ("a", "c"), ("b", "c")]) is None
+    assert _part(f"{PKG}._peers.mcp.toolset", 1) == "_peers"
+    assert _part(f"{PKG}._peers.mcp.toolset", 2) == "_peers.mcp"
+
+
+def test_sibling_sub_packages_do_not_import_each_other() -> None:
+    # _peers/mcp, _peers/a2a and _peers/agent_api share only _peers' own
+    # modules (jsonrpc); one peer protocol never reaches into another.
+    crossing = []
+    for i in SDK_IMPORTS:
+        source, target = _part(i.source, 2), _part(i.target, 2)
+        same_folder = _part(i.source, 1) == _part(i.target, 1)
+        packages = f"{PKG}.{source}" in _PACKAGES and f"{PKG}.{target}" in _PACKAGES
+        if same_folder and source != target and packages:
+            crossing.append(i)
+    assert crossing == [], _describe(crossing)
 
 
 # Imports deliberately made inside a function because of what they cost a plain
@@ -306,8 +413,9 @@ def test_every_deferred_import_is_still_there() -> None:
 
 
 def test_testing_never_imports_the_sdk() -> None:
-    # Anywhere in testing/ (module level, functions, TYPE_CHECKING): only testing itself
-    # and _base, the foundation that imports nothing else of the package (its argcheck).
+    # Anywhere in testing/ (module level, functions, TYPE_CHECKING, importlib): only
+    # testing itself and _base (the foundation, importing nothing else of the package:
+    # the emulator shares its argcheck), but for the one lazy load pinned below.
     bad = [
         i
         for i in IMPORTS
@@ -315,12 +423,13 @@ def test_testing_never_imports_the_sdk() -> None:
         and unit_of(i.target) is not None
         and unit_of(i.target) not in ("testing", "_base")
     ]
-    assert bad == [], _describe(bad)
+    assert [(i.source, i.target) for i in bad] == [(f"{PKG}.testing._server", PKG)], _describe(bad)
 
 
 def _dynamic_imports(path: Path) -> list[tuple[str, str]]:
     """``(enclosing function qualname, target)`` for importlib.import_module("...") calls."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
+    package = _module_name(path).rpartition(".")[0]
     found: list[tuple[str, str]] = []
 
     def walk(node: ast.AST, scope: tuple[str, ...]) -> None:
@@ -328,13 +437,8 @@ def _dynamic_imports(path: Path) -> list[tuple[str, str]]:
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 walk(child, (*scope, child.name))
                 continue
-            if isinstance(child, ast.Call):
-                func = child.func
-                name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-                if name in ("import_module", "__import__") and child.args:
-                    arg = child.args[0]
-                    target = arg.value if isinstance(arg, ast.Constant) else "<dynamic>"
-                    found.append((".".join(scope), str(target)))
+            if isinstance(child, ast.Call) and (target := _loaded_by(child, package)):
+                found.append((".".join(scope), target))
             walk(child, scope)
 
     walk(tree, ())
@@ -348,6 +452,83 @@ def test_only_local_mantyx_client_loads_the_sdk_lazily() -> None:
             loads.append((path.name, scope, target))
     sdk_loads = [load for load in loads if load[2] == "<dynamic>" or load[2].split(".")[0] == PKG]
     assert sdk_loads == [("_server.py", "LocalMantyx.client", PKG)]
+
+
+# Code outside the emulator that may import it: the package, its tests, the
+# examples and the benchmarks, all through mantyx_sync.testing's public names.
+_OUTSIDE_THE_EMULATOR = ("mantyx_sync", "tests", "examples", "benchmarks")
+
+
+def _repository_imports() -> list[Import]:
+    root = PACKAGE.parent
+    found = []
+    for folder in _OUTSIDE_THE_EMULATOR:
+        for path in sorted((root / folder).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            # Peer venvs and node_modules under tests/peers are not ours.
+            foreign = any(part.startswith(".") or part == "node_modules" for part in parts)
+            if foreign or parts[:2] == (PKG, "testing"):
+                continue
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            text = path.read_text(encoding="utf-8")
+            found += imports_in(text, name, is_package=path.name == "__init__.py")
+    return found
+
+
+def _emulator_internals(imports: Iterable[Import]) -> list[Import]:
+    public = (f"{PKG}.testing", f"{PKG}.testing.pytest_plugin")
+    return [i for i in imports if i.target.startswith(f"{PKG}.testing.") and i.target not in public]
+
+
+def test_nothing_outside_the_emulator_imports_its_internals() -> None:
+    # The CLI's `emulator` command, the benchmarks' timed server and the tests
+    # use LocalMantyx and the other names of mantyx_sync.testing, never its
+    # private modules: the emulator's plumbing can change under them.
+    imports = _repository_imports()
+    assert any(i.target == f"{PKG}.testing" for i in imports)  # the scan sees the users
+    found = _emulator_internals(imports)
+    assert found == [], "import these from mantyx_sync.testing:" + _describe(found)
+
+
+# Each import form, in a module of the HTTP layer, importing something above it.
+_FORMS = {
+    "import mantyx_sync.client": f"{PKG}.client",
+    "import mantyx_sync": PKG,
+    "from mantyx_sync import Client": PKG,
+    "from mantyx_sync import client": f"{PKG}.client",
+    "from mantyx_sync.client import Client": f"{PKG}.client",
+    "from .. import client": f"{PKG}.client",
+    "from .. import Client": PKG,
+    "from ..client import Client": f"{PKG}.client",
+    "from .._engine import executor": f"{PKG}._engine.executor",
+    "from .._engine.executor import ToolExecutor": f"{PKG}._engine.executor",
+    "import importlib\nimportlib.import_module('mantyx_sync.client')": f"{PKG}.client",
+    "from importlib import import_module\nimport_module('..client', __name__)": f"{PKG}.client",
+    "import_module('.client', 'mantyx_sync')": f"{PKG}.client",
+    "__import__('mantyx_sync.client')": f"{PKG}.client",
+    "def f():\n    from ..run import Run": f"{PKG}.run",
+    "if TYPE_CHECKING:\n    from ..agent import Agent": f"{PKG}.agent",
+}
+
+
+@pytest.mark.parametrize("code", sorted(_FORMS))
+def test_every_import_form_is_seen_and_layered(code: str) -> None:
+    found = imports_in(code, f"{PKG}._http.poster")
+    assert [i.target for i in found if unit_of(i.target)] == [_FORMS[code]]
+    assert len(_wrong_way(i for i in found if unit_of(i.target))) == 1
+
+
+def test_the_emulators_internals_are_seen_in_every_form() -> None:
+    forms = [
+        "from mantyx_sync.testing._faults import RequestFault",
+        "from mantyx_sync.testing import _faults",
+        "import mantyx_sync.testing._app",
+        "importlib.import_module('mantyx_sync.testing._app')",
+    ]
+    for code in forms:
+        assert len(_emulator_internals(imports_in(code, "tests.x"))) == 1, code
+    public = "from mantyx_sync.testing import LocalMantyx\nimport mantyx_sync.testing.pytest_plugin"
+    assert _emulator_internals(imports_in(public, "tests.x")) == []
 
 
 def test_requests_stays_at_the_http_edges() -> None:

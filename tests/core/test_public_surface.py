@@ -35,6 +35,9 @@ EXPECTED = {
     "Supervisor",
     "ReasoningTrigger",
     "Plan",
+    # the spec keywords, for typing a wrapper that passes them on (**Unpack[SpecKeywords])
+    "SpecKeywords",
+    "OverrideKeywords",
     # conversation input
     "Message",
     "Attachment",
@@ -48,6 +51,7 @@ EXPECTED = {
     "ToolConnection",
     "ToolOutput",
     "ToolActivity",
+    "SchemaWarning",
     "define_local_tool",
     "local_tool",
     "define_local_mcp",
@@ -56,6 +60,9 @@ EXPECTED = {
     "LocalMcp",
     "LocalA2A",
     "LocalAgentApi",
+    "McpConnection",
+    "A2AConnection",
+    "AgentApiConnection",
     # what comes back
     "RunEvent",
     "RunResult",
@@ -64,14 +71,61 @@ EXPECTED = {
     "RunSnapshot",
     "SessionInfo",
     "ModelCatalog",
+    "Model",
+    "Pricing",
     "RateLimit",
+    "RateLimits",
+    "ClientConfig",
+    "UNSET",
+    "UnsetType",
+    # events and their typed payloads
+    "EventPayload",
+    "Started",
+    "AssistantDelta",
+    "ThinkingDelta",
+    "AssistantMessage",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "LocalToolCall",
+    "LocalToolResultIn",
+    "LoopDetected",
+    "ToolBudgetExceeded",
+    "ResultPayload",
+    "ErrorPayload",
+    "CancelledPayload",
+    "UnknownPayload",
+    "TokenUsage",
+    "ModelInfo",
+    "ModelFallback",
+    "PlanStep",
+    "PlanTransition",
+    "TaskPlanUpdate",
+    "SupervisorVerdict",
+    "ToolFile",
+    "ToolFiles",
     # history
     "RunSummary",
     "SessionSummary",
     "SessionEvent",
+    "EventReplay",
+    "Listing",
     "Feedback",
+    # evaluations
+    "Evals",
+    "EvalRun",
+    "EvalCase",
+    "EvalCaseComparison",
+    "EvalCaseResult",
+    "EvalComparison",
+    "EvalDataset",
+    "EvalDatasetSummary",
+    "EvalRunDetail",
+    "EvalRunSummary",
     # OAuth
     "OAuth",
+    "RefreshingTokenSource",
+    "ServerMetadata",
+    "UserInfo",
     "TokenSet",
     "TokenSource",
     # errors
@@ -81,7 +135,7 @@ EXPECTED = {
     "ArgumentTypeError",
     "TransportError",
     "ConnectError",
-    "TimeoutError_",
+    "Timeout",
     "StreamError",
     "APIError",
     "InvalidRequestError",
@@ -107,7 +161,11 @@ def test_all_is_exactly_the_promised_names() -> None:
 
 
 def test_all_is_sorted() -> None:
-    assert list(mantyx_sync.__all__) == sorted(mantyx_sync.__all__)
+    # ruff's RUF022 order: CONSTANTS, then Classes, then the rest, each alphabetical.
+    def group(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[:1].isupper() else 2, name)
+
+    assert list(mantyx_sync.__all__) == sorted(mantyx_sync.__all__, key=group)
 
 
 def test_every_name_is_importable() -> None:
@@ -129,6 +187,7 @@ def test_errors_form_one_tree() -> None:
         for n in EXPECTED
         if isinstance(getattr(mantyx_sync, n), type)
         and issubclass(getattr(mantyx_sync, n), BaseException)
+        and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
     assert len(errors) == 22
     for cls in errors:
@@ -152,7 +211,11 @@ def _own_public_members(cls: type) -> list[tuple[str, Any]]:
     return members
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED - {"__version__"}))
+# Exported values that are neither classes nor functions, so carry no docstring.
+VALUES = {"EventPayload": "the union of the typed payload classes", "UNSET": "a sentinel"}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED - {"__version__"} - set(VALUES)))
 def test_public_names_have_docstrings(name: str) -> None:
     obj = getattr(mantyx_sync, name)
     assert inspect.isclass(obj) or callable(obj)
@@ -226,7 +289,7 @@ from __future__ import annotations
 
 import mantyx_sync
 from mantyx_sync import A2ATool, Agent, Client, MantyxTool, McpTool, ModelCatalog, PluginTool
-from mantyx_sync import RunResult
+from mantyx_sync import LoopDetection, RunResult
 
 
 @mantyx_sync.local_tool
@@ -268,6 +331,9 @@ def main() -> None:
             print(event.type, event.text)
     with agent.session() as chat:
         chat.run("x", reasoning_level="low")
+    with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
+        chat.run("x", tools=[add], supervisor=True, metadata={"k": "v"})
+    client.create_session(agent.spec, fallback_model_id="m2").end()
     try:
         client.get_run("r")
     except mantyx_sync.APIError as exc:
@@ -304,6 +370,33 @@ def test_typed_usage_passes_mypy_strict(tmp_path: Path) -> None:
     # py.typed promises that user code type-checks against our annotations.
     done = _mypy_strict(tmp_path, TYPED_USAGE)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Each line marked "# wrong" must be an error to a type checker: every surface
+# that takes spec keywords is typed by their one declaration.
+SPEC_KEYWORD_MISTAKES = """
+from mantyx_sync import Agent, Client
+
+
+def main(client: Client) -> None:
+    Agent(client, modle_id="m")  # wrong
+    Agent(client, loop_detection="off")  # wrong
+    Agent(client, supervisor="yes", plan=3)  # wrong
+    client.create_session(fallback_model_id=1)  # wrong
+    agent = Agent(client, system_prompt="p")
+    with agent.session(tool_budgets=["add"]) as chat:  # wrong
+        chat.run("x", model_id="m")  # wrong
+        chat.start("x", reasoning_levle="low")  # wrong
+        chat.stream("x", metadata={"k": 1})  # wrong
+"""
+
+
+def test_a_wrong_spec_keyword_or_type_fails_mypy_strict(tmp_path: Path) -> None:
+    done = _mypy_strict(tmp_path, SPEC_KEYWORD_MISTAKES)
+    lines = SPEC_KEYWORD_MISTAKES.splitlines()
+    wrong = {n for n, line in enumerate(lines, start=1) if line.endswith("# wrong")}
+    flagged = {int(n) for n in re.findall(r"^user_code\.py:(\d+): error", done.stdout, re.M)}
+    assert flagged == wrong, done.stdout
 
 
 def test_mcp_tool_filter_type_checks(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from mantyx_sync.errors import (
     InvalidRequestError,
     RateLimitError,
     ServerError,
-    TimeoutError_,
+    Timeout,
     TransportError,
 )
 
@@ -24,7 +24,7 @@ def _api(cls: type[APIError], status: int, **kw: object) -> APIError:
     ("exc", "safe", "create"),
     [
         (ConnectError("refused"), True, True),
-        (TimeoutError_("slow"), True, False),
+        (Timeout("slow"), True, False),
         (TransportError("dropped"), True, False),
         (_api(RateLimitError, 429), True, True),
         (_api(ServerError, 503), True, True),
@@ -63,9 +63,9 @@ def test_call_is_bounded_by_attempts_and_reraises_last_error() -> None:
 
     def fn() -> None:
         calls.append(1)
-        raise TimeoutError_("slow")
+        raise Timeout("slow")
 
-    with pytest.raises(TimeoutError_):
+    with pytest.raises(Timeout):
         policy.call(fn)
     assert len(calls) == 3
     assert len(waits) == 2

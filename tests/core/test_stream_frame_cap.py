@@ -121,24 +121,30 @@ def test_an_endless_frame_is_refused_as_it_arrives(
 @pytest.mark.parametrize("end", [b"\n\n", b"\r\n\r\n", b"\r\r"])
 @pytest.mark.parametrize("chunk_size", [1, 7, 1000, 1 << 20])
 def test_the_cap_holds_however_the_bytes_are_chunked(end: bytes, chunk_size: int) -> None:
-    from mantyx_sync._http.stream import _IdleWatch
+    from mantyx_sync._http.stream import _FrameReader
 
     small = b"data: " + b"a" * 90 + end  # 96 + len(end) bytes: under the cap
     big = b"data: " + b"b" * 200 + end  # over it, whole inside one chunk when chunks are big
     wire = small * 3 + big + small
-    chunks = [wire[i : i + chunk_size] for i in range(0, len(wire), chunk_size)]
-    watch = _IdleWatch(60.0, max_frame=150, run_id="r1")
-    passed = bytearray()
-    with pytest.raises(StreamError, match="grew past 150 bytes"):
-        for chunk in watch.chunks(chunks):  # type: ignore[arg-type]
-            passed += chunk
-    # Refused before the big frame was handed on whole.
-    assert len(passed) < len(small) * 3 + len(big)
+    read = 0
 
-    ok = _IdleWatch(60.0, max_frame=150, run_id="r1")
-    assert (
-        b"".join(
-            ok.chunks([small[i : i + chunk_size] for i in range(0, len(small) * 1, chunk_size)])
-        )
-        == small
-    )  # type: ignore[arg-type]
+    def chunks(data: bytes) -> Iterator[bytes]:
+        nonlocal read
+        for i in range(0, len(data), chunk_size):
+            read += len(data[i : i + chunk_size])
+            yield data[i : i + chunk_size]
+
+    reader = _FrameReader(60.0, max_frame=150, run_id="r1")
+    frames = []
+    with pytest.raises(StreamError, match="grew past 150 bytes"):
+        for frame in reader.frames(chunks(wire)):
+            frames.append(frame)
+    # The frames before it went through; the big one never did.
+    assert frames == [(None, "a" * 90, None)] * 3
+    if chunk_size < len(big):
+        # Refused before the big frame had arrived whole.
+        assert read < len(small) * 3 + len(big)
+
+    read = 0
+    ok = _FrameReader(60.0, max_frame=150, run_id="r1")
+    assert list(ok.frames(chunks(small))) == [(None, "a" * 90, None)]

@@ -21,7 +21,7 @@ from mantyx_sync.errors import (
     PermissionDenied,
     RateLimitError,
     ServerError,
-    TimeoutError_,
+    Timeout,
     TransportError,
 )
 
@@ -150,7 +150,7 @@ def test_connection_refused_is_connect_error(transport: HttpTransport) -> None:
 def test_timeouts_map(transport: HttpTransport) -> None:
     responses.get(f"{ROOT}/models", body=requests.exceptions.ReadTimeout("slow"))
     responses.get(f"{ROOT}/agent-runs/x", body=requests.exceptions.ConnectTimeout("slow"))
-    with pytest.raises(TimeoutError_):
+    with pytest.raises(Timeout):
         transport.request("GET", "/models")
     with pytest.raises(ConnectError):
         transport.request("GET", "/agent-runs/x")

@@ -17,7 +17,7 @@ import requests
 import urllib3.util.connection
 
 import mantyx_sync
-from mantyx_sync.errors import ConnectError, TimeoutError_, TransportError
+from mantyx_sync.errors import ConnectError, Timeout, TransportError
 from mantyx_sync.testing import LocalMantyx
 
 _NOISE = ("HTTPConnectionPool", "Max retries", "NewConnectionError", "urllib3", "object at 0x")
@@ -108,7 +108,7 @@ def silent_port() -> Iterator[int]:
 
 def test_read_timeout(silent_port: int) -> None:
     err = _failure(_client(f"http://127.0.0.1:{silent_port}", max_retries=0, timeout=0.2))
-    assert type(err) is TimeoutError_
+    assert type(err) is Timeout
     assert str(err).startswith(
         f"timed out: 127.0.0.1:{silent_port} sent nothing within 0.2s (gave up after 1 attempt in"
     ), str(err)

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from mantyx_sync import Attachment, Message, SpecError
-from mantyx_sync.messages import allowed_mime_type, turn_input
+from mantyx_sync._models.attachments import allowed_mime_type
+from mantyx_sync.messages import turn_input
 
 
 def _b64(data: bytes) -> str:

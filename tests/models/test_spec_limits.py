@@ -14,15 +14,10 @@ from mantyx_sync._base.limits import (
     OUTPUT_SCHEMA_MAX_BYTES,
 )
 from mantyx_sync._base.types import UNSET
+from mantyx_sync._models.checks import validate_tool_refs
 from mantyx_sync.errors import SpecError
-from mantyx_sync.spec import (
-    AgentSpec,
-    LoopDetection,
-    OutputSchema,
-    ToolBudget,
-    turn_input,
-    validate_tool_refs,
-)
+from mantyx_sync.messages import turn_input
+from mantyx_sync.spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
 from mantyx_sync.tools import A2ATool, MantyxTool, McpTool, PluginTool, ToolConnection
 
 

@@ -13,7 +13,7 @@ from mantyx_sync.notebook import show
 from mantyx_sync.testing import Fail, LocalMantyx, ModelContext, ToolCall, Turn
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def lookup(query: str) -> str:
     """Look something up.
 

@@ -7,7 +7,8 @@ Tools: ``echo``, ``get-sum`` (a '-' in its name), ``fail`` (isError), ``shout``
 (logs and reports progress first), ``meet`` (waits until ``count`` calls with
 the same ``key`` are in flight at once: proves calls overlap without timing),
 ``roots`` (asks the client for roots/list mid-call, reports what happened),
-``nap`` (waits ``seconds``; for timeouts).
+``nap`` (waits ``seconds``; for timeouts). None changes anything, and each
+says so (``readOnlyHint``), so the emulator's stand-in model calls them unscripted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import asyncio
 import sys
 from collections import defaultdict
 from typing import Any
+
+from mcp.types import ToolAnnotations
 
 try:  # mcp 2.x
     from mcp.server.mcpserver import Context
@@ -27,27 +30,28 @@ except ImportError:  # mcp 1.x
 server: Any = _Server("mantyx-test-peer")
 _arrived: dict[str, int] = defaultdict(int)
 _changed: asyncio.Condition | None = None
+READ_ONLY = ToolAnnotations(readOnlyHint=True)
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def echo(text: str) -> str:
     """Return the text unchanged."""
     return text
 
 
-@server.tool(name="get-sum")
+@server.tool(name="get-sum", annotations=READ_ONLY)
 def get_sum(a: int, b: int) -> str:
     """Add two integers."""
     return str(a + b)
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 def fail(message: str) -> str:
     """Always fails."""
     raise ValueError(message)
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def shout(text: str, ctx: Context) -> str:
     """Upper-case the text; logs and reports progress first."""
     await ctx.info(f"shouting {len(text)} chars")
@@ -55,7 +59,7 @@ async def shout(text: str, ctx: Context) -> str:
     return text.upper()
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def meet(key: str, count: int) -> str:
     """Return once ``count`` calls with this key are running at the same time."""
     global _changed
@@ -68,7 +72,7 @@ async def meet(key: str, count: int) -> str:
     return f"met {key}"
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def roots(ctx: Context) -> str:
     """Ask the client for its roots mid-call and report the outcome."""
     try:
@@ -78,7 +82,7 @@ async def roots(ctx: Context) -> str:
     return "roots: " + ",".join(str(r.uri) for r in result.roots)
 
 
-@server.tool()
+@server.tool(annotations=READ_ONLY)
 async def nap(seconds: float) -> str:
     """Sleep, then answer."""
     await asyncio.sleep(seconds)

@@ -110,7 +110,7 @@ def test_local_tool_runs_in_the_serving_process(
 ) -> None:
     seen: list[str] = []
 
-    @mantyx_sync.local_tool
+    @mantyx_sync.local_tool(read_only=True)
     def shout(text: str) -> str:
         """Upper-case the text."""
         seen.append(threading.current_thread().name)

@@ -47,7 +47,7 @@ def _agentscope(url: str, text: str, *flags: str) -> dict[str, Any]:
 
 @pytest.fixture
 def shout_agent(mantyx_server: LocalMantyx) -> mantyx_sync.Agent:
-    @mantyx_sync.local_tool
+    @mantyx_sync.local_tool(read_only=True)
     def shout(text: str) -> str:
         """Upper-case the text."""
         return text.upper()

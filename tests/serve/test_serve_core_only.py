@@ -54,7 +54,7 @@ class Quiet(WSGIRequestHandler):
         pass
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def shout(text: str) -> str:
     """Upper-case the text."""
     return text.upper()

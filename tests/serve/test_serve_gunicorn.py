@@ -30,7 +30,7 @@ import mantyx_sync
 from mantyx_sync import serve
 
 
-@mantyx_sync.local_tool
+@mantyx_sync.local_tool(read_only=True)
 def whoami() -> str:
     """The serving process id."""
     return str(os.getpid())

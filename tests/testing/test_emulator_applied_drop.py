@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
 import requests
 
-from mantyx_sync.testing import ToolCall, Turn
-from mantyx_sync.testing._faults import RequestFault
+from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
 
 def test_a_run_is_created_but_its_answer_is_lost(api: Any) -> None:
@@ -36,4 +34,4 @@ def test_a_tool_result_is_accepted_but_its_answer_is_lost(api: Any) -> None:
 
 def test_applied_needs_drop() -> None:
     with pytest.raises(ValueError, match="applied=True needs drop=True"):
-        RequestFault(method="POST", path_pattern=re.compile("x"), status=500, applied=True)
+        LocalMantyx().fail_next("POST", "x", applied=True)

@@ -12,6 +12,8 @@ from typing import Any
 
 import requests
 
+from mantyx_sync.testing import LocalMantyx
+
 TESTING = Path(__file__).resolve().parents[2] / "mantyx_sync" / "testing"
 
 # What a hand-written WSGI layer reads and writes; werkzeug's Request and Response do it.
@@ -43,9 +45,9 @@ def test_the_emulator_parses_no_request_by_hand() -> None:
 def test_the_emulator_routes_with_a_werkzeug_map() -> None:
     from werkzeug.routing import Map
 
-    from mantyx_sync.testing import _app
-
-    maps = [value for value in vars(_app).values() if isinstance(value, Map)]
+    # The module that defines the app, reached through the public emulator.
+    app_module = sys.modules[type(LocalMantyx().app).__module__]
+    maps = [value for value in vars(app_module).values() if isinstance(value, Map)]
     assert len(maps) == 1
     paths = {rule.rule for rule in maps[0].iter_rules()}
     assert "/api/v1/workspaces/<ws>/agent-runs/<run_id>/stream" in paths

@@ -263,11 +263,26 @@ def test_forced_kind_and_explicit_id(api: Any) -> None:
     api.server.wait_for_run(run_id, status="succeeded")
 
 
-def test_default_model_calls_every_declared_tool(api: Any) -> None:
-    run_id = api.create_run(prompt="check", tools=[LOCAL, A2A, MCP])
-    calls = [api.server.wait_for_tool_call() for _ in range(4)]
+def test_default_model_calls_only_read_only_tools(api: Any) -> None:
+    # Unscripted, only tools declared read-only are called: a local tool with
+    # readOnly, an MCP tool whose annotations say readOnlyHint. Tools that may
+    # change something (no flag, readOnlyHint false, an A2A peer) are left alone.
+    read_only_local = {**LOCAL, "readOnly": True}
+    writer = {"kind": "local", "name": "write_file", "parameters": LOCAL["parameters"]}
+    mcp = {
+        **MCP,
+        "tools": [
+            {**MCP["tools"][0], "annotations": {"readOnlyHint": True}},
+            {"name": "fs_stat", "annotations": {"readOnlyHint": True}},
+            {"name": "fs_write", "annotations": {"readOnlyHint": False, "destructiveHint": True}},
+            {"name": "fs_mkdir"},
+            {"name": "fs_touch", "annotations": {"readOnlyHint": "yes"}},
+        ],
+    }
+    run_id = api.create_run(prompt="check", tools=[read_only_local, writer, A2A, mcp])
+    calls = [api.server.wait_for_tool_call() for _ in range(3)]
     by_name = {c["name"]: c for c in calls}
-    assert list(by_name) == ["read_file", "hr_agent", "fs_list", "fs_stat"]
+    assert list(by_name) == ["read_file", "fs_list", "fs_stat"]
     assert by_name["read_file"]["args"] == {
         "path": "example",
         "mode": "text",
@@ -277,7 +292,6 @@ def test_default_model_calls_every_declared_tool(api: Any) -> None:
         "tags": [],
         "opts": {},
     }
-    assert by_name["hr_agent"]["args"] == {"message": "check"}
     assert by_name["fs_list"]["args"] == {"dir": "example"}
     assert by_name["fs_stat"]["args"] == {}
     for call in reversed(calls):
@@ -286,12 +300,35 @@ def test_default_model_calls_every_declared_tool(api: Any) -> None:
         else:
             api.tool_result(run_id, call["toolUseId"], result=f"{call['name']} ok")
     run = api.server.wait_for_run(run_id, status="succeeded")
+    called = [e["data"]["name"] for e in run.events if e["type"] == "local_tool_call"]
+    assert called == ["read_file", "fs_list", "fs_stat"]
     messages = [e["data"]["text"] for e in run.events if e["type"] == "assistant_message"]
-    assert messages[0] == "Calling read_file, hr_agent, fs_list, fs_stat."
+    assert messages[0] == "Calling read_file, fs_list, fs_stat."
     assert run.events[-1]["data"]["text"] == (
-        "You said: check\nread_file → read_file ok\nhr_agent → hr_agent ok\n"
-        "fs_list → fs_list ok\nfs_stat → error: denied"
+        "You said: check\nread_file → read_file ok\nfs_list → fs_list ok\nfs_stat → error: denied"
     )
+
+
+def test_default_model_answers_without_calling_tools_that_may_write(api: Any) -> None:
+    run_id = api.create_run(prompt="check", tools=[LOCAL, A2A, MCP])
+    run = api.server.wait_for_run(run_id, status="succeeded")
+    assert [e for e in run.events if e["type"] == "local_tool_call"] == []
+    assert run.events[-1]["data"]["text"] == "You said: check"
+
+
+def test_a_script_still_calls_any_tool(api: Any) -> None:
+    api.server.set_model(
+        [
+            Turn(tool_calls=[ToolCall("hr_agent", {"message": "hi"}), ToolCall("fs_stat")]),
+            Turn("done"),
+        ]
+    )
+    run_id = api.create_run(prompt="check", tools=[A2A, MCP])
+    calls = [api.server.wait_for_tool_call() for _ in range(2)]
+    assert [c["name"] for c in calls] == ["hr_agent", "fs_stat"]
+    for call in calls:
+        api.tool_result(run_id, call["toolUseId"], result="ok")
+    api.server.wait_for_run(run_id, status="succeeded")
 
 
 def test_default_model_output_schema_and_thinking(api: Any) -> None:

@@ -31,7 +31,7 @@ def test_eager_annotations() -> None:
 
 def test_whole_parameters_schema_degrades_to_object_when_derivation_crashes() -> None:
     with (
-        mock.patch.object(_schema._Deriver, "schema", side_effect=RuntimeError("boom")),
+        mock.patch.object(_schema.Deriver, "schema", side_effect=RuntimeError("boom")),
         pytest.warns(SchemaWarning, match="Query.*RuntimeError: boom"),
     ):
         tool = define_local_tool(name="q", parameters=Query, execute=lambda q: q)

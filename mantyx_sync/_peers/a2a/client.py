@@ -31,16 +31,7 @@ import requests
 
 from ..._base.redact import display_url
 
-__all__ = [
-    "A2AClient",
-    "A2AError",
-    "A2ARpcError",
-    "A2ATaskFailed",
-    "card_urls",
-    "extract_reply",
-    "fetch_card",
-    "select_interface",
-]
+__all__ = ["A2AClient", "A2AError", "fetch_card"]
 
 logger = logging.getLogger(__name__)
 

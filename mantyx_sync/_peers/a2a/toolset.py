@@ -29,7 +29,7 @@ from ..._base.redact import register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from .client import A2AClient, A2AError, fetch_card
 
-__all__ = ["A2AConnection", "A2ASend", "LocalA2A", "define_local_a2a"]
+__all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
 
 logger = logging.getLogger(__name__)
 
@@ -172,7 +172,7 @@ class A2AConnection:
     def __init__(
         self, definition: LocalA2A, card: dict[str, Any], client: A2AClient | None
     ) -> None:
-        self.name = definition.name
+        self.name: str = definition.name
         self._definition = definition
         self._card = card
         self._client = client

@@ -23,13 +23,7 @@ import requests
 
 from ..._base.redact import display_url
 
-__all__ = [
-    "AgentApiClient",
-    "AgentApiError",
-    "AgentApiReply",
-    "process_url",
-    "read_reply",
-]
+__all__ = ["AgentApiClient", "AgentApiError"]
 
 logger = logging.getLogger(__name__)
 

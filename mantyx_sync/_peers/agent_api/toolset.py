@@ -130,9 +130,9 @@ class AgentApiConnection:
     kind: str = "local"
 
     def __init__(self, definition: LocalAgentApi) -> None:
-        self.name = definition.name
+        self.name: str = definition.name
         self._definition = definition
-        self.session_id = f"mantyx-{uuid.uuid4()}"
+        self.session_id: str = f"mantyx-{uuid.uuid4()}"
         self._client = AgentApiClient(
             definition.url, dict(definition.headers) if definition.headers else None
         )

@@ -21,14 +21,7 @@ from typing import Any, Final, Protocol
 from ..._version import __version__
 from ..jsonrpc import Endpoint, JsonRpcError, RequestTimeout, SessionExpired
 
-__all__ = [
-    "SUPPORTED_PROTOCOL_VERSIONS",
-    "McpClient",
-    "McpProtocolError",
-    "Transport",
-    "describe_error",
-    "flatten_call_result",
-]
+__all__ = ["McpClient", "McpProtocolError", "describe_error", "flatten_call_result"]
 
 logger = logging.getLogger(__name__)
 

@@ -39,7 +39,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from ..._base.redact import redact_text
 from ..jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
 
-__all__ = ["HttpTransport", "iter_sse_data"]
+__all__ = ["HttpTransport"]
 
 logger = logging.getLogger(__name__)
 

@@ -2,7 +2,11 @@
 
 One reader thread decodes the server's stdout and hands each message to the
 :class:`~mantyx_sync._peers.jsonrpc.Endpoint`; another drains stderr into the debug
-log so the pipe can never fill and block the server. A writer thread owns
+log so the pipe can never fill and block the server. Neither holds more than a
+bounded amount: a stdout line (one message) may take :data:`MAX_LINE_BYTES`,
+past which the connection is closed with an error naming the limit, and only
+the last :data:`STDERR_TAIL_BYTES` of stderr are kept, to say why a server that
+exited did. A writer thread owns
 stdin: :meth:`StdioTransport.send` only queues, so a server that stops reading
 can block neither a caller (whose request timeout then covers the send too) nor
 a cancellation nor :meth:`StdioTransport.close`. When stdout ends (the process
@@ -43,6 +47,12 @@ _JOIN_S: Final = 5.0
 _POSIX: Final = os.name == "posix"
 _STOP: Final = b""
 """The writer's stop marker (a real message is never empty)."""
+_CHUNK: Final = 65536
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""The longest line read from a server's stdout: one JSON-RPC message."""
+STDERR_TAIL_BYTES = 4096
+"""How much of a server's stderr is kept (its end) for error messages."""
 
 
 class StdioTransport:
@@ -77,6 +87,9 @@ class StdioTransport:
         self._endpoint: Endpoint | None = None
         self._closed = False
         self._broken: str | None = None
+        self._max_line = MAX_LINE_BYTES
+        self._stderr = bytearray()  # the last STDERR_TAIL_BYTES the server wrote there
+        self._stderr_reader: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -105,11 +118,10 @@ class StdioTransport:
         logger.debug("%s: started %s (pid %s)", self._label, self._argv[0], self._proc.pid)
         assert self._proc.stdout is not None and self._proc.stderr is not None
         assert self._proc.stdin is not None
-        for target, stream, role in (
-            (self._read_stdout, self._proc.stdout, "stdout"),
-            (self._drain_stderr, self._proc.stderr, "stderr"),
-        ):
-            self._readers.append(self._thread(target, stream, role))
+        # stderr first: the stdout reader waits for its last words when the server exits.
+        self._stderr_reader = self._thread(self._drain_stderr, self._proc.stderr, "stderr")
+        self._readers = [self._stderr_reader]
+        self._readers.append(self._thread(self._read_stdout, self._proc.stdout, "stdout"))
         self._writer = self._thread(self._write_stdin, self._proc.stdin, "stdin")
 
     def send(self, message: dict[str, Any]) -> None:
@@ -214,8 +226,11 @@ class StdioTransport:
         proc = self._proc
         code = proc.poll() if proc is not None else None
         if code is None:
-            return f"MCP server {self._label!r} closed its output"
-        return f"MCP server {self._label!r} exited with code {code}"
+            reason = f"MCP server {self._label!r} closed its output"
+        else:
+            reason = f"MCP server {self._label!r} exited with code {code}"
+        said = redact_text(bytes(self._stderr).decode("utf-8", "replace").strip())
+        return f"{reason}; the end of its error output: {said}" if said else reason
 
     def _write_stdin(self, stream: IO[bytes]) -> None:
         while True:
@@ -238,8 +253,17 @@ class StdioTransport:
     def _read_stdout(self, stream: IO[bytes]) -> None:
         endpoint = self._endpoint
         assert endpoint is not None
+        limit = self._max_line
         try:
-            for raw in stream:
+            while raw := stream.readline(limit + 1):
+                if len(raw) > limit and not raw.endswith(b"\n"):
+                    self._broken = (
+                        f"MCP server {self._label!r} wrote a line of more than {limit} bytes "
+                        "on its output (the most one message may take); the connection was closed"
+                    )
+                    logger.warning("%s", self._broken)
+                    endpoint.close(self._broken)
+                    return
                 line = raw.strip()
                 if not line:
                     continue
@@ -257,15 +281,24 @@ class StdioTransport:
         except (OSError, ValueError):
             pass
         finally:
-            if self._proc is not None:
+            if self._proc is not None and endpoint.closed_reason is None:
                 with contextlib.suppress(subprocess.TimeoutExpired):
                     self._proc.wait(0.5)
+                if self._stderr_reader is not None:
+                    self._stderr_reader.join(0.5)  # its last words, for the reason
             endpoint.close(self._exit_reason())
 
     def _drain_stderr(self, stream: IO[bytes]) -> None:
+        tail = self._stderr
+        partial = b""  # the line being written, its end only
         try:
-            for raw in stream:
-                text = raw.decode("utf-8", "replace").rstrip()
-                logger.debug("%s stderr: %s", self._label, redact_text(text))
+            while chunk := os.read(stream.fileno(), _CHUNK):
+                tail += chunk
+                del tail[:-STDERR_TAIL_BYTES]
+                *lines, partial = (partial + chunk).split(b"\n")
+                partial = partial[-STDERR_TAIL_BYTES:]
+                for line in lines:
+                    text = line[-STDERR_TAIL_BYTES:].decode("utf-8", "replace").rstrip()
+                    logger.debug("%s stderr: %s", self._label, redact_text(text))
         except (OSError, ValueError):
             pass

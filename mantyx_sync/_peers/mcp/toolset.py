@@ -33,7 +33,7 @@ from .client import McpClient, McpProtocolError, describe_error, flatten_call_re
 from .http import HttpTransport
 from .stdio import StdioTransport
 
-__all__ = ["LocalMcp", "McpCallable", "McpConnection", "define_local_mcp"]
+__all__ = ["LocalMcp", "McpConnection", "define_local_mcp"]
 
 logger = logging.getLogger(__name__)
 
@@ -328,7 +328,7 @@ class McpConnection:
         *,
         client: McpClient | None,
     ) -> None:
-        self.name = definition.name
+        self.name: str = definition.name
         self._definition = definition
         self._client = client
         self._server_info = dict(server_info) if server_info is not None else None

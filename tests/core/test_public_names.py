@@ -1,0 +1,447 @@
+"""Names: what a user receives is importable from ``mantyx_sync``; ``__all__`` lists public names.
+
+The first tests walk the public API from ``mantyx_sync.__all__``: the return
+types of every public function, method and property, the types of public
+attributes, and the arguments the package passes to a user's callbacks. Every
+class of the package found that way must be ``mantyx_sync.<Name>``, so a user
+can annotate, ``isinstance``-check and ``match`` on what they get without
+importing a private module.
+"""
+
+from __future__ import annotations
+
+import ast
+import collections.abc
+import dataclasses
+import importlib
+import inspect
+import json
+import pkgutil
+import subprocess
+import sys
+import textwrap
+import typing
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import mantyx_sync
+
+PKG = "mantyx_sync"
+PACKAGE = Path(mantyx_sync.__file__).parent
+
+# Public sub-namespaces: users import their names as mantyx_sync.<module>.<name>.
+NAMESPACES = frozenset(
+    {
+        "mantyx_sync.cli",
+        "mantyx_sync.credentials",
+        "mantyx_sync.evals",
+        "mantyx_sync.notebook",
+        "mantyx_sync.oauth",
+        "mantyx_sync.serve",
+        "mantyx_sync.serve.a2a",
+        "mantyx_sync.serve.agent_api",
+        "mantyx_sync.testing",
+        "mantyx_sync.testing.pytest_plugin",
+    }
+)
+# Dunder methods whose results a user receives (iteration, `with`, calls, indexing).
+RECEIVING_DUNDERS = frozenset({"__call__", "__enter__", "__getitem__", "__iter__", "__next__"})
+
+
+def _modules() -> dict[str, Any]:
+    found = {PKG: mantyx_sync}
+    for info in pkgutil.walk_packages([str(PACKAGE)], prefix=f"{PKG}."):
+        if info.name.endswith("__main__"):
+            continue
+        try:
+            found[info.name] = importlib.import_module(info.name)
+        except ImportError:  # an optional extra that is not installed
+            continue
+    return found
+
+
+MODULES = _modules()
+# Annotations are strings (PEP 563) that may name TYPE_CHECKING-only imports:
+# resolve them against every module's names, the module's own names first.
+NAMESPACE: dict[str, Any] = {}
+for _module in MODULES.values():
+    for _name, _value in vars(_module).items():
+        NAMESPACE.setdefault(_name, _value)
+try:  # the spec keywords are typed **Unpack[...] (a TYPE_CHECKING-only import)
+    from typing import Unpack
+except ImportError:  # Python 3.10
+    from typing_extensions import Unpack
+NAMESPACE.setdefault("Unpack", Unpack)
+
+
+def _private(module_name: str) -> bool:
+    return any(part.startswith("_") for part in module_name.split(".")[1:])
+
+
+def _ours(cls: type) -> bool:
+    module = getattr(cls, "__module__", "")
+    return module.split(".")[0] == PKG and not module.startswith(f"{PKG}.testing")
+
+
+def _hints(obj: Any) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(obj, localns=NAMESPACE)
+    except NameError as exc:  # pragma: no cover - what to fix is in the message
+        raise AssertionError(f"cannot resolve an annotation of {obj!r}: {exc}") from exc
+
+
+def _classes_in(annotation: Any) -> Iterator[type]:
+    """The classes an annotation names, through unions, generics and callables."""
+    if isinstance(annotation, list):  # Callable[[A, B], R]'s argument list
+        for item in annotation:
+            yield from _classes_in(item)
+        return
+    if isinstance(annotation, type):
+        yield annotation
+    origin = typing.get_origin(annotation)
+    if isinstance(origin, type):
+        yield origin
+    for arg in typing.get_args(annotation):
+        yield from _classes_in(arg)
+
+
+def _callback_arguments(annotation: Any) -> Iterator[type]:
+    """The classes the package hands to a callback passed as an argument of this type."""
+    if typing.get_origin(annotation) is collections.abc.Callable:
+        params = typing.get_args(annotation)[0]
+        if isinstance(params, list):
+            yield from _classes_in(params)
+        return
+    for arg in typing.get_args(annotation):
+        yield from _callback_arguments(arg)
+
+
+def _functions_of(cls: type) -> Iterator[tuple[str, Callable[..., Any]]]:
+    for name in dir(cls):
+        if name.startswith("_") and name not in RECEIVING_DUNDERS:
+            continue
+        member = inspect.getattr_static(cls, name)
+        if isinstance(member, property):
+            member = member.fget
+        elif isinstance(member, (classmethod, staticmethod)):
+            member = member.__func__
+        if inspect.isfunction(member) and member.__module__.split(".")[0] == PKG:
+            yield name, member
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfAttribute:
+    """A public ``self.x = ...`` in a class's own methods, and where its type is stated."""
+
+    parameter: str | None  # ``self.x = x``: the type of the __init__ argument x
+    annotation: str | None  # ``self.x: T = ...``: T
+
+
+def _self_attributes(cls: type) -> dict[str, SelfAttribute]:
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    except (OSError, TypeError):
+        return {}
+    found: dict[str, SelfAttribute] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            targets, annotation = node.targets, None
+        elif isinstance(node, ast.AnnAssign):
+            targets, annotation = [node.target], ast.unparse(node.annotation)
+        else:
+            continue
+        for target in targets:
+            if (
+                isinstance(target, ast.Attribute)
+                and isinstance(target.value, ast.Name)
+                and target.value.id == "self"
+                and not target.attr.startswith("_")
+            ):
+                value = node.value
+                same = isinstance(value, ast.Name) and value.id == target.attr
+                seen = found.get(target.attr, SelfAttribute(None, None))
+                found[target.attr] = SelfAttribute(
+                    seen.parameter or (target.attr if same else None),
+                    seen.annotation or annotation,
+                )
+    return found
+
+
+def _attribute_types(cls: type) -> Iterator[tuple[str, Any]]:
+    """Public attributes and their types: declared, attrs fields, or set in a method."""
+    declared = {k: v for k, v in _hints(cls).items() if not k.startswith("_")}
+    yield from declared.items()
+    init = vars(cls).get("__init__")
+    params = _hints(init) if inspect.isfunction(init) else {}
+    namespace = {**NAMESPACE, **vars(sys.modules[cls.__module__])}
+    for name, found in _self_attributes(cls).items():
+        if name in declared:
+            continue
+        if found.annotation is not None:
+            yield name, eval(found.annotation, namespace)  # an annotation's own text
+        elif found.parameter in params:
+            yield name, params[found.parameter]
+
+
+def _undeclared_attributes(cls: type) -> list[str]:
+    """Public attributes whose type the walk cannot read: it would be blind to them."""
+    declared = set(_hints(cls))
+    init = vars(cls).get("__init__")
+    params = set(inspect.signature(init).parameters) if inspect.isfunction(init) else set()
+    return [
+        f"{cls.__name__}.{name}"
+        for name, found in _self_attributes(cls).items()
+        if name not in declared and found.annotation is None and found.parameter not in params
+    ]
+
+
+def _received() -> dict[type, str]:
+    """Every class of the package the public API hands out, with where it was first seen."""
+    seen: dict[type, str] = {}
+    queue: list[type] = []
+
+    def add(found: Iterator[type], where: str) -> None:
+        for cls in found:
+            if _ours(cls) and cls not in seen:
+                seen[cls] = where
+                queue.append(cls)
+
+    for name in mantyx_sync.__all__:
+        obj = getattr(mantyx_sync, name)
+        if inspect.isclass(obj):
+            add(iter([obj]), f"mantyx_sync.{name}")
+        elif inspect.isfunction(obj):
+            hints = _hints(obj)
+            add(_classes_in(hints.pop("return", None)), f"{name}()")
+            for arg, annotation in hints.items():
+                add(_callback_arguments(annotation), f"{name}({arg}=...)")
+    while queue:
+        cls = queue.pop()
+        for name, function in _functions_of(cls):
+            hints = _hints(function)
+            add(_classes_in(hints.pop("return", None)), f"{cls.__name__}.{name}")
+            for arg, annotation in hints.items():
+                add(_callback_arguments(annotation), f"{cls.__name__}.{name}({arg}=...)")
+        for name, annotation in _attribute_types(cls):
+            add(_classes_in(annotation), f"{cls.__name__}.{name}")
+    return seen
+
+
+RECEIVED = _received()
+
+
+def test_the_walk_reaches_deep_values() -> None:
+    # Guard against a walk that silently stops at the surface.
+    names = {cls.__name__ for cls in RECEIVED}
+    assert {"TokenUsage", "ModelInfo", "LocalToolCall", "PlanStep", "EvalCaseResult"} <= names
+    assert {"Model", "Pricing", "RateLimits", "UserInfo", "McpConnection"} <= names
+
+
+def test_everything_the_public_api_hands_out_is_importable_from_the_package() -> None:
+    missing = sorted(
+        f"{cls.__module__}.{cls.__name__} (from {where})"
+        for cls, where in RECEIVED.items()
+        if getattr(mantyx_sync, cls.__name__, None) is not cls
+    )
+    assert missing == [], "re-export these from mantyx_sync/__init__.py:\n  " + "\n  ".join(missing)
+
+
+def test_public_attributes_have_a_type_the_walk_can_read() -> None:
+    blind = [name for cls in RECEIVED for name in _undeclared_attributes(cls)]
+    assert blind == [], f"declare these with their type in the class body: {sorted(blind)}"
+
+
+def test_the_walk_sees_callback_arguments_and_self_attributes() -> None:
+    def f(on_event: Callable[[mantyx_sync.RunEvent], None] | None) -> None: ...
+
+    hints = typing.get_type_hints(f, localns=NAMESPACE)
+    assert list(_callback_arguments(hints["on_event"])) == [mantyx_sync.RunEvent]
+
+    class Holder:
+        def __init__(self, limit: mantyx_sync.RateLimit, other: int) -> None:
+            self.limit = limit
+            self.hidden = other
+            self.stated: mantyx_sync.ModelInfo | None = None
+
+    found = _self_attributes(Holder)
+    assert found["limit"] == SelfAttribute("limit", None)
+    assert found["stated"] == SelfAttribute(None, "mantyx_sync.ModelInfo | None")
+    assert _undeclared_attributes(Holder) == ["Holder.hidden"]
+
+
+# Timeout's old name
+
+
+def test_timeout_is_the_transport_timeout() -> None:
+    assert issubclass(mantyx_sync.Timeout, mantyx_sync.TransportError)
+    assert "Timeout" in mantyx_sync.__all__
+    assert "TimeoutError_" not in mantyx_sync.__all__
+    assert "TimeoutError_" not in mantyx_sync.errors.__all__
+
+
+@pytest.mark.parametrize("owner", [mantyx_sync, mantyx_sync.errors], ids=["package", "errors"])
+def test_the_old_timeout_name_warns_and_is_the_same_class(owner: Any) -> None:
+    for _ in range(2):  # every access warns: the old name is never cached
+        with pytest.warns(DeprecationWarning, match="use mantyx_sync.Timeout") as caught:
+            old = owner.TimeoutError_
+        assert old is mantyx_sync.Timeout
+        assert caught[0].filename == __file__  # the warning points at the caller's line
+
+
+def test_importing_the_old_name_warns_and_star_import_does_not() -> None:
+    with pytest.warns(DeprecationWarning):
+        from mantyx_sync.errors import TimeoutError_
+    assert TimeoutError_ is mantyx_sync.Timeout
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exec("from mantyx_sync import *", {})
+    with pytest.raises(AttributeError, match="no attribute 'TimeoutError'"):
+        mantyx_sync.TimeoutError  # noqa: B018
+
+
+def test_catching_the_old_name_catches_a_timeout() -> None:
+    with pytest.warns(DeprecationWarning), pytest.raises(mantyx_sync.errors.TimeoutError_):
+        raise mantyx_sync.Timeout("read timed out")
+
+
+# __all__
+
+
+def _all_of(name: str) -> list[str]:
+    declared = getattr(MODULES[name], "__all__", None)
+    assert declared is not None, f"{name} has no __all__"
+    return list(declared)
+
+
+def test_no_all_lists_a_private_name() -> None:
+    private = [
+        f"{name}.{item}"
+        for name in MODULES
+        for item in _all_of(name)
+        if item.startswith("_") and not (item.startswith("__") and item.endswith("__"))
+    ]
+    assert private == [], private
+
+
+def test_a_public_modules_all_lists_only_what_the_package_exports() -> None:
+    # mantyx_sync.events, .spec, .history ...: a name in their __all__ is a
+    # promise, so it is mantyx_sync.<name> (the same object); their helpers for
+    # other modules of the package stay out of __all__.
+    stray = [
+        f"{name}.{item}"
+        for name in MODULES
+        if name != PKG and not _private(name) and name not in NAMESPACES
+        for item in _all_of(name)
+        if getattr(mantyx_sync, item, None) is not getattr(MODULES[name], item)
+    ]
+    assert stray == [], f"not public (drop from __all__) or not exported by mantyx_sync: {stray}"
+
+
+def test_a_namespaces_names_are_documented() -> None:
+    bare = [
+        f"{name}.{item}"
+        for name in sorted(NAMESPACES & set(MODULES))
+        for item in _all_of(name)
+        if callable(getattr(MODULES[name], item)) and not getattr(MODULES[name], item).__doc__
+    ]
+    assert bare == [], bare
+
+
+def _source_map() -> dict[str, Path]:
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _imports_between_modules() -> dict[str, set[str]]:
+    """module -> the names the package's other modules import from it (not submodules)."""
+    sources = _source_map()
+    found: dict[str, set[str]] = {}
+    for importer, path in sources.items():
+        package = importer if path.name == "__init__.py" else importer.rpartition(".")[0]
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            if module != importer:
+                found.setdefault(module, set()).update(
+                    a.name for a in node.names if f"{module}.{a.name}" not in sources
+                )
+    return found
+
+
+# testing/_sse.py is being rewritten (issue 21, item 9: the emulator's HTTP
+# plumbing on werkzeug); its __all__ is settled there.
+PENDING = frozenset(
+    {"mantyx_sync.testing._sse: drop 'MALFORMED_FRAME' (no other module imports it)"}
+)
+
+
+def test_a_private_modules_all_lists_what_its_siblings_import() -> None:
+    # A private module's __all__ is what it gives the rest of the package:
+    # every name another module imports from it, and nothing else. A name
+    # another module needs is no secret of its module, so it has no underscore.
+    exports = _imports_between_modules()
+    wrong = []
+    for name in sorted(MODULES):
+        if not _private(name) or name.endswith("__main__"):
+            continue
+        declared = set(_all_of(name))
+        imported = exports.get(name, set())
+        for item in sorted(imported - declared):
+            wrong.append(f"{name}: add {item!r} (imported by the package)")
+        for item in sorted(declared - imported):
+            wrong.append(f"{name}: drop {item!r} (no other module imports it)")
+    wrong = [line for line in wrong if line not in PENDING]
+    assert wrong == [], "\n  " + "\n  ".join(wrong)
+
+
+# The lazy re-exports
+
+
+def _type_checking_imports() -> dict[str, set[str]]:
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    block = next(
+        n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n)
+    )
+    found: dict[str, set[str]] = {}
+    for node in block.body:
+        assert isinstance(node, ast.ImportFrom)
+        found.setdefault("." * node.level + (node.module or ""), set()).update(
+            a.name for a in node.names
+        )
+    return found
+
+
+def test_the_lazy_table_and_the_type_checking_imports_agree() -> None:
+    # Type checkers read the imports, the running package reads _LAZY: one list
+    # of names in two forms, so they must not drift.
+    lazy = {module: set(names.split()) for module, names in mantyx_sync._LAZY.items()}
+    stated = _type_checking_imports()
+    assert stated.pop(".errors") == {"TimeoutError_"}
+    assert stated == lazy
+    eager = {n for n in mantyx_sync.__all__ if n in vars(mantyx_sync)} - {"__version__"}
+    assert set(mantyx_sync.__all__) == eager | set(mantyx_sync._MODULE_OF) | {"__version__"}
+
+
+def test_importing_the_package_loads_no_lazy_name() -> None:
+    code = "import json, sys, mantyx_sync; print(json.dumps(sorted(sys.modules)))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    loaded = set(json.loads(done.stdout))
+    lazy = {f"{PKG}{m}" for m in mantyx_sync._LAZY}
+    assert loaded & lazy == set()
