@@ -116,9 +116,10 @@ def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
 def coerce_text(value: Any, path: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
-        kind = SpecError if isinstance(value, str) else ArgumentTypeError
-        raise kind("must be a non-empty string", path=path)
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"must be a string, got {type(value).__name__}", path=path)
+    if not value:
+        raise SpecError("must be a non-empty string", path=path)
     return value
 
 
