@@ -31,6 +31,7 @@ from ._version import __version__
 # mantyx_sync.MantyxError` never triggers an import.
 from .errors import (
     APIError,
+    ArgumentTypeError,
     AuthError,
     ConfigurationError,
     ConflictError,
@@ -149,6 +150,7 @@ __all__ = (
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
+    "ArgumentTypeError",
     "AssistantDelta",
     "AssistantMessage",
     "Attachment",

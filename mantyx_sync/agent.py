@@ -9,7 +9,7 @@ from ._base.argcheck import checked
 from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
 from .client import Client
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
@@ -45,7 +45,7 @@ class Agent:
         call starts and ends (from pool threads), e.g. for progress output.
     """
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def __init__(
         self,
         client: Client | None = None,
@@ -63,7 +63,6 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
-    @checked(SpecError)
     def start(
         self,
         prompt: str | None = None,
@@ -97,7 +96,7 @@ class Agent:
             timeout=timeout,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
@@ -119,7 +118,6 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
         self,
         prompt: str | None = None,
@@ -145,7 +143,6 @@ class Agent:
         """
         return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,

@@ -19,7 +19,7 @@ from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
-from .errors import ConfigurationError, MantyxError, SpecError
+from .errors import ArgumentTypeError, MantyxError
 from .messages import turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
@@ -85,7 +85,7 @@ class Client:
             print(client.models().default_model_id)
     """
 
-    @checked(ConfigurationError, defer=("token_source",))
+    @checked(ArgumentTypeError, defer=("token_source",))
     def __init__(
         self,
         api_key: str | None = None,
@@ -159,19 +159,17 @@ class Client:
         reply = self._transport.request("GET", "/models", policy=self._safe)
         return ModelCatalog.from_wire(reply.body or {})
 
-    @checked(SpecError)
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
         reply = self._transport.request("GET", run_path(run_id), policy=self._safe)
         return RunSnapshot.from_wire(reply.body or {})
 
-    @checked(SpecError)
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
         self._transport.request("POST", run_path(run_id, "cancel"), policy=self._safe)
 
     @keyword_docs(SpecKeywords)
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def create_session(
         self,
         spec: AgentSpec | None = None,
@@ -194,7 +192,7 @@ class Client:
             spec = spec.replace(**fields)
         return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def start_run(
         self,
         spec: AgentSpec,
@@ -253,7 +251,7 @@ class Client:
             on_tool=on_tool,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def resume_session(
         self,
         session_id: str,
@@ -283,7 +281,7 @@ class Client:
             on_tool=on_tool,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def attach_run(
         self,
         run_id: str,
@@ -443,13 +441,11 @@ class Client:
     def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
         return self._transport.request("GET", path, params=params, policy=self._safe).body
 
-    @checked(SpecError)
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
         reply = self._transport.request("GET", session_path(session_id), policy=self._safe)
         return SessionInfo.from_wire(reply.body or {})
 
-    @checked(SpecError)
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
         self._transport.request("DELETE", session_path(session_id), policy=self._safe)

@@ -37,7 +37,7 @@ from ._base.limits import (
 )
 from ._base.types import JSONDict
 from ._models.attachments import Attachment, check_mime, check_url
-from .errors import SpecError
+from .errors import ArgumentTypeError, SpecError
 
 __all__ = ["Attachment", "Message"]
 
@@ -52,7 +52,7 @@ def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class Message:
     """One conversation message: ``Message("user", "Summarise this", attachments=[...])``.

@@ -18,11 +18,10 @@ from typing import Any
 
 import attrs
 
-from ._base.argcheck import checked
 from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
-from .errors import OutputParseError, SpecError
+from .errors import OutputParseError
 from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
 from .feedback import Feedback, FeedbackLink
 from .spec import OutputSchema
@@ -127,7 +126,6 @@ class RunResult:
             model=self.model,
         )
 
-    @checked(SpecError, "RunResult.parse")
     def parse(self, validator: Validator | None = None) -> Any:
         """The reply as data: JSON-decoded, checked against :attr:`output_schema`,
         then passed to ``validator``.
@@ -231,7 +229,6 @@ class ModelCatalog:
     def __len__(self) -> int:
         return len(self.models)
 
-    @checked(SpecError, "ModelCatalog.get")
     def get(self, model_id: str) -> Model | None:
         """The model with this catalog id, or ``None``."""
         return next((m for m in self.models if m.id == model_id), None)

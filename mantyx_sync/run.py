@@ -32,7 +32,7 @@ from ._http.retry import create_policy, safe_policy
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import MantyxError, RunError, SpecError
+from .errors import ArgumentTypeError, MantyxError, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
@@ -353,7 +353,7 @@ class Run:
         self._handle(event)
         return event
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def wait(
         self,
         on_event: Callable[[RunEvent], None] | None = None,

@@ -17,7 +17,7 @@ from ._http.retry import safe_policy
 from ._http.stream import check_timeout
 from ._http.transport import HttpTransport
 from ._models.controls import plan_only
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .messages import turn_input
 from .results import RunResult, SessionInfo
@@ -83,7 +83,6 @@ class Session:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
     @keyword_docs(OverrideKeywords)
-    @checked(SpecError)
     def start(
         self,
         prompt: str | None = None,
@@ -130,7 +129,7 @@ class Session:
             owns_tools=owns,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
@@ -152,7 +151,6 @@ class Session:
         ) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
         self,
         prompt: str | None = None,
@@ -167,7 +165,6 @@ class Session:
             prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
         )
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,
@@ -196,7 +193,6 @@ class Session:
         """The conversation so far, as ``{"role", "content"}`` messages."""
         return [dict(message) for message in self.info().messages]
 
-    @checked(SpecError)
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.
 

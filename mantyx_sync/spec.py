@@ -34,7 +34,6 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 import attrs
 
-from ._base.argcheck import checked, checked_init
 from ._base.types import UNSET, JSONDict, UnsetType
 from ._models import wire as _wire
 from ._models.checks import (
@@ -63,7 +62,7 @@ from ._models.guards import (
 )
 from ._models.wire import OMIT
 from ._tools.local_tool import as_local_tool
-from .errors import SpecError
+from .errors import ArgumentTypeError, SpecError
 from .tools import ClientResolvedTool
 
 if TYPE_CHECKING:
@@ -158,7 +157,7 @@ class SpecKeywords(OverrideKeywords, total=False):
 
 def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise SpecError(f"must be a list of tools, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be a list of tools, got {type(value).__name__}", path=path)
     tools = list(value)
     for index, tool in enumerate(tools):
         if callable(getattr(tool, "to_wire", None)) or isinstance(tool, ClientResolvedTool):
@@ -220,7 +219,6 @@ def _coerced(fields: Mapping[str, Any], keywords: type) -> dict[str, Any]:
     }
 
 
-@checked_init(SpecError)
 @attrs.frozen(kw_only=True)
 class AgentSpec:
     """An agent definition: the body of ``POST /agent-runs`` minus the turn input.
@@ -295,7 +293,6 @@ class AgentSpec:
         current = {name: getattr(self, name) for name in SpecKeywords.__annotations__}
         return AgentSpec.build(**{**current, **overrides})
 
-    @checked(SpecError, "AgentSpec.to_body")
     def to_body(self, tool_refs: Sequence[Mapping[str, Any]]) -> JSONDict:
         """The camelCase request body, with ``tools`` set to the resolved ``tool_refs``.
 

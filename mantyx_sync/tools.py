@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import attrs
 
 from ._base.argcheck import checked_init
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .messages import Attachment
 
 __all__ = [
@@ -43,7 +43,7 @@ def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class MantyxTool:
     """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
@@ -56,7 +56,7 @@ class MantyxTool:
         return {"kind": self.kind, "id": self.id}
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class PluginTool:
     """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
@@ -69,7 +69,7 @@ class PluginTool:
         return {"kind": self.kind, "name": self.name}
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class A2ATool:
     """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
@@ -103,7 +103,7 @@ class A2ATool:
         return out
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class McpTool:
     """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).
@@ -188,7 +188,7 @@ def _files_tuple(value: Iterable[Attachment | Path]) -> tuple[Attachment | Any, 
     return tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class ToolOutput:
     """What a local tool handler may return to send files along with its result.

@@ -37,7 +37,7 @@ from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
 from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
-from ..errors import MantyxError, RunCancelled, RunError, SpecError, StreamError, Timeout
+from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
 from ..events import MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
@@ -236,10 +236,6 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
-def _is_eval_terminal(event: RunEvent) -> bool:
-    return event.type in EVAL_TERMINAL_EVENTS
-
-
 class EvalRun:
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 
@@ -361,7 +357,7 @@ class EvalRun:
             self._handle(event)
             return event
 
-    @checked(SpecError, "EvalRun.wait")
+    @checked(ArgumentTypeError)
     def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> EvalRunDetail:
         """Follow the evaluation to its end and return its results (``GET /eval-runs/{id}``).
 
@@ -410,7 +406,7 @@ class EvalRun:
             run_id=self.id,
             last_seq=self._frames.count,
             parse=self._frames.parse,
-            terminal=_is_eval_terminal,
+            terminal=lambda event: event.type in EVAL_TERMINAL_EVENTS,
             resume=False,
             # Weakly: the stream is reachable from the finalizer's arguments and
             # must not keep this handle alive.

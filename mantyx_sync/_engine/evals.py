@@ -19,7 +19,7 @@ from .._http.transport import HttpTransport
 from .._models import evals as values
 from .._models.evals import EvalRunDetail
 from .._models.wire import camel
-from ..errors import MantyxError, SpecError
+from ..errors import ArgumentTypeError, MantyxError, SpecError
 from ..spec import AgentSpec
 from .eval_run import EvalRun
 from .executor import ToolActivity
@@ -138,14 +138,12 @@ class Evals:
         body = self._get("/eval-datasets")
         return [values.EvalDatasetSummary.from_wire(d) for d in body.get("datasets") or ()]
 
-    @checked(SpecError)
     def dataset(self, dataset_id: str) -> values.EvalDataset:
         """One dataset with its cases (``GET /eval-datasets/{id}``)."""
         return values.EvalDataset.from_wire(
             self._get("/eval-datasets/" + path_id(dataset_id, "dataset_id"))
         )
 
-    @checked(SpecError)
     def list(
         self,
         *,
@@ -170,17 +168,14 @@ class Evals:
         body = self._get("/eval-runs", params)
         return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
 
-    @checked(SpecError)
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""
         return EvalRunDetail.from_wire(self._get(eval_path(eval_id)))
 
-    @checked(SpecError)
     def compare(self, a: str, b: str) -> values.EvalComparison:
         """Two evaluations of one dataset, case by case (``GET /eval-runs/compare``)."""
         return values.EvalComparison.from_wire(self._get("/eval-runs/compare", {"a": a, "b": b}))
 
-    @checked(SpecError)
     def cancel(self, eval_id: str) -> bool:
         """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
         reply = self._transport.request(
@@ -188,7 +183,7 @@ class Evals:
         )
         return bool(isinstance(reply.body, dict) and reply.body.get("ok"))
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def start(
         self,
         *,

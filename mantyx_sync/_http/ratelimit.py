@@ -19,9 +19,6 @@ from typing import Final
 
 import attrs
 
-from .._base.argcheck import checked
-from ..errors import SpecError
-
 __all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
@@ -65,7 +62,6 @@ class RateLimit:
         """Whether the server said no request is left in this window."""
         return self.remaining is not None and self.remaining <= 0
 
-    @checked(SpecError, "RateLimit.reset_in")
     def reset_in(self, now: float | None = None) -> float | None:
         """Seconds until the window refills (0 once it has), or ``None`` if unknown."""
         if self.reset_at is None:

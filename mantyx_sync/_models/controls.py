@@ -13,7 +13,7 @@ from typing import Any, Final, Literal, TypeVar, Union
 import attrs
 
 from .._base.argcheck import checked_init
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from .checks import check_int, coerce_text
 
 __all__ = [
@@ -36,7 +36,7 @@ TRIGGER_CHARS_MAX: Final = 50_000
 TRIGGER_MS_MAX: Final = 600_000
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class ReasoningTrigger:
     """When the supervisor also looks at long reasoning (NEWER item 7).
@@ -61,7 +61,7 @@ class ReasoningTrigger:
         return {k: v for k, v in (("chars", self.chars), ("ms", self.ms)) if v is not None}
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Supervisor:
     """A supervisor model that watches the run and may redirect or finish it (NEWER item 7).
@@ -113,7 +113,7 @@ def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Plan:
     """Task-plan settings (NEWER item 8).
@@ -176,9 +176,9 @@ def _build(cls: type[_Control], path: str, **fields: Any) -> _Control:
     """``cls(**fields)`` from a wire mapping, a wrong type reported at its wire path."""
     try:
         return cls(**fields)
-    except SpecError as exc:
+    except SpecError as exc:  # an ArgumentTypeError stays one
         name = _WIRE_NAMES.get(exc.path or "", exc.path)
-        raise SpecError(str(exc), path=f"{path}.{name}" if name else path) from None
+        raise type(exc)(str(exc), path=f"{path}.{name}" if name else path) from None
 
 
 def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor:
@@ -213,7 +213,7 @@ def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor
             reasoning_trigger=trigger,
         )
     else:
-        raise SpecError(
+        raise ArgumentTypeError(
             f"must be True, False or a Supervisor, got {type(value).__name__}", path=path
         )
     result._check(path)
@@ -247,7 +247,7 @@ def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
             plan_only=value.get("planOnly", value.get("plan_only")),
         )
     else:
-        raise SpecError(
+        raise ArgumentTypeError(
             f"must be True, 'auto', 'required', False or a Plan, got {type(value).__name__}",
             path=path,
         )

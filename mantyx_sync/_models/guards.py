@@ -26,7 +26,7 @@ from .._base.limits import (
     TOOL_BUDGETS_MAX_ENTRIES,
 )
 from .._base.types import UnsetType
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
 from .checks import check_int, is_int, json_size
 
@@ -45,7 +45,7 @@ _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
     """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
@@ -77,7 +77,7 @@ class OutputSchema:
         elif isinstance(value, Mapping):
             result = cls(schema=dict(value))
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
                 f"got {type(value).__name__}",
                 path=path,
@@ -141,7 +141,7 @@ class LoopDetection:
         elif isinstance(value, Mapping):
             result = _wire.structure_input(value, cls, path=path)
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
                 path=path,
             )
@@ -191,7 +191,7 @@ class ToolBudget:
 def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
     """Tool name → ``int`` / :class:`ToolBudget` / ``{"maxCalls": n}``, checked."""
     if not isinstance(value, Mapping):
-        raise SpecError(
+        raise ArgumentTypeError(
             f"must be a mapping of tool name to budget, got {type(value).__name__}", path=path
         )
     if len(value) > TOOL_BUDGETS_MAX_ENTRIES:

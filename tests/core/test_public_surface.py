@@ -132,6 +132,7 @@ EXPECTED = {
     "MantyxError",
     "ConfigurationError",
     "SpecError",
+    "ArgumentTypeError",
     "TransportError",
     "ConnectError",
     "Timeout",
@@ -188,11 +189,14 @@ def test_errors_form_one_tree() -> None:
         and issubclass(getattr(mantyx_sync, n), BaseException)
         and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
-    assert len(errors) == 21
+    assert len(errors) == 22
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
+    # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
+    for base in (mantyx_sync.SpecError, mantyx_sync.ConfigurationError, TypeError):
+        assert issubclass(mantyx_sync.ArgumentTypeError, base)
 
 
 def _own_public_members(cls: type) -> list[tuple[str, Any]]:

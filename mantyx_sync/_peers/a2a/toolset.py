@@ -26,7 +26,7 @@ import requests
 from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
 from ..._base.redact import register_secret
-from ...errors import SpecError, ToolError, ToolResolutionError
+from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from .client import A2AClient, A2AError, fetch_card
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
@@ -55,7 +55,7 @@ def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalA2A:
     """An ``a2a_local`` definition; see :func:`define_local_a2a`.
@@ -101,7 +101,7 @@ class LocalA2A:
         return A2AConnection(self, card, client)
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def define_local_a2a(
     name: str,
     *,

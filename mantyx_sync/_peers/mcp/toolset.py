@@ -27,7 +27,7 @@ import attrs
 from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
 from ..._base.redact import display_url, register_secret
-from ...errors import SpecError, ToolError, ToolResolutionError
+from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from ..jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
 from .client import McpClient, McpProtocolError, describe_error, flatten_call_result
 from .http import HttpTransport
@@ -66,7 +66,7 @@ def _catalog(value: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, Any],
     return None if value is None else tuple(dict(tool) for tool in value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalMcp:
     """An ``mcp_local`` definition; see :func:`define_local_mcp`.
@@ -163,7 +163,7 @@ class LocalMcp:
         return f"url {display_url(self.url or '')}"
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def define_local_mcp(
     name: str,
     *,
