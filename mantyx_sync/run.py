@@ -33,7 +33,7 @@ from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backl
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunError
-from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
+from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan, outcome_of
 from .feedback import FeedbackLink, Poster
 from .results import RunResult
 from .spec import OutputSchema
@@ -430,11 +430,12 @@ class Run:
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True
-        data = event.data
-        payload = event.payload
+        outcome = outcome_of(event)
+        assert outcome is not None  # called for terminal events only
+        payload = outcome.payload
         result = RunResult(
             run_id=self.id,
-            text=event.text or "",
+            text=getattr(payload, "text", None) or "",
             events=tuple(self._events),
             tokens=getattr(payload, "tokens", None),
             turns=getattr(payload, "turns", None),
@@ -442,12 +443,12 @@ class Run:
             session_id=self.session_id,
             output_schema=self._options.output_schema,
             structured_output=getattr(payload, "structured_output", None),
-            plan=self._progress.final_plan(data),
+            plan=self._progress.final_plan(getattr(payload, "plan", None)),
             model_fallbacks=self._progress.fallbacks,
             feedback_link=FeedbackLink(json_poster(self._transport)),
         )
         self._result = result
-        self._failure = failure_of(event, result, self.id)
+        self._failure = failure_of(outcome, result, self.id)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
 

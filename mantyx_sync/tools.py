@@ -22,11 +22,13 @@ import attrs
 
 from ._base.argcheck import checked_init
 from .errors import ArgumentTypeError
+from .events import LocalToolCall
 from .messages import Attachment
 
 __all__ = [
     "A2ATool",
     "ClientResolvedTool",
+    "LocalToolCall",
     "MantyxTool",
     "McpTool",
     "PluginTool",
@@ -157,8 +159,8 @@ class ToolConnection(Protocol):
         """The JSON Schema the args of ``tool_name`` are validated against, if any."""
         ...
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
-        """Answer one ``local_tool_call`` (its ``data`` object); the text goes to the model.
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
+        """Answer one ``local_tool_call``; the text goes to the model.
 
         :raises ToolError: for a tool-level failure the model should see as an error.
         """

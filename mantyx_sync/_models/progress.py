@@ -48,9 +48,6 @@ class RunProgress:
         except _wire.WireFormatError as exc:
             log.warning("%s event not understood, ignored: %s", event_type, exc)
 
-    def final_plan(self, terminal: Mapping[str, Any]) -> TaskPlan | None:
-        """A plan-only run's ``data.plan``, else the latest live revision."""
-        plan = terminal.get("plan")
-        if isinstance(plan, Mapping):
-            return TaskPlan.from_wire(plan)
-        return self.plan
+    def final_plan(self, sent: Mapping[str, Any] | None) -> TaskPlan | None:
+        """A plan-only run's plan (its result's ``plan``), else the latest live revision."""
+        return self.plan if sent is None else TaskPlan.from_wire(sent)

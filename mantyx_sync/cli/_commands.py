@@ -10,6 +10,7 @@ import sys
 import threading
 from typing import Any
 
+from .._display.render import one_line
 from ..client import Client
 from ..errors import MantyxError
 from ..messages import Attachment
@@ -20,7 +21,7 @@ from ._exit import INTERRUPTED, OK, UsageError
 from ._parser import SPEC_OPTIONS
 from ._term import Terminal
 from ._tools import load_tools
-from ._view import JsonView, RunView, short
+from ._view import JsonView, RunView
 
 __all__ = [
     "agent_spec",
@@ -262,7 +263,7 @@ def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
         return OK
     for summary in runs:
         tokens = f"{summary.tokens.total_tokens} tokens" if summary.tokens is not None else ""
-        preview = short(summary.input_preview or "", 50)
+        preview = one_line(summary.input_preview or "", 50)
         term.line(
             f"{summary.id}  {(summary.status or '?'):<10} {summary.created_at or '':<25} "
             f"{tokens:>12}  {preview}".rstrip()
@@ -284,7 +285,7 @@ def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
         when = summary.last_interaction_date or summary.creation_date or ""
         term.line(
             f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
-            f"{short(summary.summary or '', 50)}".rstrip()
+            f"{one_line(summary.summary or '', 50)}".rstrip()
         )
     if not sessions:
         term.note(term.dim("no sessions"))

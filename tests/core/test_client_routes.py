@@ -37,6 +37,7 @@ from mantyx_sync import (
     ConflictError,
     ConnectError,
     InvalidRequestError,
+    LocalToolCall,
     LoopDetection,
     MantyxTool,
     McpTool,
@@ -780,7 +781,7 @@ class _FakeMcpConnection:
 
     def __init__(self) -> None:
         self.closed = threading.Event()
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[LocalToolCall] = []
 
     def wire_ref(self) -> dict[str, Any]:
         return {
@@ -806,8 +807,8 @@ class _FakeMcpConnection:
     def input_schema(self, tool_name: str) -> dict[str, Any] | None:
         return dict(self.wire_ref()["tools"][0]["inputSchema"])
 
-    def call(self, call: Any, *, timeout: float | None) -> str:
-        self.calls.append(dict(call))
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
+        self.calls.append(call)
         return "127.0.0.1 localhost"
 
     def close(self) -> None:
@@ -845,7 +846,18 @@ def test_client_resolved_tool_ref_call_and_close(
     assert body["tools"] == [definition.connections[0].wire_ref()]
     assert posted == [{"toolUseId": "tu_m", "result": "127.0.0.1 localhost"}]
     (conn,) = definition.connections
-    assert conn.calls[0]["args"] == {"path": "/etc/hosts"}
+    # The connection gets the stream's call as one typed value, never a dict.
+    assert conn.calls == [
+        LocalToolCall(
+            tool_use_id="tu_m",
+            name="fs_read",
+            args={"path": "/etc/hosts"},
+            kind="mcp_local",
+            mcp_server="fs",
+            mcp_tool_name="fs_read",
+            raw=call,
+        )
+    ]
     assert conn.closed.is_set()
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import peerkit
 import pytest
+from peerkit import tool_call
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
@@ -127,7 +128,7 @@ def serve() -> Iterator[Callable[..., Server]]:
 
 
 def _call(conn: Any, timeout: float) -> str:
-    return str(conn.call({"name": "s_t", "args": {}}, timeout=timeout))
+    return str(conn.call(tool_call("s_t"), timeout=timeout))
 
 
 def test_close_with_many_timed_out_calls_is_quick_and_leaves_no_threads(

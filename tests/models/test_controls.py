@@ -339,7 +339,7 @@ def test_progress_reads_plan_only_results_and_fallbacks() -> None:
     progress.observe("task_plan", {"planId": "p", "revision": "bad"})  # ignored, logged
     assert [f.model for f in progress.fallbacks] == ["b"] and progress.plan is None
     plan = progress.final_plan(
-        {"plan": {"brief": "go", "steps": [{"id": "1", "title": "A", "status": "pending"}, "B"]}}
+        {"brief": "go", "steps": [{"id": "1", "title": "A", "status": "pending"}, "B"]}
     )
     assert plan is not None and plan.brief == "go" and [s.title for s in plan.steps] == ["A", "B"]
 

@@ -27,6 +27,7 @@ from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
 from ..._base.redact import register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
+from ...tools import LocalToolCall
 from .client import A2AClient, A2AError, fetch_card
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
@@ -205,16 +206,13 @@ class A2AConnection:
         """``{"message": string}`` (wire-protocol §4.3.2)."""
         return INPUT_SCHEMA if tool_name == self.name else None
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Send ``args.message`` to the peer; returns its reply text.
 
         :raises ToolError: missing message, JSON-RPC error, failed or unfinished
             task, timeout, unreachable peer.
         """
-        args = call.get("args")
-        if args is None:
-            args = call.get("input")
-        message = args.get("message") if isinstance(args, Mapping) else None
+        message = call.args.get("message")
         if not isinstance(message, str):
             raise ToolError('a2a_local tools take {"message": string}')
         if self._client is None:

@@ -28,6 +28,7 @@ from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
 from ..._base.redact import display_url, register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
+from ...tools import LocalToolCall
 from ..jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
 from .client import McpClient, McpProtocolError, describe_error, flatten_call_result
 from .http import HttpTransport
@@ -385,26 +386,19 @@ class McpConnection:
         """The tool's ``inputSchema`` as the server listed it."""
         return self._schemas.get(tool_name)
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Run one ``local_tool_call``; returns the flattened text.
 
         :raises ToolError: unknown tool, ``isError`` result, JSON-RPC error,
             timeout, or a dead server.
         """
-        model_name = call.get("mcpToolName") or call.get("name")
-        upstream = self._upstream.get(model_name) if isinstance(model_name, str) else None
+        model_name = call.mcp_tool_name or call.name
+        upstream = self._upstream.get(model_name)
         if upstream is None:
             raise ToolError(f"unknown tool {model_name!r} on MCP server {self.name!r}")
-        args = call.get("args")
-        if args is None:
-            args = call.get("input")
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            raise ToolError("tool arguments must be a JSON object")
         if self._client is None:
             assert self._definition.call is not None
-            reply = self._definition.call(upstream, dict(args))
+            reply = self._definition.call(upstream, dict(call.args))
             if isinstance(reply, str):
                 return reply
             text, is_error = flatten_call_result(reply)
@@ -413,7 +407,7 @@ class McpConnection:
             if timeout is not None:
                 limit = min(limit, timeout)
             try:
-                result = self._client.call_tool(upstream, args, timeout=limit)
+                result = self._client.call_tool(upstream, call.args, timeout=limit)
             except (JsonRpcError, RequestTimeout, PeerGoneError, McpProtocolError) as exc:
                 raise ToolError(describe_error(exc)) from exc
             text, is_error = flatten_call_result(result)
