@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import atexit
 import os
+from pathlib import Path
 
 from mantyx_sync.testing import LocalMantyx
 
-__all__ = ["fresh"]
+__all__ = ["EXAMPLES", "fresh"]
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+"""The repository's examples folder (the guide starts its small servers)."""
 
 _server: LocalMantyx | None = None
 
