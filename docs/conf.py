@@ -35,8 +35,10 @@ autoclass_content = "class"
 intersphinx_mapping: dict[str, tuple[str, str | None]] = {}
 
 # Every example runs against one local MANTYX emulator; each page starts with
-# the emulator's default model and MANTYX_* pointing at it, as a user's shell would.
+# the emulator's default model and MANTYX_* pointing at it, as a user's shell
+# would, and runs as a script does (``__name__``, which Flask reads).
 doctest_global_setup = """
+__name__ = "__main__"
 import mantyx_sync
 import _emulator
 emulator = _emulator.fresh()
