@@ -18,7 +18,7 @@ import mantyx_sync  # noqa: E402 - the checkout's package, found through the pat
 
 project = "mantyx_sync"
 author = "The mantyx_sync authors"
-copyright = "the mantyx_sync authors"  # noqa: A001 - the name Sphinx reads
+copyright = "the mantyx_sync authors"
 release = version = mantyx_sync.__version__
 
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.doctest", "sphinx.ext.intersphinx"]

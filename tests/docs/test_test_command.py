@@ -80,5 +80,6 @@ def test_a_failed_build_says_so_and_the_run_goes_on(tmp_path: Path) -> None:
     _executable(tests / "peers" / "make_agentscope_venv.sh", "#!/bin/sh\nexit 3\n")
     done = _pytest_q(tmp_path, tests)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert re.search(r"^mantyx_sync tests: .*agentscope.*: failed \(exit 3\) in \d+ s$",
-                     done.stdout, re.M), done.stdout
+    assert re.search(
+        r"^mantyx_sync tests: .*agentscope.*: failed \(exit 3\) in \d+ s$", done.stdout, re.M
+    ), done.stdout
