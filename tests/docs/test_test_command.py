@@ -83,3 +83,19 @@ def test_a_failed_build_says_so_and_the_run_goes_on(tmp_path: Path) -> None:
     assert re.search(
         r"^mantyx_sync tests: .*agentscope.*: failed \(exit 3\) in \d+ s$", done.stdout, re.M
     ), done.stdout
+
+
+def test_the_readme_states_what_a_first_run_costs() -> None:
+    readme = (ROOT / "README.rst").read_text(encoding="utf-8")
+    command = readme[readme.index(".. ci-test-command") : readme.index("\nDocumentation\n---")]
+    cost = " ".join(command.split())
+    assert re.search(r"about \d+ minutes", cost), "the time of a first run"
+    assert re.search(r"about \d+(\.\d+)? GB of disk", cost), "the disk a first run takes"
+    assert "chromium" in cost and "apt-get" in cost and "root" in cost
+    assert "MANTYX_TEST_NO_PEER_INSTALL=1" in cost
+    # Each peer environment the suite builds, named and sized as the suite announces it.
+    conftest = (ROOT / "tests" / "conftest.py").read_text(encoding="utf-8")
+    built = re.findall(r'^\s+"(.+) \((about \d+ MB)\)",$', conftest, re.M)
+    assert len(built) == 3, built
+    for what, size in built:
+        assert f"{what} ({size}" in cost, f"README does not say the suite builds {what}"
