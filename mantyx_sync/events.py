@@ -1,9 +1,9 @@
 """Run events: the SSE envelope and one typed payload per documented event type.
 
-Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``
-(agent-runs §7, wire-protocol §4). :class:`RunEvent` keeps the envelope as
-sent; :attr:`RunEvent.payload` structures ``data`` into the typed payload for
-its type. Servers differ in the keys they send (see the protocol NOTES), so
+Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``.
+:class:`RunEvent` keeps the envelope as sent; :attr:`RunEvent.payload`
+structures ``data`` into the typed payload for its type. Servers differ in the
+keys they send, so
 every payload field is optional, unknown keys are ignored and unknown event
 types become :class:`UnknownPayload`: nothing here raises for a shape that is
 merely new.
@@ -82,7 +82,7 @@ class MalformedEvent(MantyxError, ValueError):
 
 @attrs.frozen(kw_only=True)
 class TokenUsage:
-    """Tokens a run consumed (NEWER item 17).
+    """Tokens a run consumed.
 
     ``cached_tokens`` is the part of ``input_tokens`` served from the provider's
     prompt cache and ``reasoning_tokens`` the part of ``output_tokens`` spent
@@ -115,7 +115,7 @@ class ModelInfo:
     def reported(self) -> bool:
         """Whether a real model was reported.
 
-        Servers from before the cost fields (NEWER item 17) send an empty
+        Servers from before the cost fields send an empty
         ``provider``; their token counts and turns are not real either.
         """
         return bool(self.provider)
@@ -142,7 +142,7 @@ class ThinkingDelta:
 
 @attrs.frozen(kw_only=True)
 class AssistantMessage:
-    """``assistant_message``: the complete assistant text of one turn (wire-protocol §4.4).
+    """``assistant_message``: the complete assistant text of one turn.
 
     :ivar turn: 0-based turn index (``None`` on servers that omit it).
     :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
@@ -185,7 +185,7 @@ class ToolResultEvent:
 
 @attrs.frozen(kw_only=True)
 class LocalToolCall:
-    """``local_tool_call``: the SDK must answer this call (wire-protocol §4.3).
+    """``local_tool_call``: the SDK must answer this call.
 
     :ivar args: the model's arguments (``args``, or ``input`` on servers that use it).
     :ivar kind: ``"local"``, ``"a2a_local"`` or ``"mcp_local"`` (``"local"`` when absent).
@@ -247,7 +247,7 @@ class ResultPayload:
     :ivar tokens: usage, ``None`` when the server did not report it.
     :ivar turns: model invocations, ``None`` when not reported.
     :ivar model: the model that served the run, ``None`` when not reported.
-    :ivar structured_output: how an output schema was applied (NEWER item 6).
+    :ivar structured_output: how an output schema was applied.
     :ivar plan: a plan-only run's ``{brief, steps}``, as sent.
     """
 
@@ -264,7 +264,7 @@ class ResultPayload:
 
     @property
     def success(self) -> bool:
-        """``subtype == "success"``, or ``ok`` is true and there is no subtype (NOTES.md)."""
+        """``subtype == "success"``, or ``ok`` is true and there is no subtype."""
         if self.subtype is not None:
             return self.subtype == "success"
         return self.ok is True
@@ -272,15 +272,15 @@ class ResultPayload:
 
 @attrs.frozen(kw_only=True)
 class ErrorPayload:
-    """``error``: the run failed (wire-protocol §4.7).
+    """``error``: the run failed.
 
     :ivar error: the human-readable message.
     :ivar code: machine-readable category (legacy alias of ``error_class``).
     :ivar partial_text: salvage text; for output-schema runs usually broken JSON.
     :ivar retryable: the server's coarse retry hint.
-    :ivar api_status: the provider API's HTTP status behind the failure (NEWER item 18).
+    :ivar api_status: the provider API's HTTP status behind the failure.
     :ivar api_code: the provider API's error code.
-    :ivar structured_output: how an output schema was applied (NEWER item 6).
+    :ivar structured_output: how an output schema was applied.
     """
 
     error: str | None = None

@@ -30,7 +30,7 @@ def _text_field(data: Mapping[str, Any], *keys: str) -> str | None:
 
 
 def _result_succeeded(data: Mapping[str, Any]) -> bool:
-    """NOTES.md: success is ``subtype == "success"``, or ``ok`` true with no subtype."""
+    """Success is ``subtype == "success"``, or ``ok`` true with no subtype."""
     subtype = data.get("subtype")
     if subtype is not None:
         return bool(subtype == "success")

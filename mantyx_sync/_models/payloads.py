@@ -1,4 +1,4 @@
-"""Typed payloads of the newest protocol's events (NEWER.md items 4, 6-8, 15, 16, 18).
+"""Typed payloads of the newer events: structured output, model fallback, supervisor, plan, files.
 
 Public through :mod:`mantyx_sync.events`. Like every payload, each field is
 optional and unknown keys are ignored (``raw`` keeps the object as sent).
@@ -33,7 +33,7 @@ __all__ = [
 
 @attrs.frozen(kw_only=True)
 class StructuredOutputInfo:
-    """How an output schema was applied to a run (NEWER item 6), from its terminal event.
+    """How an output schema was applied to a run, from its terminal event.
 
     :ivar schema_requested: the run asked for structured output.
     :ivar schema_enforced: the provider constrained the reply to the schema.
@@ -50,7 +50,7 @@ class StructuredOutputInfo:
 
 @attrs.frozen(kw_only=True)
 class ModelFallback:
-    """``model_fallback``: the primary model failed and the run switched (NEWER item 4).
+    """``model_fallback``: the primary model failed and the run switched.
 
     :ivar error_class: why, e.g. ``overloaded``, ``server_error``, ``unreachable``.
     :ivar model: the model now serving the run.
@@ -66,7 +66,7 @@ class ModelFallback:
 
 @attrs.frozen(kw_only=True)
 class SupervisorVerdict:
-    """``supervisor``: the supervisor's verdict (NEWER item 7; observability only).
+    """``supervisor``: the supervisor's verdict (observability only).
 
     :ivar action: ``"on_track"``, ``"redirect"`` or ``"finalize"``.
     :ivar redirect: the instruction given to the model on a redirect.
@@ -103,7 +103,7 @@ class PlanTransition:
 
 @attrs.frozen(kw_only=True)
 class TaskPlanUpdate:
-    """``task_plan`` (v2): a revision of the run's plan (NEWER item 8).
+    """``task_plan`` (v2): a revision of the run's plan.
 
     Apply revisions by ``plan_id`` + ``revision`` (see :attr:`mantyx_sync.Run.plan`).
     ``plan`` is the server's canonical snapshot, as sent.
