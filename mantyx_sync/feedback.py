@@ -1,4 +1,4 @@
-"""Feedback on runs: a thumbs up or down, with an optional explanation (NEWER.md item 14).
+"""Feedback on runs: a thumbs up or down, with an optional explanation.
 
 ``POST /agent-runs/{id}/feedback`` creates the run's feedback (``201``) or
 replaces it (``200``): there is one per run, so sending it again is safe and
@@ -107,7 +107,7 @@ def feedback_body(
             json.dumps(content_snapshot, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise SpecError(
-                f"must be JSON-serialisable, and is not ({exc})", path="contentSnapshot"
+                f"must be JSON-serialisable, and is not ({exc})", path="content_snapshot"
             ) from exc
         body["contentSnapshot"] = content_snapshot
     return body

@@ -1,9 +1,8 @@
 """Past runs and sessions: typed list items, lazy cursor paging, session replay.
 
 :class:`RunSummary` and :class:`SessionSummary` are the items of
-``GET /agent-runs`` and ``GET /agent-sessions`` (NEWER.md items 10, 12);
-:class:`SessionEvent` is one entry of a session's replay
-(``GET /agent-sessions/{id}/events``, item 13).
+``GET /agent-runs`` and ``GET /agent-sessions``; :class:`SessionEvent` is one
+entry of a session's replay (``GET /agent-sessions/{id}/events``).
 
 :class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
 only when iteration reaches it (it and :func:`paged` live in
@@ -261,7 +260,9 @@ def _metadata_filters(metadata: Any) -> list[str]:
                 path="metadata",
             )
         if not isinstance(value, str):
-            raise SpecError(f"must be a string, got {type(value).__name__}", path=f"metadata.{key}")
+            raise SpecError(
+                f"must be a string, got {type(value).__name__}", path=f"metadata[{key!r}]"
+            )
         filters.append(f"{key}:{value}")
     return filters
 
@@ -274,7 +275,7 @@ def run_list_query(
     metadata: Mapping[str, str] | None = None,
     include_total: bool = False,
 ) -> dict[str, Any]:
-    """The filters of ``GET /agent-runs`` (NEWER.md item 10), without paging.
+    """The filters of ``GET /agent-runs``, without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """
@@ -301,7 +302,7 @@ def session_list_query(
     status: str | None = None,
     metadata: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The filters of ``GET /agent-sessions`` (NEWER.md item 12), without paging.
+    """The filters of ``GET /agent-sessions``, without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """

@@ -207,7 +207,7 @@ class Model:
 
 @attrs.frozen(kw_only=True)
 class ModelCatalog:
-    """The models a workspace can run (``GET /models``, agent-runs §3).
+    """The models a workspace can run (``GET /models``).
 
     Iterate it for :class:`Model` values; :meth:`get` finds one by id.
     """

@@ -72,7 +72,7 @@ def start_run(
     """
     policy = create_policy(transport.config)
     try:
-        # NEWER.md §19: a known-empty "runs" bucket is waited out (within the retry
+        # A known-empty "runs" bucket is waited out (within the retry
         # deadline) rather than spending a request on a certain 429.
         with transport.rate_limits.slot(RUNS_BUCKET, max_wait=policy.deadline):
             reply = transport.request("POST", path, json_body=dict(body), policy=policy)
@@ -278,7 +278,7 @@ class Run:
 
     def _absorb(self, backlog: Sequence[RunEvent]) -> None:
         # Answers first, then calls: a call whose answer is anywhere in the log
-        # must never run again (wire-protocol §10, at-least-once delivery).
+        # must never run again (events are delivered at least once).
         for event in backlog:
             self._note_answer(event)
         for event in backlog:

@@ -1,6 +1,6 @@
 """The :class:`EvalRun` handle: follow an evaluation's stream and answer its case runs' tools.
 
-An evaluation's stream (``GET /eval-runs/{id}/stream``, EVALS.md) carries flat
+An evaluation's stream (``GET /eval-runs/{id}/stream``) carries flat
 JSON events with no ``seq``; a case run that calls a client-resolved tool
 emits ``local_tool_call`` there with its ``agentRunId``. Each call goes to a
 :class:`~mantyx_sync._engine.executor.ToolExecutor` of that agent run, whose
@@ -129,7 +129,7 @@ class _CaseRuns:
         except MantyxError as exc:
             log.warning("eval case run %s: could not read its log: %s", agent_run_id, exc)
             return
-        # Answers first, then calls (wire-protocol §10), as attach_run does.
+        # Answers first, then calls (an answered call must never run again), as attach_run does.
         for event in backlog:
             note_answer(executor, event)
         if backlog and backlog[-1].is_terminal:

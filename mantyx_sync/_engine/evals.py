@@ -1,4 +1,4 @@
-"""Evaluations (EVALS.md): the ``client.evals`` front — datasets, starting, reading, comparing.
+"""Evaluations: the ``client.evals`` front — datasets, starting, reading, comparing.
 
 Arguments are checked before anything is sent; :meth:`Evals.start` returns an
 :class:`~mantyx_sync._engine.eval_run.EvalRun` that follows the evaluation and

@@ -2,7 +2,7 @@
 
 Most bodies are small and become ``bytes`` at once. A body holding
 :class:`~mantyx_sync._models.attachments.FileData` values (the inline files of
-a run's input, NEWER.md item 3) becomes a :class:`StreamedBody` instead: the
+a run's input) becomes a :class:`StreamedBody` instead: the
 JSON around each file is written once, and each file is read from disk and
 base64-encoded piece by piece while the request goes out, so a 5 MB file is
 never held in memory whole, as bytes or as base64 text. Its length is known

@@ -35,7 +35,7 @@ def prepare(
 ) -> requests.PreparedRequest:
     prepared = requests.PreparedRequest()
     prepared.method = method
-    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``, NEWER.md §10).
+    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``).
     prepared.url = f"{url}?{urlencode(params, doseq=True)}" if params else url
     prepared.headers = CaseInsensitiveDict(headers)
     if body is not None or method in ("POST", "PUT", "PATCH"):

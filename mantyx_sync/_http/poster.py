@@ -1,8 +1,8 @@
 """Delivering tool results: one POST per ``toolUseId``, and every outcome named.
 
-``POST .../tool-results`` is idempotent by ``toolUseId`` (NOTES.md), so it is
+``POST .../tool-results`` is idempotent by ``toolUseId``, so it is
 retried on connection errors, timeouts, 429 and 5xx under a deadline that ends
-well before the server's own tool timeout. The answers mean (wire-protocol §5):
+well before the server's own tool timeout. The answers mean:
 
 * 2xx: delivered;
 * 409 ``run_terminal``: the run already ended (e.g. the server timed the tool
@@ -34,7 +34,7 @@ __all__ = ["ResultPoster"]
 log = logging.getLogger(__name__)
 
 # Bounded to end well inside the server's local tool timeout (60 s in the
-# oldest documents; NOTES.md says never rely on it).
+# oldest documents, and not to be relied on).
 DEFAULT_POST_POLICY = RetryPolicy(
     safety=Safety.SAFE, attempts=8, deadline=40.0, backoff=Backoff(initial=0.2, maximum=5.0)
 )

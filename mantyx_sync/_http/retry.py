@@ -1,7 +1,7 @@
 """Retry policies as small immutable values built from tenacity pieces.
 
 Which failures are worth another attempt depends on whether the request is
-safe to repeat (NOTES.md, "Which requests are safe to repeat"):
+safe to repeat:
 
 * ``SAFE`` requests (every GET, tool-results, cancel, session DELETE) are
   retried on connection errors, timeouts, 429 and any 5xx;

@@ -3,7 +3,7 @@
 The stream is read on the caller's thread. Frames are split and parsed here,
 from raw byte chunks handed over as they arrive, in time linear in their size
 (a frame's bytes are joined once, when its end comes). Every event carries a
-monotonically increasing ``seq`` (wire-protocol §10): anything at or below the
+monotonically increasing ``seq``: anything at or below the
 last delivered ``seq`` is a replay and is dropped. When the connection drops,
 stalls past the idle deadline, or closes before a terminal event, the stream
 is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
@@ -66,7 +66,7 @@ Frame = tuple[str | None, str, str | None]
 """One SSE frame's ``event:``, ``data:`` (lines joined by LF) and ``id:`` values."""
 
 # Two line terminators in a row end a frame: LF LF, LF CR (CRLF CRLF contains
-# it) or CR CR (wire-protocol §3; the SSE spec's CR, LF and CRLF line ends).
+# it) or CR CR (the SSE spec's CR, LF and CRLF line ends).
 _FRAME_END = re.compile(b"\n\n|\n\r|\r\r")
 _LINE_END = re.compile("\r\n|\r|\n")
 
@@ -195,7 +195,7 @@ class RunStream:
     :meth:`limit`) the stream ends with :class:`DeadlineExceeded` once that
     time has passed, however the server behaves.
 
-    Other streams of the same kind (an evaluation's flat events, EVALS.md) plug
+    Other streams of the same kind (an evaluation's flat events) plug
     in their own ``parse`` and ``terminal``; with ``resume=False`` a broken
     stream raises instead of reconnecting, for streams that cannot resume, and
     ``on_open`` is called each time a connection is open.
@@ -423,12 +423,12 @@ def read_backlog(
 ) -> list[RunEvent]:
     """Every event already in a run's log, read until the stream goes quiet.
 
-    The server replays its log at once on a new connection (agent-runs §7), so
-    a pause of ``quiet`` seconds with no event on an open stream means the
-    replay is over. Used when attaching to a run another process started, to
-    learn which tool calls are already answered before answering any
-    (wire-protocol §10). A stream that cannot be opened raises instead of
-    passing for an empty log.
+    The server replays its log at once on a new connection, so a pause of
+    ``quiet`` seconds with no event on an open stream means the replay is over.
+    Used when attaching to a run another process started, to learn which tool
+    calls are already answered before answering any (a call is delivered at
+    least once and must run at most once). A stream that cannot be opened
+    raises instead of passing for an empty log.
 
     :raises APIError: the run cannot be read (e.g. 404 unknown run).
     :raises StreamError: no connection could be opened within the reconnect budget.

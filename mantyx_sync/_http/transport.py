@@ -252,7 +252,7 @@ class HttpTransport:
     ) -> EventSource:
         """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
 
-        Sends both ``Last-Event-ID`` and ``?lastSeq=`` (agent-runs §7). The socket
+        Sends both ``Last-Event-ID`` and ``?lastSeq=``. The socket
         read timeout is ``idle_timeout`` so a silent half-open connection is
         noticed; ``connect_timeout`` defaults to the client's.
         """

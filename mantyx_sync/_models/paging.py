@@ -1,7 +1,7 @@
 """Cursor paging of list routes: a lazy :class:`Listing` that follows ``nextCursor``.
 
-A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}``
-(NEWER.md items 10, 12; EVALS.md and the feedback list share the shape).
+A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}`` (runs,
+sessions, evaluations and feedback alike).
 :func:`paged` checks ``limit``/``max_items`` (raising
 :class:`~mantyx_sync.SpecError` before anything is sent) and returns a
 :class:`Listing` that fetches one page at a time through a

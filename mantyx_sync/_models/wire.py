@@ -204,8 +204,8 @@ def _describe(exc: BaseException, _type: Any) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _errors(exc: BaseException, root: str) -> list[tuple[str, str]]:
-    """``(path, message)`` pairs for a structuring failure, paths in wire spelling."""
+def _errors(exc: BaseException, root: str, *, wire: bool) -> list[tuple[str, str]]:
+    """``(path, message)`` pairs for a structuring failure, ``path`` in wire or Python spelling."""
     import cattrs
 
     if not isinstance(exc, cattrs.BaseValidationError):
@@ -213,7 +213,8 @@ def _errors(exc: BaseException, root: str) -> list[tuple[str, str]]:
     pairs = []
     for line in cattrs.transform_error(exc, path=root, format_exception=_describe):
         message, _, where = line.rpartition(" @ ")
-        where = _SEGMENT_RE.sub(lambda m: "." + camel(m.group(1)), where)
+        if wire:
+            where = _SEGMENT_RE.sub(lambda m: "." + camel(m.group(1)), where)
         pairs.append((where, message))
     return pairs
 
@@ -237,7 +238,7 @@ def structure(data: Any, cls: type[T]) -> T:
     except (_validation_error(), TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
-        detail = "; ".join(f"{msg} @ {where}" for where, msg in _errors(exc, "$"))
+        detail = "; ".join(f"{msg} @ {where}" for where, msg in _errors(exc, "$", wire=True))
         raise WireFormatError(f"unexpected {cls.__name__} shape: {detail}") from exc
 
 
@@ -257,7 +258,7 @@ def structure_input(data: Any, cls: type[T], *, path: str) -> T:
         if a.metadata.get(RAW):
             continue
         for key in (_wire_name(a), a.name, *a.metadata.get(ALIASES, ())):
-            known[key] = _wire_name(a)
+            known[key] = a.name
     for key in data:
         if key not in known:
             allowed = ", ".join(sorted({v for v in known.values()}))
@@ -268,7 +269,7 @@ def structure_input(data: Any, cls: type[T], *, path: str) -> T:
     except (_validation_error(), TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
-        where, message = _errors(exc, path)[0]
+        where, message = _errors(exc, path, wire=False)[0]
         raise SpecError(message, path=where) from exc
 
 

@@ -408,7 +408,7 @@ class LocalMantyx:
 
         :param live_tail_on_reconnect: later connections then start at the end
             of the log, so events sent while the client was away are lost to it
-            (EVALS.md: the stream has no resume).
+            (an evaluation's stream has no resume).
         """
         if drop_after < 0:
             raise ValueError("LocalMantyx.inject_eval_stream_fault(): drop_after must be >= 0")

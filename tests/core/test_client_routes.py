@@ -507,7 +507,7 @@ def test_create_run_guard_semantics(
 
 
 def test_spec_error_sends_nothing(client: Client, mock: responses.RequestsMock) -> None:
-    with pytest.raises(mantyx_sync.SpecError, match="loopDetection"):
+    with pytest.raises(mantyx_sync.SpecError, match=r"^loop_detection\.consecutive_threshold:"):
         Agent(client, system_prompt="p", loop_detection={"consecutiveThreshold": 1})
     with pytest.raises(mantyx_sync.SpecError, match="tools"):
         Agent(client, system_prompt="p", tools=[add, add]).start("hi")

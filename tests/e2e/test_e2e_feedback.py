@@ -76,7 +76,7 @@ def test_list_feedback_filters_and_pages(mantyx_server: LocalMantyx) -> None:
         ({"verdict": None}, "verdict"),
         ({"verdict": "up", "explanation": "x" * 8001}, "explanation"),
         ({"verdict": "up", "explanation": 3}, "explanation"),
-        ({"verdict": "up", "content_snapshot": object()}, "contentSnapshot"),
+        ({"verdict": "up", "content_snapshot": object()}, "content_snapshot"),
     ],
 )
 def test_feedback_limits_are_checked_before_sending(

@@ -159,15 +159,17 @@ def test_required_field_missing() -> None:
 
 def test_structure_input_rejects_unknown_keys_with_path() -> None:
     with pytest.raises(SpecError) as info:
-        structure_input({"maxCall": 3}, ToolBudget, path="toolBudgets['x']")
-    assert info.value.path == "toolBudgets['x']"
-    assert "maxCall" in str(info.value) and "maxCalls" in str(info.value)
+        structure_input({"maxCall": 3}, ToolBudget, path="tool_budgets['x']")
+    assert info.value.path == "tool_budgets['x']"
+    assert "'maxCall' (expected: max_calls)" in str(info.value)
 
 
-def test_structure_input_type_error_has_wire_path() -> None:
-    with pytest.raises(SpecError) as info:
-        structure_input({"max_calls": "3"}, ToolBudget, path="toolBudgets['x']")
-    assert info.value.path == "toolBudgets['x'].maxCalls"
+def test_structure_input_type_error_has_python_path() -> None:
+    # The caller's value is named as Python spells it, whichever key style it used.
+    for key in ("max_calls", "maxCalls"):
+        with pytest.raises(SpecError) as info:
+            structure_input({key: "3"}, ToolBudget, path="tool_budgets['x']")
+        assert info.value.path == "tool_budgets['x'].max_calls"
     assert "expected int, got str" in str(info.value)
 
 
