@@ -22,7 +22,7 @@ import urllib3.exceptions
 from .._base.redact import redact_text
 from ..errors import ConnectError, Timeout, TransportError
 
-__all__ = ["NETWORK_ERRORS", "describe", "gave_up", "translate"]
+__all__ = ["NETWORK_ERRORS", "gave_up", "translate"]
 
 NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
