@@ -248,7 +248,7 @@ class Api:
         if response.status == 401 and tokens is not None:
             response.close()
             log.debug(
-                "%s %s: 401 on the access token; refreshing it, trying once more", method, url
+                "%s %s: 401 on the access token; refreshing it and trying once more", method, url
             )
             response = self._one(method, url, headers, tokens.refresh(token), body, timeout, stream)
         return response

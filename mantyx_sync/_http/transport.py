@@ -71,16 +71,19 @@ class HttpRequest:
 
 
 class HttpResponse(Protocol):
-    """What a :class:`Transport` answers: ``status``, ``headers`` (looked up
-    case-insensitively), the body as byte chunks, and :meth:`close`."""
+    """What a :class:`Transport` answers: ``status``, ``headers``, the body as
+    byte chunks, and :meth:`close`."""
 
     @property
-    def status(self) -> int: ...
+    def status(self) -> int:
+        """The HTTP status code."""
 
     @property
-    def headers(self) -> Mapping[str, str]: ...
+    def headers(self) -> Mapping[str, str]:
+        """The response headers, looked up in any case (``headers.get("retry-after")``)."""
 
-    def __iter__(self) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[bytes]:
+        """The body in chunks, as they arrive."""
 
     def close(self) -> None:
         """Release the connection; idempotent, callable from any thread, and a

@@ -282,6 +282,7 @@ class LocalMantyx:
     ) -> None:
         self.stop()
 
+    @checked
     def client(self, *, in_memory: bool = False, **kwargs: Any) -> Any:
         """A ``mantyx_sync.Client`` for this server (extra keyword arguments pass through).
 

@@ -125,6 +125,10 @@ EXPECTED = {
     "UserInfo",
     "TokenSet",
     "TokenSource",
+    # the transport seam: Client(transport=...)
+    "Transport",
+    "HttpRequest",
+    "HttpResponse",
     # errors
     "MantyxError",
     "ConfigurationError",

@@ -34,6 +34,7 @@ from mantyx_sync.testing import (
     ToolCall,
     ToolFiles,
     Turn,
+    WSGITransport,
 )
 
 WRONG = object()
@@ -81,6 +82,8 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
     ),
     "LocalMantyx.wait_for_run": (lambda c: c.server.wait_for_run, {"timeout": 0.01}),
     "LocalMantyx.wait_for_tool_call": (lambda c: _idle().wait_for_tool_call, {"timeout": 0.01}),
+    "LocalMantyx.client": (lambda c: _idle().client, {"in_memory": True}),
+    "WSGITransport": (lambda c: WSGITransport, {"app": _idle().app}),
     # LocalMantyx.oauth and LocalMantyx.clock: the test controls on them
     "OAuthServer.deny_next": (lambda c: _idle().oauth.deny_next, {}),
     "OAuthServer.issue_tokens": (lambda c: _idle().oauth.issue_tokens, {"scopes": ["runs:read"]}),
@@ -133,6 +136,8 @@ NOT_USER_BUILT = {
 NOT_USER_METHODS = {
     "OAuthServer.scopes_of": "asked by the emulator's routes with the request's token",
     "OAuthServer.handle": "the emulator's OAuth routes, called with the parsed request",
+    "WSGITransport.send": "called by mantyx_sync.Client with the request it built",
+    "WSGITransport.stream": "called by mantyx_sync.Client with the request it built",
 }
 
 
