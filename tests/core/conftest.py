@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from core_support import BASE, KEY
 
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.api import Api
+from mantyx_sync._http.config import ClientConfig
 
 
 @pytest.fixture

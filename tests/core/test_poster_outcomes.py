@@ -10,9 +10,9 @@ import requests
 import responses
 from core_support import ROOT
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.poster import Delivery, ResultPoster
 from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
-from mantyx_sync._http.api import Api
 
 URL = f"{ROOT}/agent-runs/run_1/tool-results"
 
@@ -116,9 +116,7 @@ def test_connection_errors_retry(poster: ResultPoster) -> None:
 
 
 @responses.activate
-def test_retries_stop_when_the_run_ends(
-    transport: Api, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_retries_stop_when_the_run_ends(transport: Api, caplog: pytest.LogCaptureFixture) -> None:
     import threading
 
     ended = threading.Event()

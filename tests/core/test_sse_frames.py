@@ -11,9 +11,9 @@ import threading
 import pytest
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.api import Api
 from mantyx_sync.errors import StreamError
 
 TERMINAL = b'data: {"seq":2,"type":"result","data":{"subtype":"success","text":"ok"}}\n\n'

@@ -14,9 +14,9 @@ import time
 import pytest
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.api import Api
 from mantyx_sync.errors import SpecError, StreamError, Timeout
 
 # Connections past these get a 503 (a plain failure): with quiet connections

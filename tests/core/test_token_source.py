@@ -18,8 +18,8 @@ from mantyx_sync import (
     TokenSet,
     TokenSource,
 )
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.api import Api
+from mantyx_sync._http.config import ClientConfig
 from mantyx_sync.oauth import RefreshingTokenSource, _source
 
 
@@ -105,9 +105,7 @@ def test_a_second_401_is_raised_without_another_refresh(
 
 
 @responses.activate
-def test_stream_open_refreshes_after_a_401(
-    oauth_transport: Api, source: FakeSource
-) -> None:
+def test_stream_open_refreshes_after_a_401(oauth_transport: Api, source: FakeSource) -> None:
     responses.get(f"{ROOT}/agent-runs/r1/stream", status=401, json={"error": "unauthorized"})
     responses.get(
         f"{ROOT}/agent-runs/r1/stream",

@@ -9,8 +9,8 @@ import requests
 import responses
 from core_support import BASE, KEY, ROOT
 
-from mantyx_sync._http.retry import RetryPolicy, Safety
 from mantyx_sync._http.api import Api
+from mantyx_sync._http.retry import RetryPolicy, Safety
 from mantyx_sync._http.transport import RequestsTransport
 from mantyx_sync.errors import (
     APIError,
@@ -100,9 +100,7 @@ def test_invalid_model_candidates(transport: Api) -> None:
 
 @pytest.mark.parametrize("required", ["runs:write", ["runs:write", "runs:read"]])
 @responses.activate
-def test_insufficient_scope_exposes_required_scopes(
-    transport: Api, required: object
-) -> None:
+def test_insufficient_scope_exposes_required_scopes(transport: Api, required: object) -> None:
     responses.post(
         f"{ROOT}/agent-runs",
         json={"error": "insufficient_scope", "required": required},
@@ -118,9 +116,7 @@ def test_insufficient_scope_exposes_required_scopes(
 
 @pytest.mark.parametrize(("header", "expected"), [("3", 3.0), ("0.5", 0.5), ("junk", None)])
 @responses.activate
-def test_rate_limit_retry_after(
-    transport: Api, header: str, expected: float | None
-) -> None:
+def test_rate_limit_retry_after(transport: Api, header: str, expected: float | None) -> None:
     responses.get(
         f"{ROOT}/models",
         json={"error": "rate_limited"},
@@ -191,9 +187,7 @@ def test_create_policy_never_retries_a_500(transport: Api) -> None:
 
 
 @responses.activate
-def test_secrets_never_in_errors_or_logs(
-    transport: Api, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_secrets_never_in_errors_or_logs(transport: Api, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mantyx_sync")
     responses.get(
         f"{ROOT}/models",

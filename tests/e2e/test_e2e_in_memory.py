@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ import mantyx_sync
 from mantyx_sync.testing import LocalMantyx, ToolCall, Turn, WSGITransport
 
 SYSTEM = "You are a test agent."
+pytestmark = pytest.mark.usefixtures("no_sockets")
 
 
 class SocketUsed(AssertionError):
@@ -34,16 +34,6 @@ def no_sockets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(socket.socket, "__init__", refuse)
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
-
-
-@pytest.fixture
-def emulator(no_sockets: None) -> Iterator[LocalMantyx]:
-    """An emulator that is never started; its runs end when the test does."""
-    srv = LocalMantyx()
-    try:
-        yield srv
-    finally:
-        srv.stop()
 
 
 @mantyx_sync.local_tool
