@@ -27,7 +27,7 @@ import attrs
 from ..errors import APIError, ConfigurationError, MantyxError, TransportError
 from .api_errors import api_error
 from .auth import TokenSource
-from .body import StreamedBody, encode_body
+from .body import encode_body
 from .config import ClientConfig
 from .failures import gave_up, translate
 from .ratelimit import RateLimits
@@ -130,55 +130,38 @@ class Api:
         :raises APIError: (a subclass per status) for a non-2xx answer.
         :raises TransportError: when no answer could be had.
         """
+        headers = self._headers("application/json")
+        if json_body is not None:
+            headers["Content-Type"] = "application/json"
+        read = timeout if timeout is not None else self.config.read_timeout
+        # Inline files stream into the body as it is sent, afresh by each attempt (body.py).
+        body = None if json_body is None else encode_body(json_body)
+        timeouts = (min(self.config.connect_timeout, read), read)
+        request = HttpRequest(method, self.url(path, params), headers, body, timeouts)
         attempts = 0
         started = time.monotonic()
 
         def send() -> Reply:
             nonlocal attempts
             attempts += 1
-            return self._send(method, path, json_body=json_body, params=params, timeout=timeout)
+            return self._reply(request, path)
 
         try:
-            if policy is None:
-                return send()
-            return policy.call(send, label=f"{method} {path}")
+            return send() if policy is None else policy.call(send, label=f"{method} {path}")
         except TransportError as exc:
             # Say how hard we tried; the transport's own exception stays the cause.
             raise gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
 
-    def _send(
-        self,
-        method: str,
-        path: str,
-        *,
-        json_body: Any,
-        params: Mapping[str, Any] | None,
-        timeout: float | None,
-    ) -> Reply:
-        headers = self._headers("application/json")
-        body = None
-        if json_body is not None:
-            # Inline files stream into the body as it is sent (see body.py).
-            body = encode_body(json_body)
-            headers["Content-Type"] = "application/json"
-        read = timeout if timeout is not None else self.config.read_timeout
+    def _reply(self, request: HttpRequest, path: str) -> Reply:
         started = time.monotonic()
-        response = self._exchange(
-            method,
-            self.url(path, params),
-            headers,
-            body,
-            (min(self.config.connect_timeout, read), read),
-            stream=False,
-        )
+        response = self._exchange(request, stream=False)
         try:
             content = b"".join(response)
         finally:
             response.close()
         status = response.status
-        log.debug(
-            "%s %s -> %d (%.0f ms)", method, path, status, (time.monotonic() - started) * 1000
-        )
+        elapsed = (time.monotonic() - started) * 1000
+        log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
         if status >= 300:
             raise _error(response, content)
         try:
@@ -206,17 +189,11 @@ class Api:
         if last_seq:
             headers["Last-Event-ID"] = str(last_seq)
             params = {"lastSeq": str(last_seq)}
-        url = self.url(path, params)
-        response = self._exchange(
-            "GET",
-            url,
-            headers,
-            None,
-            (connect_timeout or self.config.connect_timeout, idle_timeout),
-            stream=True,
-        )
+        timeouts = (connect_timeout or self.config.connect_timeout, idle_timeout)
+        request = HttpRequest("GET", self.url(path, params), headers, None, timeouts)
+        response = self._exchange(request, stream=True)
         log.debug("GET %s (stream, lastSeq=%s) -> %d", path, last_seq, response.status)
-        source = EventSource(response, url, idle_timeout)
+        source = EventSource(response, request.url, idle_timeout)
         if response.status >= 300:
             try:
                 content = b"".join(source)
@@ -228,50 +205,36 @@ class Api:
     def _headers(self, accept: str) -> dict[str, str]:
         return {"User-Agent": self.config.user_agent, "Accept": accept}
 
-    def _exchange(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        body: bytes | StreamedBody | None,
-        timeout: tuple[float, float],
-        *,
-        stream: bool,
-    ) -> HttpResponse:
-        """One exchange with the credential; after a 401 on an OAuth token, once
+    def _exchange(self, request: HttpRequest, *, stream: bool) -> HttpResponse:
+        """``request`` with the credential; after a 401 on an OAuth token, once
         more with a refreshed token (the server did not act on a 401)."""
         if self._closed:
             raise MantyxError(CLOSED)
         tokens = self._tokens
         token = tokens.token() if tokens is not None else str(self.config.api_key)
-        response = self._one(method, url, headers, token, body, timeout, stream)
+        response = self._send(request, token, stream)
         if response.status == 401 and tokens is not None:
             response.close()
             log.debug(
-                "%s %s: 401 on the access token; refreshing it and trying once more", method, url
+                "%s %s: 401 on the access token; refreshing it and trying once more",
+                request.method,
+                request.url,
             )
-            response = self._one(method, url, headers, tokens.refresh(token), body, timeout, stream)
+            response = self._send(request, tokens.refresh(token), stream)
         return response
 
-    def _one(
-        self,
-        method: str,
-        url: str,
-        headers: dict[str, str],
-        token: str,
-        body: bytes | StreamedBody | None,
-        timeout: tuple[float, float],
-        stream: bool,
-    ) -> HttpResponse:
-        request = HttpRequest(
-            method, url, {**headers, "Authorization": f"Bearer {token}"}, body, timeout
-        )
+    def _send(self, request: HttpRequest, token: str, stream: bool) -> HttpResponse:
+        headers = {**request.headers, "Authorization": f"Bearer {token}"}
+        url, body, timeout = request.url, request.body, request.timeout
+        authorized = HttpRequest(request.method, url, headers, body, timeout)
         try:
-            response = self.transport.stream(request) if stream else self.transport.send(request)
+            response = (
+                self.transport.stream(authorized) if stream else self.transport.send(authorized)
+            )
         except OSError as exc:
             raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
         except TransportError as exc:
-            log.debug("%s %s failed: %s", method, url, exc)
+            log.debug("%s %s failed: %s", request.method, url, exc)
             raise
         self.rate_limits.record(response.headers)
         return response

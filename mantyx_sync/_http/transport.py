@@ -152,8 +152,9 @@ class _Answer:
         # blocked in ``recv`` on another thread until the server sends something.
         if not self._closed:
             self._closed = True
-            with contextlib.suppress(Exception):  # already released or closed
-                self._response.raw.shutdown()
+            if self._streamed:
+                with contextlib.suppress(Exception):  # already released or closed
+                    self._response.raw.shutdown()
             self._response.close()
 
 
