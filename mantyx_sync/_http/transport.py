@@ -56,7 +56,8 @@ class HttpRequest:
 
     :ivar method: ``GET``, ``POST``, ``DELETE``.
     :ivar url: the absolute URL, query string included.
-    :ivar headers: every header to send, the credential included.
+    :ivar headers: every header to send, the credential included (so neither
+        they nor the body are in the repr).
     :ivar body: ``None``, bytes, or an iterable of bytes whose ``len()`` is
         the ``Content-Length`` (iterated afresh by each send).
     :ivar timeout: ``(connect, read)`` seconds; for :meth:`Transport.stream`,
@@ -65,8 +66,8 @@ class HttpRequest:
 
     method: str
     url: str
-    headers: Mapping[str, str]
-    body: bytes | Iterable[bytes] | None = None
+    headers: Mapping[str, str] = attrs.field(repr=False)
+    body: bytes | Iterable[bytes] | None = attrs.field(default=None, repr=False)
     timeout: tuple[float, float] = (10.0, 60.0)
 
 

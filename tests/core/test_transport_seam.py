@@ -93,6 +93,7 @@ def test_the_client_sends_through_the_transport_it_is_given() -> None:
     (sent,) = transport.requests
     assert (sent.method, sent.url, sent.timeout) == ("GET", f"{ROOT}/models", (2.0, 7.0))
     assert sent.headers["Authorization"] == f"Bearer {KEY}"
+    assert KEY not in repr(sent) and "/models" in repr(sent)
     assert sent.headers["Accept"] == "application/json"
     client.close()
     assert transport.closed
