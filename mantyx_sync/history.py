@@ -9,8 +9,8 @@ only when iteration reaches it (it and :func:`paged` live in
 :mod:`mantyx_sync._models.paging`, shared with ``feedback``, and are
 re-exported here); :class:`EventReplay` pages a session's events backwards
 with ``beforeSeq`` and yields them oldest-first. Both are handed a
-``get(path, params) -> body`` callable by the client, so this module knows no
-HTTP. The ``*_query`` functions check the caller's arguments and raise
+``get(params) -> body`` callable for their route by the client, so this
+module knows no HTTP. The ``*_query`` functions check the caller's arguments and raise
 :class:`~mantyx_sync.SpecError` before anything is sent.
 
 Values are immutable and thread-safe; a :class:`Listing` or
@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
-from urllib.parse import quote
 
 import attrs
 
@@ -162,16 +161,8 @@ class EventReplay:
     Thread-safety: iterate from one thread.
     """
 
-    def __init__(
-        self,
-        get: Getter,
-        path: str,
-        *,
-        last: int | None,
-        full: bool,
-    ) -> None:
+    def __init__(self, get: Getter, *, last: int | None, full: bool) -> None:
         self._get = get
-        self._path = path
         self._last = last
         self._full = full
         self._total: int | None = None
@@ -180,7 +171,7 @@ class EventReplay:
         self._events: Iterator[SessionEvent] | None = None
 
     def __repr__(self) -> str:
-        return f"<EventReplay {self._path} total={self._total}>"
+        return f"<EventReplay total={self._total}>"
 
     @property
     def total(self) -> int | None:
@@ -216,7 +207,7 @@ class EventReplay:
                 params["full"] = 1
             if before is not None:
                 params["beforeSeq"] = before
-            body = self._get(self._path, params)
+            body = self._get(params)
             page = page_of(body, "events", SessionEvent.from_wire)
             assert isinstance(body, Mapping)  # checked by _page
             if self._total is None:
@@ -326,7 +317,7 @@ def list_runs(
     """
     params = run_list_query(**filters)
     build = RunSummary.from_wire
-    return paged(get, "/agent-runs", params, "runs", build, limit=limit, max_items=max_items)
+    return paged(get, params, "runs", build, limit=limit, max_items=max_items)
 
 
 def list_sessions(
@@ -338,22 +329,16 @@ def list_sessions(
     """
     params = session_list_query(**filters)
     build = SessionSummary.from_wire
-    return paged(
-        get, "/agent-sessions", params, "sessions", build, limit=limit, max_items=max_items
-    )
+    return paged(get, params, "sessions", build, limit=limit, max_items=max_items)
 
 
-def replay_session(
-    get: Getter, session_id: str, *, last: int | None = None, full: bool = False
-) -> EventReplay:
-    """An :class:`EventReplay` of one session (see :meth:`Client.session_events`).
+def replay_session(get: Getter, *, last: int | None = None, full: bool = False) -> EventReplay:
+    """An :class:`EventReplay` of one session's events route ``get`` (see
+    :meth:`Client.session_events`).
 
-    :raises SpecError: ``session_id``, ``last`` or ``full`` is invalid (nothing is sent).
+    :raises SpecError: ``last`` or ``full`` is invalid (nothing is sent).
     """
-    _check_text(session_id, "session_id")
     check_positive(last, "last")
     if not isinstance(full, bool):
         raise SpecError(f"must be True or False, got {full!r}", path="full")
-    return EventReplay(
-        get, f"/agent-sessions/{quote(session_id, safe='')}/events", last=last, full=full
-    )
+    return EventReplay(get, last=last, full=full)

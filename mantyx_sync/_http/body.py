@@ -19,7 +19,7 @@ from typing import Any
 
 from .._models.attachments import FileData
 
-__all__ = ["StreamedBody", "encode_body"]
+__all__ = ["encode_body"]
 
 # What json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds on every
 # call, built once: 2.0 instead of 3.7 µs per request body. Stateless between

@@ -25,9 +25,9 @@ from typing import Any
 import attrs
 
 from ..errors import APIError, ConnectError, MantyxError
-from .paths import run_path
+from .api import Api
 from .retry import Backoff, RetryPolicy, Safety
-from .transport import HttpTransport
+from .routes import post_tool_result
 
 __all__ = ["ResultPoster"]
 
@@ -71,16 +71,15 @@ class ResultPoster:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         run_id: str,
         *,
         policy: RetryPolicy = DEFAULT_POST_POLICY,
         run_ended: threading.Event | None = None,
     ) -> None:
-        self._transport = transport
+        self._api = api
         self._run_ended = run_ended
         self.run_id = run_id
-        self._path = run_path(run_id, "tool-results")
         self._policy = policy
 
     def post(
@@ -108,7 +107,7 @@ class ResultPoster:
                 raise _RunEnded("the run ended")
             attempts.made += 1
             try:
-                self._transport.request("POST", self._path, json_body=body)
+                post_tool_result(self._api, self.run_id, body)
             except MantyxError as exc:
                 if not isinstance(exc, (ConnectError, APIError)) or (
                     isinstance(exc, APIError) and exc.status >= 500

@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
+from .api import Api, EventSource
 from .retry import Backoff, RetryPolicy, Safety
-from .transport import EventSource, HttpTransport
 
 __all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
 
@@ -203,7 +203,7 @@ class RunStream:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         path: str,
         *,
         run_id: str,
@@ -217,8 +217,8 @@ class RunStream:
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
     ) -> None:
-        config = transport.config
-        self._transport = transport
+        config = api.config
+        self._api = api
         self._path = path
         self.run_id = run_id
         self.last_seq = last_seq
@@ -395,8 +395,8 @@ class RunStream:
         if remaining is not None:
             # Neither the connection nor a silent socket may outlast the deadline.
             idle = min(self._idle_timeout, remaining)
-            connect = min(self._transport.config.connect_timeout, remaining)
-        source = self._transport.open_stream(
+            connect = min(self._api.config.connect_timeout, remaining)
+        source = self._api.open_stream(
             self._path,
             last_seq=self.last_seq or None,
             idle_timeout=idle or self._idle_timeout,
@@ -418,9 +418,7 @@ class RunStream:
             source.close()
 
 
-def read_backlog(
-    transport: HttpTransport, path: str, *, run_id: str, quiet: float
-) -> list[RunEvent]:
+def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[RunEvent]:
     """Every event already in a run's log, read until the stream goes quiet.
 
     The server replays its log at once on a new connection, so a pause of
@@ -433,7 +431,7 @@ def read_backlog(
     :raises APIError: the run cannot be read (e.g. 404 unknown run).
     :raises StreamError: no connection could be opened within the reconnect budget.
     """
-    stream = RunStream(transport, path, run_id=run_id, idle_timeout=quiet, until_quiet=True)
+    stream = RunStream(api, path, run_id=run_id, idle_timeout=quiet, until_quiet=True)
     try:
         return list(stream)
     finally:

@@ -11,16 +11,16 @@ import threading
 import pytest
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import StreamError
 
 TERMINAL = b'data: {"seq":2,"type":"result","data":{"subtype":"success","text":"ok"}}\n\n'
 
 
-def _stream(server: RawSSE, **config: object) -> tuple[HttpTransport, RunStream]:
-    transport = HttpTransport(
+def _stream(server: RawSSE, **config: object) -> tuple[Api, RunStream]:
+    transport = Api(
         ClientConfig(api_key="mantyx_k", workspace="w", base_url=server.base_url, **config)  # type: ignore[arg-type]
     )
     return transport, RunStream(transport, "/agent-runs/r1/stream", run_id="r1")

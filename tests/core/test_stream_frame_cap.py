@@ -11,9 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 import mantyx_sync
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import ConfigurationError, StreamError
 from mantyx_sync.testing import LocalMantyx, Turn
 
@@ -104,7 +104,7 @@ def test_an_endless_frame_is_refused_as_it_arrives(
         base_url=f"http://127.0.0.1:{port}",
         max_event_bytes=256 * 1024,
     )
-    transport = HttpTransport(config)
+    transport = Api(config)
     stream = RunStream(transport, "/agent-runs/r1/stream", run_id="r1")
     first = next(stream)
     assert first.seq == 1

@@ -14,9 +14,9 @@ import time
 import pytest
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import SpecError, StreamError, Timeout
 
 # Connections past these get a 503 (a plain failure): with quiet connections
@@ -46,8 +46,8 @@ def _server(
     return RawSSE(write)
 
 
-def _transport(server: RawSSE, **options: object) -> HttpTransport:
-    return HttpTransport(
+def _transport(server: RawSSE, **options: object) -> Api:
+    return Api(
         ClientConfig(api_key="mantyx_k", workspace="w", base_url=server.base_url, **options)  # type: ignore[arg-type]
     )
 
