@@ -50,8 +50,10 @@ RAW: Final = "mantyx_wire_raw"
 OMIT: Final = "mantyx_wire_omit"
 """Field metadata key: the field is never written out (it is sent some other way)."""
 
-# Not a valid JSON key a server would send, so it cannot collide with a real one.
-_RAW_KEY: Final = "\x00raw"
+# The key a RAW field is read from. No field's wire key looks like it, and it is
+# always overwritten with the whole object before use, so a server cannot feed it.
+# cattrs before 26.2 pastes keys into generated source: no quote, backslash or NUL.
+_RAW_KEY: Final = "<raw body>"
 
 _CAMEL_RE = re.compile(r"_([a-z0-9])")
 _SEGMENT_RE = re.compile(r"\.([a-z][a-z0-9_]*)")
