@@ -11,7 +11,9 @@ safe to repeat (NOTES.md, "Which requests are safe to repeat"):
   run would start and bill twice.
 
 Waits grow exponentially with jitter, honour ``Retry-After`` when the server
-sends it, and every loop is bounded in attempts and in time.
+sends it, and every loop is bounded in attempts and in time. An event stream
+that is reopened counts its failures with :class:`Reconnects`: the same
+tenacity pieces, its attempts budgeted per outage.
 
 tenacity is imported only when a request actually needs a second attempt:
 the first attempt is a plain call, and almost every request succeeds on it
@@ -25,7 +27,7 @@ import enum
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
@@ -43,7 +45,15 @@ from .config import ClientConfig
 if TYPE_CHECKING:
     import tenacity
 
-__all__ = ["Backoff", "RetryPolicy", "Safety", "create_policy", "safe_policy"]
+__all__ = [
+    "Backoff",
+    "Reconnects",
+    "RetryPolicy",
+    "Safety",
+    "create_policy",
+    "reconnect_policy",
+    "safe_policy",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -89,35 +99,29 @@ class Backoff:
     jitter: float = 0.25
     retry_after_cap: float = 60.0
 
-    def _strategy(self) -> tenacity.wait.wait_base:
+    def as_wait(
+        self, cap: Callable[[], float | None] | None = None
+    ) -> Callable[[tenacity.RetryCallState], float]:
+        """A tenacity ``wait``: ``wait_exponential`` plus ``wait_random``, or the
+        failure's ``Retry-After`` when it has one.
+
+        :param cap: seconds no wait may exceed, asked before each wait (``None``:
+            no cap), e.g. what is left of an overall timeout.
+        """
         import tenacity
 
-        exponential = tenacity.wait_exponential(multiplier=self.initial, max=self.maximum)
-        return exponential + tenacity.wait_random(0, self.jitter)
-
-    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        """Seconds to wait before attempt ``attempt + 1`` after failure ``exc``."""
-        hinted = _retry_after(exc)
-        if hinted is not None:
-            return min(hinted, self.retry_after_cap)
-        state = _AttemptState(attempt)
-        return float(self._strategy()(state))  # type: ignore[arg-type]
-
-    def as_wait(self) -> Callable[[tenacity.RetryCallState], float]:
-        """A tenacity ``wait`` callable with the same behaviour as :meth:`delay`."""
+        strategy = tenacity.wait_exponential(
+            multiplier=self.initial, max=self.maximum
+        ) + tenacity.wait_random(0, self.jitter)
 
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome is not None else None
-            return self.delay(state.attempt_number, exc)
+            hinted = _retry_after(exc)
+            delay = strategy(state) if hinted is None else min(hinted, self.retry_after_cap)
+            limit = None if cap is None else cap()
+            return delay if limit is None else max(0.0, min(delay, limit))
 
         return wait
-
-
-@attrs.frozen
-class _AttemptState:
-    # The two attributes tenacity's wait strategies read from a RetryCallState.
-    attempt_number: int
-    outcome: None = None
 
 
 @attrs.frozen
@@ -159,6 +163,7 @@ class RetryPolicy:
         label: str = "request",
         abort: threading.Event | None = None,
         started: float | None = None,
+        cap: Callable[[], float | None] | None = None,
     ) -> tenacity.Retrying:
         """A fresh tenacity controller for one logical request.
 
@@ -166,6 +171,7 @@ class RetryPolicy:
             at once (e.g. the run the request belongs to has ended).
         :param started: when the request's first attempt started
             (``time.monotonic()``); the deadline counts from it. Default: now.
+        :param cap: see :meth:`Backoff.as_wait`.
         """
         import tenacity
 
@@ -192,7 +198,7 @@ class RetryPolicy:
 
         return tenacity.Retrying(
             stop=stop,
-            wait=self.backoff.as_wait(),
+            wait=self.backoff.as_wait(cap),
             retry=tenacity.retry_if_exception(self.should_retry),
             sleep=sleep,
             reraise=True,
@@ -248,8 +254,81 @@ class RetryPolicy:
         return attrs.evolve(self, attempts=attempts)
 
 
+def _raise(exc: BaseException) -> None:
+    raise exc
+
+
+class Reconnects:
+    """The failures in a row of a connection that is reopened (an event stream),
+    each one an attempt of a tenacity controller built from ``policy``.
+
+    :meth:`failed` counts a failure and sleeps the policy's wait before the
+    next attempt; :meth:`reset` (the connection made progress) starts a fresh
+    controller, so the attempt budget is per outage. tenacity is imported at
+    the first failure. Not thread-safe: used by the one thread reading.
+
+    :param abort: when set, a pending wait ends at once and no attempt follows.
+    :param cap: see :meth:`Backoff.as_wait`.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        *,
+        label: str,
+        abort: threading.Event,
+        cap: Callable[[], float | None] | None = None,
+    ) -> None:
+        self._policy = policy
+        self._label = label
+        self._abort = abort
+        self._cap = cap
+        self._attempts: Iterator[tenacity.AttemptManager] | None = None
+        self._attempt: tenacity.AttemptManager | None = None
+        self.failures = 0
+        """Failures since the last :meth:`reset`."""
+
+    def reset(self) -> None:
+        """The connection made progress: the next failure is the first of a new outage."""
+        self._attempts = self._attempt = None
+        self.failures = 0
+
+    def failed(self, exc: BaseException) -> bool:
+        """Count ``exc`` as this outage's next failed attempt and wait before the next.
+
+        :returns: ``False`` when the policy gives up instead (attempts spent,
+            ``abort`` set, or ``exc`` not worth another attempt).
+        """
+        if self._attempts is None:
+            self._attempts = iter(
+                self._policy.retrying(label=self._label, abort=self._abort, cap=self._cap)
+            )
+            self._attempt = next(self._attempts)
+        self.failures += 1
+        assert self._attempt is not None
+        with self._attempt:  # records the failure as this attempt's outcome
+            _raise(exc)
+        try:
+            self._attempt = next(self._attempts)
+        except BaseException as last:
+            if last is not exc:
+                raise
+            return False  # tenacity stopped, re-raising the last failure
+        return True
+
+
 CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=5, deadline=60.0)
 SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
+
+
+# Event streams: counted in reconnects (a stream that makes progress earns a
+# fresh budget, see Reconnects), never in seconds.
+RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None)
+
+
+def reconnect_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`RECONNECT_POLICY` with the client's ``stream_reconnects`` budget."""
+    return RECONNECT_POLICY.with_attempts(config.stream_reconnects + 1)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from .._base.sse import FrameError, read_events
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
-from .retry import Backoff, RetryPolicy, Safety
+from .retry import Reconnects, reconnect_policy
 from .transport import EventSource, HttpTransport
 
 __all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
@@ -129,14 +129,13 @@ class RunStream:
         self._path = path
         self.run_id = run_id
         self.last_seq = last_seq
-        self._reconnects = config.stream_reconnects
         self._idle_timeout = idle_timeout or config.stream_idle_timeout
         self._max_frame = config.max_event_bytes
-        self._backoff = Backoff()
-        # The policy only classifies failures; the loop below owns the waits
-        # because a stream that made progress earns a fresh attempt budget.
-        self._policy = RetryPolicy(safety=Safety.SAFE)
         self._closed = threading.Event()
+        self._policy = reconnect_policy(config)
+        self._reconnects = Reconnects(
+            self._policy, label=f"run {run_id} stream", abort=self._closed, cap=self._remaining
+        )
         self._source: EventSource | None = None
         self._lock = threading.Lock()
         # until_quiet: stop (instead of resuming) once an open stream goes quiet.
@@ -195,7 +194,7 @@ class RunStream:
             source.close()
 
     def _run(self) -> Iterator[RunEvent]:
-        failures = 0
+        reconnects = self._reconnects
         # Checked once per stream: the loop below runs for every streamed token.
         debug = log.isEnabledFor(logging.DEBUG)
         run_id = self.run_id
@@ -270,9 +269,11 @@ class RunStream:
                 # A quiet connection is a failure like any other (a stalled or
                 # dripping server must not be followed forever), unless the run
                 # is waiting on our own tool. Only events start the count again.
-                waiting = quiet and self._busy is not None and self._busy()
-                failures = 1 if progressed or waiting else failures + 1
-                if failures > self._reconnects:
+                if progressed or (quiet and self._busy is not None and self._busy()):
+                    reconnects.reset()
+                if not reconnects.failed(exc):
+                    if self._closed.is_set():
+                        return
                     hint = (
                         "; if runs may go this long without an event, raise "
                         "Client(stream_idle_timeout=...)"
@@ -281,22 +282,9 @@ class RunStream:
                     )
                     raise StreamError(
                         f"event stream for run {run_id} could not be resumed after "
-                        f"{failures - 1} reconnects (stream_reconnects): {exc}{hint}",
+                        f"{reconnects.failures - 1} reconnects (stream_reconnects): {exc}{hint}",
                         run_id=run_id,
                     ) from exc
-                delay = self._backoff.delay(failures, exc)
-                remaining = self._remaining()
-                if remaining is not None:
-                    delay = min(delay, remaining)
-                log.debug(
-                    "run %s: stream interrupted after seq %d (%s); reconnecting in %.2fs",
-                    run_id,
-                    self.last_seq,
-                    exc,
-                    delay,
-                )
-                if self._closed.wait(delay):
-                    return
             finally:
                 self._drop_source()
 
