@@ -33,7 +33,7 @@ from types import TracebackType
 from .._base.argcheck import checked
 from .._http.paths import eval_path, run_path
 from .._http.poster import ResultPoster
-from .._http.retry import Reconnects, reconnect_policy, safe_policy
+from .._http.retry import Attempts, reconnect_policy, safe_policy
 from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
@@ -292,7 +292,7 @@ class EvalRun:
         self._failure: RunError | None = None
         self._done = False
         self._closed = threading.Event()
-        self._reconnects = Reconnects(
+        self._reconnects = Attempts(
             self._policy, label=f"evaluation {eval_id} stream", abort=self._closed
         )
 

@@ -12,8 +12,8 @@ safe to repeat (NOTES.md, "Which requests are safe to repeat"):
 
 Waits grow exponentially with jitter, honour ``Retry-After`` when the server
 sends it, and every loop is bounded in attempts and in time. An event stream
-that is reopened counts its failures with :class:`Reconnects`: the same
-tenacity pieces, its attempts budgeted per outage.
+that is reopened counts its failures with :class:`Attempts` as a request
+does, its budget renewed by each event.
 
 tenacity is imported only when a request actually needs a second attempt:
 the first attempt is a plain call, and almost every request succeeds on it
@@ -24,6 +24,7 @@ the first attempt is a plain call, and almost every request succeeds on it
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import threading
 import time
@@ -46,8 +47,8 @@ if TYPE_CHECKING:
     import tenacity
 
 __all__ = [
+    "Attempts",
     "Backoff",
-    "Reconnects",
     "RetryPolicy",
     "Safety",
     "create_policy",
@@ -214,31 +215,19 @@ class RetryPolicy:
     ) -> T:
         """Run ``fn`` under this policy; the last error is re-raised when it gives up.
 
-        The first attempt is a plain call. Only when it fails with an error
-        worth retrying is the tenacity controller built; it is handed that
-        first outcome as its attempt 1, so attempts, waits and the deadline
-        (counted from the first attempt's start) are exactly those of a
-        controller that had run every attempt.
+        The first attempt is a plain call: tenacity's controller is built only
+        when an attempt fails with an error worth retrying (see :class:`Attempts`),
+        the deadline counting from the first attempt's start.
 
         :param abort: see :meth:`retrying`.
         """
-        started = time.monotonic()
-        try:
-            return fn()
-        except BaseException as exc:
-            if not self.should_retry(exc):
-                raise
-            first: BaseException | None = exc
-        retrying = self.retrying(label=label, abort=abort, started=started)
-
-        def attempt() -> T:
-            nonlocal first
-            if first is not None:
-                failed, first = first, None
-                raise failed
-            return fn()
-
-        return retrying(attempt)
+        attempts = Attempts(self, label=label, abort=abort, started=time.monotonic())
+        while True:
+            try:
+                return fn()
+            except BaseException as exc:
+                if not self.should_retry(exc) or not attempts.failed(exc):
+                    raise
 
     def call(self, fn: Callable[[], T], *, label: str = "request") -> T:
         """:meth:`run`, with a warning when a retryable failure outlasts the policy."""
@@ -258,17 +247,16 @@ def _raise(exc: BaseException) -> None:
     raise exc
 
 
-class Reconnects:
-    """The failures in a row of a connection that is reopened (an event stream),
-    each one an attempt of a tenacity controller built from ``policy``.
+class Attempts:
+    """The failed attempts at one thing under ``policy`` (a request, a stream's
+    reopens), each an attempt of a tenacity controller built from it.
 
-    :meth:`failed` counts a failure and sleeps the policy's wait before the
-    next attempt; :meth:`reset` (the connection made progress) starts a fresh
-    controller, so the attempt budget is per outage. tenacity is imported at
-    the first failure. Not thread-safe: used by the one thread reading.
+    :meth:`failed` records a failure and sleeps the policy's wait before the
+    next attempt; :meth:`reset` (a stream made progress) starts a fresh
+    controller, so a stream's budget is per outage. The controller, and
+    tenacity, only come with the first failure. Not thread-safe: one caller.
 
-    :param abort: when set, a pending wait ends at once and no attempt follows.
-    :param cap: see :meth:`Backoff.as_wait`.
+    :param started: see :meth:`RetryPolicy.retrying`; ``abort`` and ``cap`` too.
     """
 
     def __init__(
@@ -276,37 +264,32 @@ class Reconnects:
         policy: RetryPolicy,
         *,
         label: str,
-        abort: threading.Event,
+        abort: threading.Event | None,
+        started: float | None = None,
         cap: Callable[[], float | None] | None = None,
     ) -> None:
-        self._policy = policy
-        self._label = label
-        self._abort = abort
-        self._cap = cap
+        self._controller = functools.partial(
+            policy.retrying, label=label, abort=abort, started=started, cap=cap
+        )
         self._attempts: Iterator[tenacity.AttemptManager] | None = None
-        self._attempt: tenacity.AttemptManager | None = None
         self.failures = 0
-        """Failures since the last :meth:`reset`."""
+        """Failures since the start or the last :meth:`reset`."""
 
     def reset(self) -> None:
-        """The connection made progress: the next failure is the first of a new outage."""
-        self._attempts = self._attempt = None
-        self.failures = 0
+        """Progress was made: the next failure is the first of a new outage."""
+        self._attempts, self.failures = None, 0
 
     def failed(self, exc: BaseException) -> bool:
-        """Count ``exc`` as this outage's next failed attempt and wait before the next.
+        """Record ``exc`` as the next failed attempt and wait before another.
 
-        :returns: ``False`` when the policy gives up instead (attempts spent,
-            ``abort`` set, or ``exc`` not worth another attempt).
+        :returns: ``False`` when the policy gives up instead (attempts or time
+            spent, ``abort`` set, or ``exc`` not worth another attempt).
         """
         if self._attempts is None:
-            self._attempts = iter(
-                self._policy.retrying(label=self._label, abort=self._abort, cap=self._cap)
-            )
+            self._attempts = iter(self._controller())
             self._attempt = next(self._attempts)
         self.failures += 1
-        assert self._attempt is not None
-        with self._attempt:  # records the failure as this attempt's outcome
+        with self._attempt:  # tenacity records the failure as this attempt's outcome
             _raise(exc)
         try:
             self._attempt = next(self._attempts)
@@ -322,7 +305,7 @@ SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
 
 
 # Event streams: counted in reconnects (a stream that makes progress earns a
-# fresh budget, see Reconnects), never in seconds.
+# fresh budget, see Attempts), never in seconds.
 RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None)
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from .._base.sse import FrameError, read_events
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
-from .retry import Reconnects, reconnect_policy
+from .retry import Attempts, reconnect_policy
 from .transport import EventSource, HttpTransport
 
 __all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
@@ -133,7 +133,7 @@ class RunStream:
         self._max_frame = config.max_event_bytes
         self._closed = threading.Event()
         self._policy = reconnect_policy(config)
-        self._reconnects = Reconnects(
+        self._reconnects = Attempts(
             self._policy, label=f"run {run_id} stream", abort=self._closed, cap=self._remaining
         )
         self._source: EventSource | None = None

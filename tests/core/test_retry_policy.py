@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
-from mantyx_sync._http.retry import Backoff, Reconnects, RetryPolicy, Safety
+from mantyx_sync._http.retry import Attempts, Backoff, RetryPolicy, Safety
 from mantyx_sync.errors import (
     APIError,
     ConnectError,
@@ -125,7 +125,7 @@ def test_reconnects_count_failures_per_outage_through_tenacity() -> None:
     policy = RetryPolicy(
         safety=Safety.SAFE, attempts=3, deadline=None, backoff=backoff, sleep=waits.append
     )
-    reconnects = Reconnects(policy, label="s", abort=threading.Event())
+    reconnects = Attempts(policy, label="s", abort=threading.Event())
     assert reconnects.failed(Timeout("quiet")) and reconnects.failed(Timeout("quiet"))
     assert not reconnects.failed(Timeout("quiet"))  # the budget of 3 attempts is spent
     assert (waits, reconnects.failures) == ([0.5, 1.0], 3)
@@ -138,7 +138,7 @@ def test_reconnects_count_failures_per_outage_through_tenacity() -> None:
 def test_reconnect_waits_are_capped_and_end_on_abort() -> None:
     abort = threading.Event()
     policy = RetryPolicy(safety=Safety.SAFE, attempts=10, deadline=None)
-    reconnects = Reconnects(policy, label="s", abort=abort, cap=lambda: 0.05)
+    reconnects = Attempts(policy, label="s", abort=abort, cap=lambda: 0.05)
     started = time.monotonic()
     assert reconnects.failed(ConnectError("down"))  # 0.25 s of backoff, capped at 0.05
     assert time.monotonic() - started < 0.2
