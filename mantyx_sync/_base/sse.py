@@ -32,8 +32,9 @@ MAX_FRAME_LINES: Final = 64
 bytes, and a 32 MB frame of 64 lines costs it about twice what one line does."""
 
 # Two line ends in a row end a frame: LF LF, LF CR (CRLF CRLF contains it) or
-# CR CR (the SSE line ends are CR, LF and CRLF).
-_FRAME_END = re.compile(b"\n\n|\n\r|\r\r")
+# CR CR (the SSE line ends are CR, LF and CRLF). Compiled (and cached by re)
+# on first use: most streams never have a CR.
+_FRAME_END = b"\n\n|\n\r|\r\r"
 
 
 class FrameError(ValueError):
@@ -109,7 +110,7 @@ def _frames(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
 def _ends(chunk: bytes, last: bytes) -> list[int]:
     """Where each frame that ends in ``chunk`` ends (``last``: the byte before it)."""
     if b"\r" in chunk or last == b"\r":
-        return [end.end() - len(last) for end in _FRAME_END.finditer(last + chunk)]
+        return [end.end() - len(last) for end in re.finditer(_FRAME_END, last + chunk)]
     # LF only, as most servers send: str.find is several times faster than the pattern.
     ends = [1] if last == b"\n" and chunk[:1] == b"\n" else []
     found = chunk.find(b"\n\n", ends[0] if ends else 0)
