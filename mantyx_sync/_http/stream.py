@@ -11,7 +11,8 @@ ends at exactly one terminal event, after which the connection is closed.
 One frame may not grow past ``max_event_bytes`` (32 MB by default) nor hold
 more than 64 lines: past either the stream fails with
 :class:`~mantyx_sync.StreamError` instead of buffering whatever a server or
-proxy sends; so does a frame that is not UTF-8."""
+proxy sends; so does a frame that is not UTF-8.
+"""
 
 from __future__ import annotations
 

@@ -346,7 +346,7 @@ def test_a_reply_frame_of_too_many_lines_fails_the_call_naming_the_limit(
     server = serve(handler)
     conn = define_local_mcp("s", url=server.url, timeout=5).connect()
     try:
-        with pytest.raises(ToolError, match=f"more than {MAX_FRAME_LINES} lines"):
+        with pytest.raises(ToolError, match=f"answered badly: .*more than {MAX_FRAME_LINES} lines"):
             _call(conn, 5)
     finally:
         conn.close()

@@ -295,7 +295,8 @@ class HttpTransport:
                 reason = f"MCP server {self._label!r} connection closed"
             endpoint.fail(request_id, PeerGoneError(reason))
         except FrameError as exc:
-            endpoint.fail(request_id, PeerGoneError(f"MCP server {self._label!r} sent {exc}"))
+            reason = f"MCP server {self._label!r} answered badly: {exc}"
+            endpoint.fail(request_id, PeerGoneError(reason))
         except Exception as exc:  # a worker thread must never die silently
             logger.debug("%s: request worker failed", self._label, exc_info=True)
             endpoint.fail(request_id, PeerGoneError(f"MCP request failed: {type(exc).__name__}"))
@@ -405,7 +406,7 @@ class HttpTransport:
                 if event.event == "message":
                     self._deliver_json(endpoint, event.data, None)
         except FrameError as exc:
-            logger.warning("%s: GET stream closed: the server sent %s", self._label, exc)
+            logger.warning("%s: GET stream closed, the server answered badly: %s", self._label, exc)
         except (requests.RequestException, OSError, AttributeError, ValueError):
             # The stream ends this way when close() shuts the socket down.
             pass
