@@ -23,7 +23,7 @@ from typing import Final
 
 import sseclient
 
-__all__ = ["MAX_FRAME_BYTES", "FrameError", "read_events"]
+__all__ = ["MAX_FRAME_BYTES", "FrameError", "FrameTooLarge", "read_events"]
 
 MAX_FRAME_BYTES: Final = 32 * 1024 * 1024
 """The default cap on one frame's size."""
@@ -38,14 +38,11 @@ _FRAME_END = b"\n\n|\n\r|\r\r"
 
 
 class FrameError(ValueError):
-    """An event frame refused: too large, too many lines, or not UTF-8.
+    """An event frame refused: too large, too many lines, or not UTF-8."""
 
-    :ivar too_large: the frame grew past the byte cap.
-    """
 
-    def __init__(self, message: str, *, too_large: bool = False) -> None:
-        super().__init__(message)
-        self.too_large = too_large
+class FrameTooLarge(FrameError):
+    """An event frame grew past the byte cap."""
 
 
 def read_events(
@@ -130,4 +127,4 @@ def _lines(frame: bytes) -> int:
 
 
 def _too_large(max_bytes: int) -> FrameError:
-    return FrameError(f"an event frame grew past {max_bytes} bytes", too_large=True)
+    return FrameTooLarge(f"an event frame grew past {max_bytes} bytes")

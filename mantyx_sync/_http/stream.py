@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 
-from .._base.sse import FrameError, read_events
+from .._base.sse import FrameError, FrameTooLarge, read_events
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .retry import Attempts, reconnect_policy
@@ -247,7 +247,7 @@ class RunStream:
                 hint = (
                     " (max_event_bytes); the stream was closed. Pass "
                     "Client(max_event_bytes=...) if events this large are expected"
-                    if exc.too_large
+                    if isinstance(exc, FrameTooLarge)
                     else "; the stream was closed"
                 )
                 raise StreamError(
