@@ -33,7 +33,7 @@ from types import TracebackType
 from .._base.argcheck import checked
 from .._http.api import Api
 from .._http.poster import ResultPoster
-from .._http.retry import Backoff, RetryPolicy, Safety
+from .._http.retry import Attempts, reconnect_policy
 from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
@@ -266,18 +266,19 @@ class EvalRun:
             on_tool=on_tool,
         )
         self._frames = _FlatFrames()
-        self._policy = RetryPolicy(safety=Safety.SAFE)
-        self._backoff = Backoff()
+        self._policy = reconnect_policy(api.config)
         self._resources = _Resources(self._cases, tools)
         self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)
         self._finalizer.atexit = False
         self._connections = 0
         self._opened = False
-        self._failures = 0
         self._events: list[RunEvent] = []
         self._failure: RunError | None = None
         self._done = False
         self._closed = threading.Event()
+        self._reconnects = Attempts(
+            self._policy, label=f"evaluation {eval_id} stream", abort=self._closed
+        )
 
     def __repr__(self) -> str:
         return (
@@ -324,7 +325,7 @@ class EvalRun:
                 self._resources.stream = None
                 if self._closed.is_set():
                     raise
-                polled = self._interrupted(MantyxError("the evaluation stream ended early"))
+                polled = self._interrupted(StreamError("the evaluation stream ended early"))
                 if polled is None:
                     continue
                 event = polled
@@ -341,7 +342,7 @@ class EvalRun:
                     continue
                 event = polled
             else:
-                self._failures = 0
+                self._reconnects.reset()
             self._handle(event)
             return event
 
@@ -407,15 +408,8 @@ class EvalRun:
     def _interrupted(self, exc: MantyxError) -> RunEvent | None:
         """The stream broke: the terminal event if the evaluation is over, else ``None``
         after a backoff (then the stream is reopened)."""
-        quiet = self._opened and isinstance(exc, Timeout)
-        self._failures = 1 if quiet else self._failures + 1
-        if self._failures > self._api.config.stream_reconnects:
-            self._release()
-            raise StreamError(
-                f"evaluation {self.id}: the stream could not be followed after "
-                f"{self._failures - 1} reconnects: {exc}",
-                run_id=self.id,
-            ) from exc
+        if self._opened and isinstance(exc, Timeout):
+            self._reconnects.reset()  # quiet, not broken: a new outage
         try:
             summary = EvalRunSummary.from_wire(get_eval(self._api, self.id) or {})
         except MantyxError as poll_error:
@@ -429,9 +423,13 @@ class EvalRun:
                 type=_TERMINAL_STATUS_EVENT[summary.status],
                 data={**summary.raw, "polled": True},
             )
-        delay = self._backoff.delay(self._failures, exc)
-        log.debug("evaluation %s: stream interrupted (%s); reopening in %.2fs", self.id, exc, delay)
-        self._closed.wait(delay)
+        if not self._reconnects.failed(exc) and not self._closed.is_set():
+            self._release()
+            raise StreamError(
+                f"evaluation {self.id}: the stream could not be followed after "
+                f"{self._reconnects.failures - 1} reconnects: {exc}",
+                run_id=self.id,
+            ) from exc
         return None
 
     def _handle(self, event: RunEvent) -> None:

@@ -59,7 +59,6 @@ from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
 from mantyx_sync._base.types import UNSET
 from mantyx_sync._http import retry as retry_module
-from mantyx_sync._http import stream as stream_module
 from mantyx_sync._http.retry import Backoff
 from mantyx_sync.events import ModelInfo, TokenUsage
 from mantyx_sync.spec import OverrideKeywords, SpecKeywords
@@ -155,8 +154,9 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
                 policy = getattr(module, name)
                 monkeypatch.setattr(module, name, attrs.evolve(policy, sleep=recorded.append))
     # Stream reconnects wait on an Event; make those waits negligible.
+    fast = Backoff(initial=0.001, maximum=0.001, jitter=0.0)
     monkeypatch.setattr(
-        stream_module, "Backoff", lambda: Backoff(initial=0.001, maximum=0.001, jitter=0.0)
+        retry_module, "RECONNECT_POLICY", attrs.evolve(retry_module.RECONNECT_POLICY, backoff=fast)
     )
     return recorded
 

@@ -19,8 +19,10 @@ REPO = Path(__file__).resolve().parents[2]
 FLOORS = runpy.run_path(str(REPO / ".ci" / "floors.py"))
 
 # Imported only where an extra is installed: the emulator and the quick serving
-# runner (werkzeug, the ``testing`` extra), and the pytest plugin (under pytest).
-OPTIONAL = {"werkzeug", "pytest"}
+# runner (werkzeug, the ``testing`` extra), and the pytest plugin (under pytest);
+# typing_extensions only under TYPE_CHECKING (``Unpack`` for the spec keywords),
+# which a type checker brings with it.
+OPTIONAL = {"werkzeug", "pytest", "typing_extensions"}
 # Distribution name -> the module it provides, where the two differ.
 MODULE_OF = {"sseclient-py": "sseclient"}
 
