@@ -128,6 +128,10 @@ EXPECTED = {
     "UserInfo",
     "TokenSet",
     "TokenSource",
+    # the transport seam: Client(transport=...)
+    "Transport",
+    "HttpRequest",
+    "HttpResponse",
     # errors
     "MantyxError",
     "ConfigurationError",
