@@ -19,7 +19,6 @@ from typing import Any
 import attrs
 
 from ._base.argcheck import checked
-from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError, SpecError
@@ -112,12 +111,18 @@ class RunResult:
 
     def _repr_html_(self) -> str:
         # Jupyter: the answer, each tool call collapsible, a tokens/model footer.
+        from ._display.render import render_html
+
         return render_html(self._display())
 
     def _repr_markdown_(self) -> str:
+        from ._display.render import render_markdown
+
         return render_markdown(self._display())
 
     def _display(self) -> Any:
+        from ._display.render import view_of
+
         return view_of(
             self.run_id,
             self.events,

@@ -19,7 +19,6 @@ from typing import Any
 import attrs
 
 from ._base.argcheck import checked
-from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.outcome import failure_of
@@ -293,11 +292,15 @@ class Run:
         if self._result is not None:
             return self._result._repr_html_()
         # A snapshot: notebook.show renders while its reader thread appends.
+        from ._display.render import render_html, view_of
+
         return render_html(view_of(self.id, tuple(self._events)))
 
     def _repr_markdown_(self) -> str:
         if self._result is not None:
             return self._result._repr_markdown_()
+        from ._display.render import render_markdown, view_of
+
         return render_markdown(view_of(self.id, tuple(self._events)))
 
     @property

@@ -36,6 +36,7 @@ RARELY_USED = (
     "mantyx_sync.serve",
     "mantyx_sync.cli",
     "mantyx_sync.notebook",
+    "mantyx_sync._display",  # a run rendered for a notebook
     "mantyx_sync._tools.signature",  # schemas derived from a function's signature
 )
 

@@ -397,6 +397,9 @@ DEFERRED = frozenset(
         (f"{PKG}.session", f"{PKG}.history"),
         # signature-based schema derivation, for @local_tool only
         (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
+        # rendering a run for a notebook (_repr_html_/_repr_markdown_)
+        (f"{PKG}.run", f"{PKG}._display.render"),
+        (f"{PKG}.results", f"{PKG}._display.render"),
         # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
         (f"{PKG}.cli", f"{PKG}.cli._commands"),
         (f"{PKG}.cli", f"{PKG}.cli._chat"),
