@@ -37,16 +37,24 @@ def _command(name: str) -> _Command:
         from ._chat import cmd_chat
 
         return cmd_chat
-    from . import _commands
+    from ._commands import (
+        cmd_cancel,
+        cmd_emulator,
+        cmd_models,
+        cmd_run,
+        cmd_run_info,
+        cmd_runs,
+        cmd_sessions,
+    )
 
     commands: dict[str, _Command] = {
-        "run": _commands.cmd_run,
-        "models": _commands.cmd_models,
-        "runs": _commands.cmd_runs,
-        "sessions": _commands.cmd_sessions,
-        "run-info": _commands.cmd_run_info,
-        "cancel": _commands.cmd_cancel,
-        "emulator": _commands.cmd_emulator,
+        "run": cmd_run,
+        "models": cmd_models,
+        "runs": cmd_runs,
+        "sessions": cmd_sessions,
+        "run-info": cmd_run_info,
+        "cancel": cmd_cancel,
+        "emulator": cmd_emulator,
     }
     return commands[name]
 
