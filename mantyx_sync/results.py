@@ -14,17 +14,19 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._base.argcheck import checked
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
-from .errors import OutputParseError, SpecError
+from .errors import MantyxError, OutputParseError, SpecError
 from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
-from .feedback import Feedback, FeedbackLink
 from .spec import OutputSchema
+
+if TYPE_CHECKING:
+    from .feedback import Feedback, Poster
 
 __all__ = [
     "Model",
@@ -51,6 +53,48 @@ def _compiled(canonical_schema: str) -> Callable[[Any], Any]:
 
 def _events_repr(events: tuple[RunEvent, ...]) -> str:
     return f"<{len(events)} events>"
+
+
+class FeedbackLink:
+    """What a :class:`~mantyx_sync.RunResult` keeps to send feedback on its run.
+
+    Pickling drops the connection (a result sent to another process cannot
+    reach the client it came from): the copy raises when used.
+    """
+
+    __slots__ = ("_post",)
+
+    def __init__(self, post: Poster | None) -> None:
+        self._post = post
+
+    def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
+        return (FeedbackLink, (None,))
+
+    def __repr__(self) -> str:
+        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
+
+    def send(
+        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
+    ) -> Feedback:
+        """:func:`send_feedback` through the client this link came from.
+
+        :raises MantyxError: the link was detached (the result was pickled).
+        """
+        if self._post is None:
+            raise MantyxError(
+                f"run {run_id}: this result is not connected to a client (it was copied "
+                "between processes); use client.feedback(run_id, ...) instead"
+            )
+        # Feedback (and its listing machinery) loads with the first feedback sent.
+        from .feedback import send_feedback
+
+        return send_feedback(
+            self._post,
+            run_id,
+            verdict,
+            explanation=explanation,
+            content_snapshot=content_snapshot,
+        )
 
 
 @attrs.frozen(kw_only=True)

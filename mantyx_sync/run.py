@@ -14,7 +14,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -33,9 +33,11 @@ from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import MantyxError, RunError, SpecError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
-from .feedback import FeedbackLink, Poster
-from .results import RunResult
+from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
+
+if TYPE_CHECKING:
+    from .feedback import Poster
 
 __all__ = ["Run"]
 

@@ -30,6 +30,8 @@ RARELY_USED = (
     "mantyx_sync._engine.eval_run",
     "mantyx_sync._models.evals",
     "mantyx_sync.history",
+    "mantyx_sync.feedback",  # loaded by the first feedback sent
+    "mantyx_sync._models.paging",  # listings: history, feedback, evaluations
     "mantyx_sync.oauth",
     "mantyx_sync.credentials",
     "mantyx_sync._peers",

@@ -395,6 +395,7 @@ DEFERRED = frozenset(
         (f"{PKG}.client", f"{PKG}.history"),
         (f"{PKG}.client", f"{PKG}.feedback"),
         (f"{PKG}.session", f"{PKG}.history"),
+        (f"{PKG}.results", f"{PKG}.feedback"),
         # signature-based schema derivation, for @local_tool only
         (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
         # rendering a run for a notebook (_repr_html_/_repr_markdown_)
