@@ -40,6 +40,8 @@ RARELY_USED = (
     "mantyx_sync.notebook",
     "mantyx_sync._display",  # a run rendered for a notebook
     "mantyx_sync._tools.signature",  # schemas derived from a function's signature
+    "mantyx_sync._tools.schema",  # ... or from a model class, with its docstrings
+    "mantyx_sync._tools.docstring",
 )
 
 

@@ -396,8 +396,9 @@ DEFERRED = frozenset(
         (f"{PKG}.client", f"{PKG}.feedback"),
         (f"{PKG}.session", f"{PKG}.history"),
         (f"{PKG}.results", f"{PKG}.feedback"),
-        # signature-based schema derivation, for @local_tool only
+        # schema derivation from a signature (@local_tool) or a model class, not a dict
         (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
+        (f"{PKG}._tools.object_schema", f"{PKG}._tools.schema"),
         # rendering a run for a notebook (_repr_html_/_repr_markdown_)
         (f"{PKG}.run", f"{PKG}._display.render"),
         (f"{PKG}.results", f"{PKG}._display.render"),
