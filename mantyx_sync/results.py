@@ -22,10 +22,11 @@ from ._base.argcheck import checked
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
 from .errors import MantyxError, OutputParseError, SpecError
-from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
+from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
+    from ._models.payloads import ModelFallback, TaskPlan
     from .feedback import Feedback, Poster
 
 __all__ = [

@@ -32,11 +32,12 @@ from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backl
 from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import MantyxError, RunError, SpecError
-from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan
+from .events import TERMINAL_TYPES, ModelInfo, RunEvent
 from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
+    from ._models.payloads import TaskPlan
     from .feedback import Poster
 
 __all__ = ["Run"]

@@ -1,8 +1,12 @@
-"""Typed payloads of the newest protocol's events (NEWER.md items 4, 6-8, 15, 16, 18).
+"""Typed payloads a run builds only when asked: deltas, messages, server-side
+tool activity, guard events, plans, model switches, supervisor verdicts, tool files.
 
-Public through :mod:`mantyx_sync.events`. Like every payload, each field is
-optional and unknown keys are ignored (``raw`` keeps the object as sent).
-:class:`PlanTracker` applies ``task_plan`` revisions idempotently.
+Public through :mod:`mantyx_sync.events`, which imports this module with the
+first ``event.payload`` of such an event or the first use of one of these
+names (a run reads only its tool calls and its terminal event itself). Like
+every payload, each field is optional and unknown keys are ignored (``raw``
+keeps the object as sent). :class:`PlanTracker` applies ``task_plan``
+revisions idempotently.
 
 All values are immutable and safe to share between threads.
 """
@@ -18,34 +22,118 @@ from . import wire as _wire
 from .wire import RAW
 
 __all__ = [
+    "AssistantDelta",
+    "AssistantMessage",
+    "LocalToolResultIn",
+    "LoopDetected",
     "ModelFallback",
     "PlanStep",
     "PlanTracker",
     "PlanTransition",
-    "StructuredOutputInfo",
+    "Started",
     "SupervisorVerdict",
     "TaskPlan",
     "TaskPlanUpdate",
+    "ThinkingDelta",
+    "ToolBudgetExceeded",
+    "ToolCallEvent",
     "ToolFile",
     "ToolFiles",
+    "ToolResultEvent",
 ]
 
 
 @attrs.frozen(kw_only=True)
-class StructuredOutputInfo:
-    """How an output schema was applied to a run (NEWER item 6), from its terminal event.
+class Started:
+    """``started``: the run is running (only some servers send it)."""
 
-    :ivar schema_requested: the run asked for structured output.
-    :ivar schema_enforced: the provider constrained the reply to the schema.
-    :ivar enforcement_mechanism: ``"native_schema"``, ``"synthetic_tool"`` or ``"none"``.
-    :ivar unconstrained_fallback_occurred: best-effort enforcement fell back to an
-        unconstrained reply.
+
+@attrs.frozen(kw_only=True)
+class AssistantDelta:
+    """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingDelta:
+    """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """``assistant_message``: the complete assistant text of one turn (wire-protocol §4.4).
+
+    :ivar turn: 0-based turn index (``None`` on servers that omit it).
+    :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
+    :ivar tool_calls: the tool calls the model made on this turn, as sent.
+    :ivar model: the model that produced this turn (after a fallback, the fallback).
     """
 
-    schema_requested: bool | None = None
-    schema_enforced: bool | None = None
-    enforcement_mechanism: str | None = None
-    unconstrained_fallback_occurred: bool | None = None
+    text: str = ""
+    turn: int | None = None
+    finish_reason: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallEvent:
+    """``tool_call``: MANTYX is running a server-resolved tool (informational)."""
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    input: Any = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultEvent:
+    """``tool_result``: a server-resolved tool finished (informational).
+
+    Servers send either ``result`` or ``ok`` + ``summary``; whatever was sent is
+    here and, untouched, in ``raw``.
+    """
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    result: Any = None
+    ok: bool | None = None
+    summary: Any = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class LocalToolResultIn:
+    """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
+
+    :ivar files: metadata of the files sent with the result (never their bytes).
+    """
+
+    tool_use_id: str | None = None
+    output: str | None = None
+    error: str | None = None
+    files: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class LoopDetected:
+    """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
+
+    consecutive_count: int | None = None
+    hard_cutoff: bool | None = None
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ToolBudgetExceeded:
+    """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
+
+    tool: str | None = None
+    max_calls: int | None = None
+    call_index: int | None = None
 
 
 @attrs.frozen(kw_only=True)

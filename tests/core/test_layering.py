@@ -402,6 +402,9 @@ DEFERRED = frozenset(
         # rendering a run for a notebook (_repr_html_/_repr_markdown_)
         (f"{PKG}.run", f"{PKG}._display.render"),
         (f"{PKG}.results", f"{PKG}._display.render"),
+        # the newest protocol's event payloads, with the first such event
+        (f"{PKG}.events", f"{PKG}._models.payloads"),
+        (f"{PKG}._models.progress", f"{PKG}._models.payloads"),
         # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
         (f"{PKG}.cli", f"{PKG}.cli._commands"),
         (f"{PKG}.cli", f"{PKG}.cli._chat"),
