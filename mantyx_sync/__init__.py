@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from ._http.auth import TokenSet, TokenSource
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimit, RateLimits
+    from ._models.refs import A2ATool, MantyxTool, McpTool, PluginTool
     from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
     from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
     from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
@@ -129,15 +130,7 @@ if TYPE_CHECKING:
         Supervisor,
         ToolBudget,
     )
-    from .tools import (
-        A2ATool,
-        ClientResolvedTool,
-        MantyxTool,
-        McpTool,
-        PluginTool,
-        ToolConnection,
-        ToolOutput,
-    )
+    from .tools import ClientResolvedTool, ToolConnection, ToolOutput
 
 __all__ = (
     "UNSET",
@@ -266,7 +259,8 @@ _LAZY: dict[str, str] = {
     "._base.types": "UNSET UnsetType",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
-    ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",
+    ".tools": "ClientResolvedTool ToolConnection ToolOutput",
+    "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
     ".spec": "AgentSpec LoopDetection OutputSchema Plan ReasoningTrigger Supervisor ToolBudget",
     ".messages": "Attachment Message",
     ".events": (

@@ -40,6 +40,7 @@ RARELY_USED = (
     "mantyx_sync.notebook",
     "mantyx_sync._display",  # a run rendered for a notebook
     "mantyx_sync._models.payloads",  # plans, model switches, supervisor verdicts, tool files
+    "mantyx_sync._models.refs",  # MantyxTool, PluginTool, A2ATool, McpTool
     "mantyx_sync._tools.signature",  # schemas derived from a function's signature
     "mantyx_sync._tools.schema",  # ... or from a model class, with its docstrings
     "mantyx_sync._tools.docstring",
