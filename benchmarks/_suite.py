@@ -366,7 +366,9 @@ class _Suite:
                 started = time.perf_counter()
                 subprocess.run(
                     [sys.executable, "-c", code],
-                    cwd=ROOT,
+                    # Not ROOT: `-c` puts the working directory first on sys.path,
+                    # and an explicit PYTHONPATH (a mantyx_sync to compare) must win.
+                    cwd=ROOT / "benchmarks",
                     env=env,
                     check=True,
                     stdout=subprocess.DEVNULL,  # the help text
