@@ -246,7 +246,7 @@ class UnknownPayload:
     data: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True})
 
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOAD_NAMES
     EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
         Started,
         AssistantDelta,
