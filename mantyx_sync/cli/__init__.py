@@ -33,10 +33,7 @@ def _command(name: str) -> _Command:
     # The commands (and through them the SDK, requests and the emulator) are
     # imported only once one is chosen: `--help`, `--version` and a usage
     # error load nothing but the parser.
-    if name == "chat":
-        from ._chat import cmd_chat
-
-        return cmd_chat
+    from ._chat import cmd_chat
     from ._commands import (
         cmd_cancel,
         cmd_emulator,
@@ -49,6 +46,7 @@ def _command(name: str) -> _Command:
 
     commands: dict[str, _Command] = {
         "run": cmd_run,
+        "chat": cmd_chat,
         "models": cmd_models,
         "runs": cmd_runs,
         "sessions": cmd_sessions,
