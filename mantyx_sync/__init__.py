@@ -31,6 +31,7 @@ from ._version import __version__
 # mantyx_sync.MantyxError` never triggers an import.
 from .errors import (
     APIError,
+    ArgumentTypeError,
     AuthError,
     ConfigurationError,
     ConflictError,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from ._http.auth import TokenSet, TokenSource
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimit, RateLimits
+    from ._http.transport import HttpRequest, HttpResponse, Transport
     from ._models.refs import A2ATool, MantyxTool, McpTool, PluginTool
     from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
     from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
@@ -125,8 +127,10 @@ if TYPE_CHECKING:
         AgentSpec,
         LoopDetection,
         OutputSchema,
+        OverrideKeywords,
         Plan,
         ReasoningTrigger,
+        SpecKeywords,
         Supervisor,
         ToolBudget,
     )
@@ -140,6 +144,7 @@ __all__ = (
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
+    "ArgumentTypeError",
     "AssistantDelta",
     "AssistantMessage",
     "Attachment",
@@ -165,6 +170,8 @@ __all__ = (
     "EventPayload",
     "EventReplay",
     "Feedback",
+    "HttpRequest",
+    "HttpResponse",
     "InvalidRequestError",
     "Listing",
     "LocalA2A",
@@ -188,6 +195,7 @@ __all__ = (
     "OAuth",
     "OutputParseError",
     "OutputSchema",
+    "OverrideKeywords",
     "PermissionDenied",
     "Plan",
     "PlanStep",
@@ -216,6 +224,7 @@ __all__ = (
     "SessionSummary",
     "SignInError",
     "SpecError",
+    "SpecKeywords",
     "Started",
     "StreamError",
     "StructuredOutputInfo",
@@ -239,6 +248,7 @@ __all__ = (
     "ToolOutput",
     "ToolResolutionError",
     "ToolResultEvent",
+    "Transport",
     "TransportError",
     "UnknownPayload",
     "UnsetType",
@@ -261,7 +271,10 @@ _LAZY: dict[str, str] = {
     "._tools.schema": "SchemaWarning",
     ".tools": "ClientResolvedTool ToolConnection ToolOutput",
     "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
-    ".spec": "AgentSpec LoopDetection OutputSchema Plan ReasoningTrigger Supervisor ToolBudget",
+    ".spec": (
+        "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
+        " SpecKeywords Supervisor ToolBudget"
+    ),
     ".messages": "Attachment Message",
     ".events": (
         "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"
@@ -276,6 +289,7 @@ _LAZY: dict[str, str] = {
     "._http.auth": "TokenSet TokenSource",
     "._http.config": "ClientConfig",
     "._http.ratelimit": "RateLimit RateLimits",
+    "._http.transport": "HttpRequest HttpResponse Transport",
     "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
     "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
     "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",

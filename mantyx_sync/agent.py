@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
-from ._base.types import UNSET
 from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
 from .client import Client
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
 from .session import Session
-from .spec import SPEC_FIELDS, AgentSpec
+from .spec import AgentSpec, SpecKeywords, keyword_docs
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 __all__ = ["Agent"]
 
 
+@keyword_docs(SpecKeywords)
 class Agent:
     """An agent spec bound to a :class:`Client`.
 
@@ -28,75 +31,30 @@ class Agent:
     ``client`` one is built from the environment (``MANTYX_API_KEY``,
     ``MANTYX_WORKSPACE``, ``MANTYX_BASE_URL``).
 
-    ``tools`` may mix server-resolved refs (:class:`MantyxTool`,
-    :class:`PluginTool`, :class:`A2ATool`, :class:`McpTool`), local tools
-    (:func:`define_local_tool`, functions decorated with :func:`local_tool`, or
-    plain typed functions), and :func:`define_local_mcp` / :func:`define_local_a2a`
-    definitions, which are connected at the start of each run and closed at
-    its end.
-
-    Give ``system_prompt`` or ``agent_id`` (a stored workspace agent); with
-    neither, every run must bring a non-empty ``Message("system", ...)`` and
-    :meth:`session` is refused (a session is created before any message).
-
     Thread-safety: an ``Agent`` is immutable after construction; call
     :meth:`run` from many threads at once — each call is its own run.
-
-    :param fallback_model_id: the model to switch to when ``model_id`` is
-        overloaded or unreachable; must differ from it.
-    :param supervisor: ``True`` (on, server defaults), ``False`` or a
-        :class:`~mantyx_sync.Supervisor`.
-    :param plan: ``True``/``"auto"``, ``"required"``, ``False`` or a
-        :class:`~mantyx_sync.Plan`; :meth:`run_plan` makes a plan only.
-    :param max_workers: threads answering local tool calls in each run
-        (default: the client's, 32).
-    :param on_tool: called with a :class:`ToolActivity` when each local tool
-        call starts and ends (from pool threads), e.g. for progress output.
 
     Example::
 
         agent = mantyx_sync.Agent(system_prompt="You are terse.", tools=[add])
         print(agent.run("What is 2 + 3?").text)
+
+    :param max_workers: threads answering local tool calls in each run
+        (default: the client's, 32).
+    :param on_tool: called with a :class:`ToolActivity` when each local tool
+        call starts and ends (from pool threads), e.g. for progress output.
     """
 
-    @checked(SpecError, defer=SPEC_FIELDS)
+    @checked(ArgumentTypeError)
     def __init__(
         self,
         client: Client | None = None,
         *,
-        system_prompt: str | None = None,
-        agent_id: str | None = None,
-        model_id: str | None = None,
-        name: str | None = None,
-        tools: Sequence[Any] = (),
-        reasoning_level: str | int | None = None,
-        output_schema: Any = None,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        budgets: dict[str, Any] | None = None,
-        metadata: dict[str, str] | None = None,
-        fallback_model_id: str | None = None,
-        supervisor: Any = None,
-        plan: Any = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
+        **spec: Unpack[SpecKeywords],
     ) -> None:
-        self.spec: AgentSpec = AgentSpec.build(
-            system_prompt=system_prompt,
-            agent_id=agent_id,
-            model_id=model_id,
-            name=name,
-            tools=tools,
-            reasoning_level=reasoning_level,
-            output_schema=output_schema,
-            loop_detection=loop_detection,
-            tool_budgets=tool_budgets,
-            budgets=budgets,
-            metadata=metadata,
-            fallback_model_id=fallback_model_id,
-            supervisor=supervisor,
-            plan=plan,
-        )
+        self.spec: AgentSpec = AgentSpec.build(**spec)
         self.client: Client = client if client is not None else Client()
         self._max_workers = max_workers
         self._on_tool = on_tool
@@ -105,7 +63,6 @@ class Agent:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
-    @checked(SpecError)
     def start(
         self,
         prompt: str | None = None,
@@ -139,7 +96,7 @@ class Agent:
             timeout=timeout,
         )
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
@@ -161,7 +118,6 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
         self,
         prompt: str | None = None,
@@ -187,7 +143,6 @@ class Agent:
         """
         return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,
@@ -196,7 +151,7 @@ class Agent:
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:
-        """Make a plan without carrying it out: a plan-only run (NEWER item 8).
+        """Make a plan without carrying it out: a plan-only run.
 
         The result's :attr:`~mantyx_sync.RunResult.plan` holds the brief and the
         steps; such a run uses no tokens and reports ``turns == 0``.
@@ -212,8 +167,12 @@ class Agent:
         with run:
             return run.wait()
 
-    def session(self, **overrides: Any) -> Session:
-        """Open a :class:`Session` with this agent's spec (fields in ``overrides`` replace it)."""
+    def session(self, **overrides: Unpack[SpecKeywords]) -> Session:
+        """Open a :class:`Session` with this agent's spec; spec keywords given replace its own.
+
+        :raises SpecError: an override breaks a rule, or the spec has no
+            ``system_prompt`` or ``agent_id`` (nothing is sent).
+        """
         return self.client.create_session(
             self.spec,
             max_workers=self._max_workers,

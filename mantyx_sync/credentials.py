@@ -34,7 +34,6 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._base.argcheck import checked
 from ._http.auth import TokenSet
 from .errors import ConfigurationError
 
@@ -153,7 +152,6 @@ def _write(path: Path, data: Mapping[str, Any]) -> None:
         raise
 
 
-@checked(ConfigurationError, defer=("tokens",))
 def save(
     tokens: TokenSet,
     *,
@@ -179,7 +177,6 @@ def save(
     return path
 
 
-@checked(ConfigurationError)
 def load(
     *, profile: str = "default", directory: str | os.PathLike[str] | None = None
 ) -> TokenSet | None:
@@ -201,7 +198,6 @@ def load(
         raise ConfigurationError(f"{path}: profile {name!r}: {exc}") from None
 
 
-@checked(ConfigurationError)
 def delete(*, profile: str = "default", directory: str | os.PathLike[str] | None = None) -> bool:
     """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty."""
     name = _profile(profile)

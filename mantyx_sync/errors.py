@@ -5,7 +5,9 @@
     MantyxError
     ├── ConfigurationError (also ValueError)   missing key/workspace, bad client options
     ├── SpecError (also ValueError)            the agent spec or a tool fails a documented limit;
-    │                                          raised before anything is sent
+    │   │                                      raised before anything is sent
+    │   └── ArgumentTypeError                  an argument of the wrong type, refused at the call;
+    │                                          also a ConfigurationError and a TypeError
     ├── TransportError                         no HTTP answer at all
     │   ├── ConnectError                       the connection could not be made
     │   ├── Timeout                            connect or read timed out
@@ -42,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 __all__ = [
     "APIError",
+    "ArgumentTypeError",
     "AuthError",
     "ConfigurationError",
     "ConflictError",
@@ -77,12 +80,24 @@ class SpecError(MantyxError, ValueError):
     """The agent spec, a tool or a turn input breaks a documented rule.
 
     Raised before any request is sent; the message says what to fix.
-    ``path`` names the offending field in wire terms (e.g. ``tools[2].name``).
+    ``path`` names the argument to fix as the caller wrote it (e.g. ``tools[2].name``).
     """
 
     def __init__(self, message: str, *, path: str | None = None) -> None:
         super().__init__(f"{path}: {message}" if path else message)
         self.path = path
+
+
+class ArgumentTypeError(SpecError, ConfigurationError, TypeError):
+    """An argument of the wrong type, refused at the call that passed it.
+
+    Raised where a wrong type would otherwise fail late: a value kept to be
+    sent later, a handler called later. The message names the argument as
+    written in Python, what it must be and the type it got (never the value);
+    ``path`` is the argument's name. It is a :class:`SpecError` (an agent's
+    or a tool's argument), a :class:`ConfigurationError` (a client option)
+    and a ``TypeError`` alike, so each of those ``except`` clauses catches it.
+    """
 
 
 class TransportError(MantyxError):

@@ -1,14 +1,11 @@
 """Run events: the SSE envelope and one typed payload per documented event type.
 
-Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``
-(agent-runs §7, wire-protocol §4). :class:`RunEvent` keeps the envelope as
-sent; :attr:`RunEvent.payload` structures ``data`` into the typed payload for
-its type. Servers differ in the keys they send (see the protocol NOTES), so
-every payload field is optional, unknown keys are ignored and unknown event
-types become :class:`UnknownPayload`: nothing here raises for a shape that is
-merely new.
-
-All values are immutable and safe to share between threads.
+Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``.
+:class:`RunEvent` keeps the envelope as sent; :attr:`RunEvent.payload`
+structures ``data`` into the typed payload for its type. Servers differ in the
+keys they send, so every payload field is optional, unknown keys are ignored
+and unknown event types become :class:`UnknownPayload`: nothing here raises
+for a shape that is merely new. All values are immutable and thread-safe.
 """
 
 from __future__ import annotations
@@ -21,7 +18,16 @@ from typing import TYPE_CHECKING, Any, Final, Union
 import attrs
 
 from ._models import wire as _wire
-from ._models.wire import ALIASES, RAW
+from ._models.terminal import (
+    CancelledPayload,
+    ErrorPayload,
+    ModelInfo,
+    ResultPayload,
+    RunOutcome,
+    StructuredOutputInfo,
+    TokenUsage,
+)
+from ._models.wire import ALIASES, RAW, camel
 from .errors import MantyxError
 
 if TYPE_CHECKING:
@@ -91,66 +97,8 @@ class MalformedEvent(MantyxError, ValueError):
 
 
 @attrs.frozen(kw_only=True)
-class TokenUsage:
-    """Tokens a run consumed (NEWER item 17).
-
-    ``cached_tokens`` is the part of ``input_tokens`` served from the provider's
-    prompt cache and ``reasoning_tokens`` the part of ``output_tokens`` spent
-    thinking: both are *subsets*, not additional tokens. Counts the server did
-    not report are ``0``; a server that reports no usage at all gives ``None``
-    in place of the whole object.
-    """
-
-    input_tokens: int = 0
-    cached_tokens: int = 0
-    reasoning_tokens: int = 0
-    output_tokens: int = 0
-
-    @property
-    def total_tokens(self) -> int:
-        """``input_tokens + output_tokens`` (subsets are already inside them)."""
-        return self.input_tokens + self.output_tokens
-
-
-@attrs.frozen(kw_only=True)
-class ModelInfo:
-    """The model that served a run: catalog ``id``, ``provider``, vendor id, effort."""
-
-    id: str | None = None
-    provider: str | None = None
-    vendor_model_id: str | None = None
-    reasoning_effort: str | None = None
-
-    @property
-    def reported(self) -> bool:
-        """Whether a real model was reported.
-
-        Servers from before the cost fields (NEWER item 17) send an empty
-        ``provider``; their token counts and turns are not real either.
-        """
-        return bool(self.provider)
-
-
-@attrs.frozen(kw_only=True)
-class StructuredOutputInfo:
-    """How an output schema was applied to a run (NEWER item 6), from its terminal event.
-
-    :ivar schema_requested: the run asked for structured output.
-    :ivar schema_enforced: the provider constrained the reply to the schema.
-    :ivar enforcement_mechanism: ``"native_schema"``, ``"synthetic_tool"`` or ``"none"``.
-    :ivar unconstrained_fallback_occurred: best-effort enforcement fell back to an
-        unconstrained reply.
-    """
-
-    schema_requested: bool | None = None
-    schema_enforced: bool | None = None
-    enforcement_mechanism: str | None = None
-    unconstrained_fallback_occurred: bool | None = None
-
-
-@attrs.frozen(kw_only=True)
 class LocalToolCall:
-    """``local_tool_call``: the SDK must answer this call (wire-protocol §4.3).
+    """``local_tool_call``: the SDK must answer this call.
 
     :ivar args: the model's arguments (``args``, or ``input`` on servers that use it).
     :ivar kind: ``"local"``, ``"a2a_local"`` or ``"mcp_local"`` (``"local"`` when absent).
@@ -170,73 +118,6 @@ class LocalToolCall:
     mcp_tool_name: str | None = None
     mcp_server_info: dict[str, Any] | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-
-@attrs.frozen(kw_only=True)
-class ResultPayload:
-    """``result``: the run ended; :attr:`success` says whether it succeeded.
-
-    :ivar subtype: ``"success"`` or a failure such as ``error_local_tool_timeout``
-        (absent on servers that send ``ok`` instead).
-    :ivar tokens: usage, ``None`` when the server did not report it.
-    :ivar turns: model invocations, ``None`` when not reported.
-    :ivar model: the model that served the run, ``None`` when not reported.
-    :ivar structured_output: how an output schema was applied (NEWER item 6).
-    :ivar plan: a plan-only run's ``{brief, steps}``, as sent.
-    """
-
-    subtype: str | None = None
-    ok: bool | None = None
-    text: str | None = None
-    error: str | None = None
-    tokens: TokenUsage | None = None
-    turns: int | None = None
-    model: ModelInfo | None = None
-    structured_output: StructuredOutputInfo | None = None
-    plan: dict[str, Any] | None = None
-    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-    @property
-    def success(self) -> bool:
-        """``subtype == "success"``, or ``ok`` is true and there is no subtype (NOTES.md)."""
-        if self.subtype is not None:
-            return self.subtype == "success"
-        return self.ok is True
-
-
-@attrs.frozen(kw_only=True)
-class ErrorPayload:
-    """``error``: the run failed (wire-protocol §4.7).
-
-    :ivar error: the human-readable message.
-    :ivar code: machine-readable category (legacy alias of ``error_class``).
-    :ivar partial_text: salvage text; for output-schema runs usually broken JSON.
-    :ivar retryable: the server's coarse retry hint.
-    :ivar api_status: the provider API's HTTP status behind the failure (NEWER item 18).
-    :ivar api_code: the provider API's error code.
-    :ivar structured_output: how an output schema was applied (NEWER item 6).
-    """
-
-    error: str | None = None
-    code: str | None = None
-    error_class: str | None = None
-    finish_reason: str | None = None
-    partial_text: str | None = None
-    retryable: bool | None = None
-    tokens: TokenUsage | None = None
-    turns: int | None = None
-    model: ModelInfo | None = None
-    api_status: int | None = None
-    api_code: str | None = None
-    structured_output: StructuredOutputInfo | None = None
-    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-
-@attrs.frozen(kw_only=True)
-class CancelledPayload:
-    """``cancelled``: the run was cancelled; ``reason`` when the server gives one."""
-
-    reason: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -270,10 +151,11 @@ if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOA
     """Every payload :attr:`RunEvent.payload` can return."""
 
 # Event type -> payload class, in the documented order. Only the classes a
-# run reads itself live here; the others (deltas, messages, server-side tool
-# activity, guards, plans, model switches, supervisor verdicts, tool files) are
-# built only for a caller's ``event.payload``, so _models.payloads, which
-# defines them, loads with the first such use.
+# run reads itself live here (its tool calls, how it ended); the others
+# (deltas, messages, server-side tool activity, guards, plans, model switches,
+# supervisor verdicts, tool files) are built only for a caller's
+# ``event.payload``, so _models.payloads, which defines them, loads with the
+# first such use.
 _PAYLOAD_NAMES: Final = {
     "started": "Started",
     "assistant_delta": "AssistantDelta",
@@ -332,7 +214,8 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     """The typed payload for an event's ``type`` and ``data``.
 
     :returns: :class:`UnknownPayload` when the type is unknown, or when ``data``
-        does not have the documented shape (logged at warning).
+        does not have the documented shape (logged at warning); a terminal
+        event's payload instead keeps every field that reads.
     """
     cls = _payload_class(event_type)
     if cls is None:
@@ -340,8 +223,14 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     try:
         payload: EventPayload = _wire.structure(data, cls)
     except _wire.WireFormatError as exc:
-        log.warning("%s event payload not understood, kept as unknown: %s", event_type, exc)
-        return UnknownPayload(data=dict(data))
+        if event_type not in TERMINAL_TYPES:
+            log.warning("%s event payload not understood, kept as unknown: %s", event_type, exc)
+            return UnknownPayload(data=dict(data))
+        # How a run ended is never lost to one odd field.
+        log.warning("%s event: fields not understood were dropped: %s", event_type, exc)
+        payload = _wire.structure({k: v for k, v in data.items() if _reads(k, v, cls)}, cls)
+        if isinstance(payload, (ResultPayload, ErrorPayload)):
+            payload = attrs.evolve(payload, raw=dict(data))
     if (
         isinstance(payload, (ResultPayload, ErrorPayload))
         and payload.model is not None
@@ -349,6 +238,14 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     ):
         return attrs.evolve(payload, tokens=None, turns=None, model=None)
     return payload
+
+
+def _reads(key: str, value: Any, cls: type[Any]) -> bool:
+    try:
+        _wire.structure({key: value}, cls)
+    except _wire.WireFormatError:
+        return False
+    return True
 
 
 _DECODER: Final = json.JSONDecoder()
@@ -379,6 +276,42 @@ def _seq_of(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().lstrip("-").isdigit():
         return int(value)
     return None
+
+
+# A call with any key the converter reads beyond the documented four (the
+# snake_case spellings, aliases, the A2A/MCP fields) is left to the converter.
+_CONVERTER_KEYS: Final = frozenset(
+    key
+    for a in attrs.fields(LocalToolCall)
+    if not a.metadata.get(RAW)
+    for key in (a.name, camel(a.name), *a.metadata.get(ALIASES, ()))
+) - {"toolUseId", "name", "args", "kind"}
+
+
+def plain_call(data: Mapping[str, Any]) -> LocalToolCall | None:
+    """The documented plain local call in ``data``, built without the converter;
+    ``None`` for any other shape (``event.payload`` then reads it).
+
+    The round trip's path: the converter costs ~5 µs per call. Exact types
+    only, so nothing the converter would refuse gets through, and the value is
+    the one it builds (``args`` and ``raw`` copied).
+    """
+    tool_use_id = data.get("toolUseId")
+    name = data.get("name")
+    args = data.get("args")
+    kind = data.get("kind", "local")
+    if (
+        type(tool_use_id) is not str
+        or type(name) is not str
+        or type(args) is not dict
+        or type(kind) is not str
+        or not _CONVERTER_KEYS.isdisjoint(data)
+        or not all(type(key) is str for key in args)
+    ):
+        return None
+    return LocalToolCall(
+        tool_use_id=tool_use_id, name=name, args=dict(args), kind=kind, raw=dict(data)
+    )
 
 
 @attrs.frozen(kw_only=True)
@@ -458,5 +391,58 @@ class RunEvent:
     @property
     def local_tool_call(self) -> LocalToolCall | None:
         """The call, when this is a well-formed ``local_tool_call`` event."""
-        payload = self.payload if self.type == "local_tool_call" else None
+        if self.type != "local_tool_call":
+            return None
+        payload = plain_call(self.data) or self.payload
         return payload if isinstance(payload, LocalToolCall) else None
+
+
+def outcome_of(event: RunEvent) -> RunOutcome | None:
+    """How the run ended, when ``event`` ends it; ``None`` for any other event."""
+    payload = event.payload if event.is_terminal else None
+    if isinstance(payload, (ResultPayload, ErrorPayload, CancelledPayload)):
+        return RunOutcome.of(payload)
+    return None
+
+
+_TOOL_TYPES: Final = frozenset(
+    {"tool_call", "local_tool_call", "tool_result", "local_tool_result_in"}
+)
+
+
+@attrs.frozen(kw_only=True)
+class ToolStep:
+    """A tool call (``done`` false) or its answer, read alike from a local or
+    server-side tool's event, for the views of a run."""
+
+    tool_use_id: str
+    name: str | None
+    done: bool
+    args: Any = None
+    ok: bool = True
+    outcome: Any = None
+
+
+def tool_step(event: RunEvent) -> ToolStep | None:
+    """The tool call or answer in ``event``; ``None`` for other events and for
+    one without a ``toolUseId`` (it cannot be paired)."""
+    if event.type not in _TOOL_TYPES:
+        return None
+    from ._models.payloads import LocalToolResultIn, ToolCallEvent, ToolResultEvent
+
+    # local_tool_call first: it skips the converter for the documented shape.
+    payload = event.local_tool_call or event.payload
+    if isinstance(payload, (LocalToolCall, ToolCallEvent)) and payload.tool_use_id:
+        args = payload.args if isinstance(payload, LocalToolCall) else payload.input
+        return ToolStep(tool_use_id=payload.tool_use_id, name=payload.name, done=False, args=args)
+    name = None
+    if isinstance(payload, LocalToolResultIn) and payload.tool_use_id:
+        ok = payload.error is None
+        outcome = payload.output if ok else payload.error
+    elif isinstance(payload, ToolResultEvent) and payload.tool_use_id:
+        ok = payload.ok is not False and not payload.is_error
+        outcome = payload.summary if payload.result is None else payload.result
+        name = payload.name
+    else:
+        return None
+    return ToolStep(tool_use_id=payload.tool_use_id, name=name, done=True, ok=ok, outcome=outcome)

@@ -23,7 +23,6 @@ import threading
 import time
 from typing import Any, Final, TextIO
 
-from ._base.argcheck import checked
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
 from .cli._view import RunView
@@ -48,7 +47,6 @@ def _ipython_display() -> Any:
     return importlib.import_module("IPython.display")
 
 
-@checked(SpecError, defer=("out",))
 def show(
     run: Run | RunResult, *, interval: float = _DEFAULT_INTERVAL, out: TextIO | None = None
 ) -> RunResult:

@@ -4,27 +4,33 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
-from ._base.types import UNSET
+from ._base.types import UnsetType
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
-from ._http.paths import session_path
-from ._http.retry import safe_policy
+from ._http.api import Api
+from ._http.routes import end_session, get_session, session_event_pages
 from ._http.stream import check_timeout
-from ._http.transport import HttpTransport
 from ._models.controls import plan_only
-from .errors import SpecError
+from .errors import ArgumentTypeError
 from .events import RunEvent
 from .messages import turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
-from .spec import SPEC_FIELDS, MessageOverrides, OutputSchema
+from .spec import (
+    MessageOverrides,
+    OutputSchema,
+    OverrideKeywords,
+    keyword_docs,
+)
 
 if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
     from .history import EventReplay
 
 __all__ = ["Session"]
@@ -55,7 +61,7 @@ class Session:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         session_id: str,
         *,
         tools: ResolvedTools,
@@ -64,10 +70,10 @@ class Session:
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
         self.id: str = session_id
-        self._transport = transport
+        self._api = api
         self._tools = tools
         self._output_schema = output_schema
-        self._max_workers = max_workers or transport.config.max_workers
+        self._max_workers = max_workers or api.config.max_workers
         self._on_tool = on_tool
         self._ended = False
         self._lock = threading.Lock()
@@ -75,27 +81,20 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.id}{' ended' if self._ended else ''}>"
 
-    @checked(SpecError, defer=SPEC_FIELDS)
+    @keyword_docs(OverrideKeywords)
     def start(
         self,
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
         attachments: Sequence[Any] | None = None,
-        tools: Any = UNSET,
-        reasoning_level: Any = UNSET,
-        output_schema: Any = UNSET,
-        loop_detection: Any = UNSET,
-        tool_budgets: Any = UNSET,
-        metadata: Any = UNSET,
-        supervisor: Any = UNSET,
-        plan: Any = UNSET,
         timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
 
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
-        Keyword overrides apply to this one run only.
+        Spec keywords given apply to this one run only.
 
         :param timeout: seconds the run may take (``None``: no limit); past it
             the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
@@ -104,64 +103,60 @@ class Session:
         """
         check_timeout(timeout)
         body = turn_input(prompt, messages, attachments, streamed=True)
-        overrides = MessageOverrides.build(
-            tools=tools,
-            reasoning_level=reasoning_level,
-            output_schema=output_schema,
-            loop_detection=loop_detection,
-            tool_budgets=tool_budgets,
-            metadata=metadata,
-            supervisor=supervisor,
-            plan=plan,
-        )
-        if tools is UNSET:
+        given = MessageOverrides.build(**overrides)
+        if isinstance(given.tools, UnsetType):
             resolved, owns = self._tools, False
-            body.update(overrides.to_body(None))
+            body.update(given.to_body(None))
         else:
-            resolved, owns = resolve_tools(overrides.tools or ()), True
-            body.update(overrides.to_body(resolved.refs))
-        schema = overrides.output_schema if output_schema is not UNSET else self._output_schema
+            resolved, owns = resolve_tools(given.tools), True
+            body.update(given.to_body(resolved.refs))
+        schema = given.output_schema
         options = RunOptions(
             max_workers=self._max_workers,
-            tool_timeout=self._transport.config.tool_timeout,
+            tool_timeout=self._api.config.tool_timeout,
             on_tool=self._on_tool,
-            output_schema=schema if isinstance(schema, OutputSchema) else None,
+            output_schema=schema if isinstance(schema, OutputSchema) else self._output_schema,
             session_id=self.id,
             timeout=timeout,
         )
-        return start_run(
-            self._transport,
-            session_path(self.id, "messages"),
-            body,
-            resolved,
-            options,
-            owns_tools=owns,
-        )
+        return start_run(self._api, body, resolved, options, owns_tools=owns)
 
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def run(
         self,
         prompt: str | None = None,
         *,
         messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
-        **overrides: Any,
+        timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:
-        """Send a message and block until the run ends.
+        """Send a message and block until the run ends; ``timeout`` and spec keywords
+        as for :meth:`start`.
 
         :raises RunError: the run failed (``RunCancelled`` if cancelled).
+        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
         """
-        with self.start(prompt, messages=messages, **overrides) as run:
+        with self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        ) as run:
             return run.wait(on_event)
 
-    @checked(SpecError)
     def stream(
-        self, prompt: str | None = None, *, messages: Sequence[Any] | None = None, **overrides: Any
+        self,
+        prompt: str | None = None,
+        *,
+        messages: Sequence[Any] | None = None,
+        attachments: Sequence[Any] | None = None,
+        timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Send a message and iterate its events (see :meth:`Agent.stream`)."""
-        return self.start(prompt, messages=messages, **overrides)
+        return self.start(
+            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+        )
 
-    @checked(SpecError)
     def run_plan(
         self,
         prompt: str | None = None,
@@ -181,16 +176,12 @@ class Session:
 
     def info(self) -> SessionInfo:
         """The session as the server has it (status, metadata, messages)."""
-        reply = self._transport.request(
-            "GET", session_path(self.id), policy=safe_policy(self._transport.config)
-        )
-        return SessionInfo.from_wire(reply.body or {})
+        return SessionInfo.from_wire(get_session(self._api, self.id) or {})
 
     def history(self) -> list[dict[str, Any]]:
         """The conversation so far, as ``{"role", "content"}`` messages."""
         return [dict(message) for message in self.info().messages]
 
-    @checked(SpecError)
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.
 
@@ -203,11 +194,7 @@ class Session:
         """
         from .history import replay_session  # history is off a plain run's import path
 
-        return replay_session(self._get_json, self.id, last=last, full=full)
-
-    def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
-        policy = safe_policy(self._transport.config)
-        return self._transport.request("GET", path, params=params, policy=policy).body
+        return replay_session(session_event_pages(self._api, self.id), last=last, full=full)
 
     def end(self) -> None:
         """End the session on the server and close its tool connections. Idempotent."""
@@ -216,9 +203,7 @@ class Session:
                 return
             self._ended = True
         try:
-            self._transport.request(
-                "DELETE", session_path(self.id), policy=safe_policy(self._transport.config)
-            )
+            end_session(self._api, self.id)
         finally:
             self._tools.close()
 

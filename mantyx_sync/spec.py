@@ -1,13 +1,18 @@
 """The agent spec, per-message overrides and turn input, checked before anything is sent.
 
-:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``
-(agent-runs §4, wire-protocol §2). :meth:`AgentSpec.build` normalises every
-accepted input shape and checks every documented limit that does not need the
-tools resolved, raising :class:`~mantyx_sync.errors.SpecError` with the wire
-path of the field to fix. :func:`validate_tool_refs` checks the resolved
-``tools[]`` entries just before the body is sent.
+The spec keywords are declared once, in :class:`SpecKeywords` (those a session
+message may also give in :class:`OverrideKeywords`): their names, types and
+docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
+:meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
 
-"Not given" and "given" are kept apart on the wire (wire-protocol §8):
+:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``.
+:meth:`AgentSpec.build` normalises every accepted input shape and checks every
+documented limit that does not need the tools resolved, raising
+:class:`~mantyx_sync.errors.SpecError` that names the argument to fix.
+:func:`validate_tool_refs` checks the resolved ``tools[]`` entries just before
+the body is sent.
+
+"Not given" and "given" are kept apart on the wire:
 ``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are
 omitted so the server defaults apply; ``loop_detection=False`` disables the
 guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
@@ -23,12 +28,11 @@ All values here are immutable and safe to share between threads.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final, Literal
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 import attrs
 
-from ._base.argcheck import checked, checked_init
 from ._base.types import UNSET, JSONDict, UnsetType
 from ._models import wire as _wire
 from ._models.checks import (
@@ -53,45 +57,106 @@ from ._models.guards import (
     OutputSchema,
     ToolBudget,
     ToolBudgetsArg,
-    coerce_loop_detection,
-    coerce_output_schema,
     coerce_tool_budgets,
 )
 from ._models.wire import OMIT
 from ._tools.local_tool import as_local_tool
-from .errors import SpecError
+from .errors import ArgumentTypeError, SpecError
 from .tools import ClientResolvedTool
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
 __all__ = [
     "AgentSpec",
     "LoopDetection",
     "OutputSchema",
+    "OverrideKeywords",
     "Plan",
     "ReasoningTrigger",
+    "SpecKeywords",
     "Supervisor",
     "ToolBudget",
 ]
 
-# The AgentSpec.build arguments: a facade passing them through leaves their
-# types to build's own checks, whose messages name the wire field.
-SPEC_FIELDS: Final = (
-    "system_prompt",
-    "agent_id",
-    "model_id",
-    "name",
-    "tools",
-    "reasoning_level",
-    "output_schema",
-    "loop_detection",
-    "tool_budgets",
-    "budgets",
-    "metadata",
-)
+_Documented = TypeVar("_Documented", bound=Callable[..., Any])
+
+
+def keyword_docs(keywords: type) -> Callable[[_Documented], _Documented]:
+    """Append the docstring of ``keywords`` (one of the keyword declarations
+    below) to the decorated class's or function's, so ``help()`` shows each
+    keyword where it is taken while its text is written once."""
+
+    def decorate(target: _Documented) -> _Documented:
+        docs = [inspect.cleandoc(doc) for doc in (target.__doc__, keywords.__doc__) if doc]
+        target.__doc__ = "\n\n".join(docs) or None
+        return target
+
+    return decorate
+
+
+class OverrideKeywords(TypedDict, total=False):
+    """These spec keywords may also be given to a session message, for its one run:
+
+    :param tools: what the agent may call: server-resolved references
+        (:class:`MantyxTool`, :class:`PluginTool`, :class:`A2ATool`,
+        :class:`McpTool`), local tools (:func:`define_local_tool`, functions
+        decorated with :func:`local_tool`, or plain typed functions) and
+        :func:`define_local_mcp` / :func:`define_local_a2a` definitions, which
+        are connected when a run or session starts and closed when it ends.
+    :param reasoning_level: ``"off"``, ``"low"``, ``"medium"``, ``"high"`` or
+        0-100, passed through unchanged.
+    :param output_schema: the shape of the answer: an :class:`OutputSchema`,
+        ``{"schema": ..., "name": ...}`` or a bare JSON Schema.
+    :param loop_detection: ``False`` turns the loop guard off; a
+        :class:`LoopDetection` or mapping sets its thresholds; ``None`` (or
+        not given) keeps the server's defaults.
+    :param tool_budgets: tool name -> ``int``, :class:`ToolBudget` or
+        ``{"maxCalls": n}``; ``{}`` clears the server's default budgets;
+        ``None`` (or not given) keeps them.
+    :param metadata: up to 16 string key/values to filter runs by.
+    :param supervisor: ``True`` (on, server defaults), ``False`` or a
+        :class:`Supervisor`.
+    :param plan: ``True``/``"auto"``, ``"required"``, ``False``/``"off"`` or a
+        :class:`Plan`.
+    """
+
+    tools: Iterable[Any]
+    reasoning_level: str | int | None
+    output_schema: OutputSchema | Mapping[str, Any] | None
+    loop_detection: LoopDetectionArg
+    tool_budgets: ToolBudgetsArg
+    metadata: Mapping[str, str] | None
+    supervisor: SupervisorArg
+    plan: PlanArg
+
+
+@keyword_docs(OverrideKeywords)
+class SpecKeywords(OverrideKeywords, total=False):
+    """The agent's spec keywords, each optional. Give ``system_prompt`` or
+    ``agent_id``: with neither, every run must bring a non-empty system
+    message, and a session is refused.
+
+    :param system_prompt: the agent's instructions.
+    :param agent_id: run a stored workspace agent instead.
+    :param model_id: a catalog id or shorthand; the workspace default when omitted.
+    :param name: a label for observability.
+    :param budgets: passed through, e.g. ``{"maxToolTurns": 32}``.
+    :param fallback_model_id: the model to switch to when ``model_id`` is
+        overloaded or unreachable; must differ from it.
+    """
+
+    system_prompt: str | None
+    agent_id: str | None
+    model_id: str | None
+    name: str | None
+    budgets: Mapping[str, Any] | None
+    fallback_model_id: str | None
 
 
 def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise SpecError(f"must be a list of tools, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be a list of tools, got {type(value).__name__}", path=path)
     tools = list(value)
     for index, tool in enumerate(tools):
         if callable(getattr(tool, "to_wire", None)) or isinstance(tool, ClientResolvedTool):
@@ -115,7 +180,45 @@ def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
     return tuple(tools)
 
 
-@checked_init(SpecError)
+# How each spec keyword's value is checked and normalised; each takes ``path=``,
+# the keyword itself, so a message names the argument the caller wrote.
+_COERCE: dict[str, Callable[..., Any]] = {
+    "system_prompt": coerce_text,
+    "agent_id": coerce_text,
+    "model_id": coerce_text,
+    "name": coerce_text,
+    "tools": _coerce_tools,
+    "reasoning_level": coerce_reasoning_level,
+    "output_schema": OutputSchema.coerce,
+    "loop_detection": LoopDetection.coerce,
+    "tool_budgets": coerce_tool_budgets,
+    "budgets": coerce_budgets,
+    "metadata": coerce_metadata,
+    "fallback_model_id": coerce_text,
+    "supervisor": coerce_supervisor,
+    "plan": coerce_plan,
+}
+
+
+def _coerced(fields: Mapping[str, Any], keywords: type) -> dict[str, Any]:
+    """The ``keywords`` given in ``fields``, checked and normalised; ``None`` is not given.
+
+    :raises SpecError: a keyword is not one of ``keywords`` (a call a type
+        checker cannot see, through ``**dict``) or its value breaks a rule.
+    """
+    unknown = sorted(set(fields) - set(keywords.__annotations__))
+    if unknown:
+        raise SpecError(
+            f"unknown spec field(s): {', '.join(unknown)} "
+            f"(expected one of: {', '.join(sorted(keywords.__annotations__))})"
+        )
+    return {
+        name: _COERCE[name](value, path=name)
+        for name, value in fields.items()
+        if value is not None and value is not UNSET
+    }
+
+
 @attrs.frozen(kw_only=True)
 class AgentSpec:
     """An agent definition: the body of ``POST /agent-runs`` minus the turn input.
@@ -145,90 +248,31 @@ class AgentSpec:
     plan: bool | str | Plan | None = attrs.field(default=None, metadata={OMIT: True})
 
     @classmethod
-    def build(
-        cls,
-        *,
-        system_prompt: str | None = None,
-        agent_id: str | None = None,
-        model_id: str | None = None,
-        name: str | None = None,
-        tools: Iterable[Any] = (),
-        reasoning_level: str | int | None = None,
-        output_schema: OutputSchema | Mapping[str, Any] | None = None,
-        loop_detection: LoopDetectionArg = UNSET,
-        tool_budgets: ToolBudgetsArg = UNSET,
-        budgets: Mapping[str, Any] | None = None,
-        metadata: Mapping[str, str] | None = None,
-        fallback_model_id: str | None = None,
-        supervisor: SupervisorArg = None,
-        plan: PlanArg = None,
-    ) -> AgentSpec:
+    @keyword_docs(SpecKeywords)
+    def build(cls, **fields: Unpack[SpecKeywords]) -> AgentSpec:
         """Normalise and check a spec.
 
-        :param system_prompt: the instructions; without it or ``agent_id`` each
-            run needs a non-empty system message (see :attr:`instructed`).
-        :param agent_id: run a persisted workspace agent (agent-runs §4.1).
-        :param model_id: a catalog id or shorthand; the server default when omitted.
-        :param name: observability label.
-        :param tools: tool references (``MantyxTool``, ``PluginTool``, ``A2ATool``,
-            ``McpTool``, local tools) and client-resolved definitions (local MCP/A2A).
-        :param reasoning_level: ``"off"``/``"low"``/``"medium"``/``"high"`` or 0-100,
-            passed through unchanged.
-        :param output_schema: an :class:`OutputSchema`, ``{"schema", "name"?}`` or a
-            bare JSON Schema.
-        :param loop_detection: ``False`` disables the loop guard; a
-            :class:`LoopDetection` or mapping sets thresholds; omitted (or ``None``)
-            keeps the server defaults.
-        :param tool_budgets: tool name → ``int`` / :class:`ToolBudget` /
-            ``{"maxCalls": n}``; ``{}`` clears the server's defaults; omitted (or
-            ``None``) keeps them.
-        :param budgets: passed through, e.g. ``{"maxToolTurns": 32}``.
-        :param metadata: up to 16 string key/values for filtering runs.
-        :param fallback_model_id: a model to switch to when ``model_id`` is
-            overloaded or unreachable (NEWER item 4); must differ from ``model_id``.
-        :param supervisor: ``True`` (server defaults), ``False`` or a :class:`Supervisor`.
-        :param plan: ``True``/``"auto"``, ``"required"``, ``False``/``"off"`` or a :class:`Plan`.
-        :raises SpecError: the first rule broken, with its wire path.
+        :raises SpecError: the first rule broken, naming the argument.
         """
-        fallback = coerce_text(fallback_model_id, "fallbackModelId")
-        if fallback is not None and fallback == model_id:
-            raise SpecError("must differ from modelId", path="fallbackModelId")
-        return cls(
-            system_prompt=coerce_text(system_prompt, "systemPrompt"),
-            agent_id=coerce_text(agent_id, "agentId"),
-            model_id=coerce_text(model_id, "modelId"),
-            name=coerce_text(name, "name"),
-            tools=_coerce_tools(tools),
-            reasoning_level=(
-                None if reasoning_level is None else coerce_reasoning_level(reasoning_level)
-            ),
-            output_schema=coerce_output_schema(output_schema),
-            loop_detection=coerce_loop_detection(loop_detection),
-            tool_budgets=(
-                UNSET
-                if tool_budgets is UNSET or tool_budgets is None
-                else coerce_tool_budgets(tool_budgets)
-            ),
-            budgets=None if budgets is None else coerce_budgets(budgets),
-            metadata=None if metadata is None else coerce_metadata(metadata),
-            fallback_model_id=fallback,
-            supervisor=None if supervisor is None else coerce_supervisor(supervisor),
-            plan=None if plan is None else coerce_plan(plan),
-        )
+        given = _coerced(fields, SpecKeywords)
+        fallback = given.get("fallback_model_id")
+        if fallback is not None and fallback == given.get("model_id"):
+            raise SpecError("must differ from model_id", path="fallback_model_id")
+        return cls(**given)
 
     @property
     def instructed(self) -> bool:
-        """Whether the spec says who the agent is: a ``systemPrompt`` or an ``agentId``.
+        """Whether the spec says who the agent is: a ``system_prompt`` or an ``agent_id``.
 
         A run of a spec with neither is valid only when its messages include a
-        non-empty system message (NEWER item 3); :func:`turn_input` checks that.
+        non-empty system message; :func:`turn_input` checks that.
         """
         return self.system_prompt is not None or self.agent_id is not None
 
     def check_session(self) -> None:
         """Refuse to create a session (``POST /agent-sessions``) from a spec without instructions.
 
-        The protocol requires ``systemPrompt`` unless ``agentId`` is set when a
+        The server requires ``system_prompt`` unless ``agent_id`` is set when a
         session is created; the newer rule that a system message may stand in
         for both applies to a run's input, which a session's creation has none of.
 
@@ -236,25 +280,19 @@ class AgentSpec:
         """
         if not self.instructed:
             raise SpecError(
-                "required unless agentId is set when creating a session; a system message "
+                "required unless agent_id is set when creating a session; a system message "
                 "only stands in for both in a one-off run (pass system_prompt= or agent_id=)",
-                path="systemPrompt",
+                path="system_prompt",
             )
 
-    def replace(self, **overrides: Any) -> AgentSpec:
+    def replace(self, **overrides: Unpack[SpecKeywords]) -> AgentSpec:
         """A copy with ``overrides`` applied, validated like :meth:`build`.
 
         :raises SpecError: an override breaks a rule, or names no spec field.
         """
-        names = {a.name for a in attrs.fields(AgentSpec)}
-        unknown = sorted(set(overrides) - names)
-        if unknown:
-            raise SpecError(f"unknown spec field(s): {', '.join(unknown)}")
-        current = {name: getattr(self, name) for name in names}
-        current.update(overrides)
-        return AgentSpec.build(**current)
+        current = {name: getattr(self, name) for name in SpecKeywords.__annotations__}
+        return AgentSpec.build(**{**current, **overrides})
 
-    @checked(SpecError, "AgentSpec.to_body")
     def to_body(self, tool_refs: Sequence[Mapping[str, Any]]) -> JSONDict:
         """The camelCase request body, with ``tools`` set to the resolved ``tool_refs``.
 
@@ -277,7 +315,7 @@ class AgentSpec:
 
 @attrs.frozen(kw_only=True)
 class MessageOverrides:
-    """Per-message overrides for a session turn (wire-protocol §2.2, §8.4).
+    """Per-message overrides for a session turn.
 
     Each given field replaces the session default for that one run; fields left
     :data:`~mantyx_sync.UNSET` (or ``None``) are not sent.
@@ -293,38 +331,13 @@ class MessageOverrides:
     plan: bool | str | Plan | UnsetType = attrs.field(default=UNSET, metadata={OMIT: True})
 
     @classmethod
-    def build(
-        cls,
-        *,
-        tools: Iterable[Any] | UnsetType | None = UNSET,
-        reasoning_level: str | int | UnsetType | None = UNSET,
-        output_schema: OutputSchema | Mapping[str, Any] | UnsetType | None = UNSET,
-        loop_detection: LoopDetectionArg = UNSET,
-        tool_budgets: ToolBudgetsArg = UNSET,
-        metadata: Mapping[str, str] | UnsetType | None = UNSET,
-        supervisor: SupervisorArg | UnsetType = UNSET,
-        plan: PlanArg | UnsetType = UNSET,
-    ) -> MessageOverrides:
-        """Normalise and check overrides with the same rules as :meth:`AgentSpec.build`.
+    def build(cls, **fields: Unpack[OverrideKeywords]) -> MessageOverrides:
+        """Normalise and check overrides with the same rules as :meth:`AgentSpec.build`;
+        a keyword given as ``None`` is not sent.
 
-        :raises SpecError: the first rule broken, with its wire path.
+        :raises SpecError: the first rule broken, naming the argument.
         """
-
-        def given(value: Any) -> bool:
-            return value is not UNSET and value is not None
-
-        return cls(
-            tools=_coerce_tools(tools) if given(tools) else UNSET,
-            reasoning_level=(
-                coerce_reasoning_level(reasoning_level) if given(reasoning_level) else UNSET
-            ),
-            output_schema=OutputSchema.coerce(output_schema) if given(output_schema) else UNSET,
-            loop_detection=coerce_loop_detection(loop_detection),
-            tool_budgets=coerce_tool_budgets(tool_budgets) if given(tool_budgets) else UNSET,
-            metadata=coerce_metadata(metadata) if given(metadata) else UNSET,
-            supervisor=coerce_supervisor(supervisor) if given(supervisor) else UNSET,
-            plan=coerce_plan(plan) if given(plan) else UNSET,
-        )
+        return cls(**_coerced(fields, OverrideKeywords))
 
     def to_body(self, tool_refs: Sequence[Mapping[str, Any]] | None) -> JSONDict:
         """The camelCase fields to merge into the message body.

@@ -23,10 +23,11 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from ._base.argcheck import checked_init
-from .errors import SpecError
+from .errors import ArgumentTypeError
+from .events import LocalToolCall
 from .messages import Attachment
 
-__all__ = ["ClientResolvedTool", "ToolConnection", "ToolOutput"]
+__all__ = ["ClientResolvedTool", "LocalToolCall", "ToolConnection", "ToolOutput"]
 
 
 @runtime_checkable
@@ -54,8 +55,8 @@ class ToolConnection(Protocol):
         """The JSON Schema the args of ``tool_name`` are validated against, if any."""
         ...
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
-        """Answer one ``local_tool_call`` (its ``data`` object); the text goes to the model.
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
+        """Answer one ``local_tool_call``; the text goes to the model.
 
         :raises ToolError: for a tool-level failure the model should see as an error.
         """
@@ -85,15 +86,15 @@ def _files_tuple(value: Iterable[Attachment | Path]) -> tuple[Attachment | Any, 
     return tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class ToolOutput:
     """What a local tool handler may return to send files along with its result.
 
     ``result`` is sent like any return value (a ``str`` as is, anything else as
     JSON); ``files`` (:class:`~mantyx_sync.Attachment` values or
-    ``pathlib.Path`` files) go with it as the tool result's ``files[]``
-    (NEWER item 15): at most 20, 5 MB decoded in total, inline only. A set that
+    ``pathlib.Path`` files) go with it as the tool result's ``files[]``:
+    at most 20, 5 MB decoded in total, inline only. A set that
     breaks a limit is answered to the model as a tool error instead.
 
     Example::

@@ -5,9 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from mantyx_sync.testing import LocalMantyx
 
 
 @pytest.fixture(autouse=True)
@@ -15,6 +18,18 @@ def _no_mantyx_env(monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests must never pick up a developer's real credentials.
     for name in ("MANTYX_API_KEY", "MANTYX_WORKSPACE", "MANTYX_BASE_URL", "MANTYX_LOG"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def emulator() -> Iterator[LocalMantyx]:
+    """An emulator that is never started, for tests of what is not the network:
+    ``emulator.client(in_memory=True)`` reaches it with no socket. Tests of
+    streaming, reconnects and retries use ``mantyx_server`` (real HTTP)."""
+    server = LocalMantyx()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 PEERS = Path(__file__).parent / "peers"

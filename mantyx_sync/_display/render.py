@@ -15,12 +15,10 @@ from typing import Any
 
 import attrs
 
-from ..events import ModelInfo, RunEvent, TokenUsage
+from ..events import ModelInfo, RunEvent, TokenUsage, outcome_of, tool_step
 
-__all__ = ["RunDisplay", "render_html", "render_markdown", "view_of"]
+__all__ = ["RunDisplay", "one_line", "render_html", "render_markdown", "summary", "view_of"]
 
-_CALL_TYPES = frozenset({"local_tool_call", "tool_call"})
-_RESULT_TYPES = frozenset({"local_tool_result_in", "tool_result"})
 _SUMMARY_WIDTH = 80
 # Fenced blocks and inline code spans keep their text verbatim in Markdown.
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
@@ -39,7 +37,11 @@ class ToolLine:
 
 @attrs.frozen(kw_only=True)
 class RunDisplay:
-    """What a run shows: the text so far, its tool calls, a status and a footer."""
+    """What a run shows: the text so far, its tool calls, a status and a footer.
+
+    ``status`` is ``running``, or how the run ended (``succeeded``, ``failed``,
+    ``cancelled``).
+    """
 
     run_id: str
     text: str
@@ -59,7 +61,8 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
 
 
-def _one_line(value: Any, width: int = _SUMMARY_WIDTH) -> str:
+def one_line(value: Any, width: int = _SUMMARY_WIDTH) -> str:
+    """``value`` (text, or JSON of anything else) on one line, cut to ``width`` characters."""
     compact = (
         value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
     )
@@ -68,27 +71,17 @@ def _one_line(value: Any, width: int = _SUMMARY_WIDTH) -> str:
 
 
 def _tool_lines(events: Sequence[RunEvent]) -> tuple[ToolLine, ...]:
-    order: list[str] = []
-    lines: dict[str, ToolLine] = {}
+    lines: dict[str, ToolLine] = {}  # in call order
     for event in events:
-        data = event.data
-        key = data.get("toolUseId")
-        if not isinstance(key, str):
+        step = tool_step(event)
+        if step is None:
             continue
-        if event.type in _CALL_TYPES and key not in lines:
-            name = data.get("name")
-            args = data.get("args", data.get("input"))
-            lines[key] = ToolLine(name=name if isinstance(name, str) else "?", args=args or {})
-            order.append(key)
-        elif event.type in _RESULT_TYPES and key in lines:
-            if event.type == "tool_result":
-                ok = data.get("ok") is not False and not data.get("isError")
-                outcome = data.get("result", data.get("summary"))
-            else:
-                ok = data.get("error") is None
-                outcome = data.get("output") if ok else data.get("error")
-            lines[key] = attrs.evolve(lines[key], done=True, ok=ok, outcome=outcome)
-    return tuple(lines[key] for key in order)
+        key = step.tool_use_id
+        if not step.done and key not in lines:
+            lines[key] = ToolLine(name=step.name or "?", args=step.args or {})
+        elif step.done and key in lines:
+            lines[key] = attrs.evolve(lines[key], done=True, ok=step.ok, outcome=step.outcome)
+    return tuple(lines.values())
 
 
 def _streamed_text(events: Sequence[RunEvent]) -> str:
@@ -120,55 +113,40 @@ def view_of(
     :param final_text: the answer, when known (else the text streamed so far).
     :param status: overrides the status read from the terminal event.
     """
-    found, error = outcome_of(events)
+    outcome = outcome_of(events[-1]) if events else None
     text = final_text if final_text else _streamed_text(events)
     return RunDisplay(
         run_id=run_id,
         text=text,
         tools=_tool_lines(events),
-        status=status or found,
-        error=error,
+        status=status or (outcome.status if outcome else "running"),
+        error=outcome.message if outcome and outcome.status == "failed" else None,
         tokens=tokens,
         turns=turns,
         model=model,
     )
 
 
-def outcome_of(events: Sequence[RunEvent]) -> tuple[str, str | None]:
-    """``(status, error)`` from a run's terminal event: ``done``, ``failed`` or
-    ``cancelled`` (``running`` when there is none yet)."""
-    if not events or not events[-1].is_terminal:
-        return "running", None
-    last = events[-1]
-    data = last.data
-    if last.type == "cancelled":
-        return "cancelled", None
-    message = data.get("error", data.get("message"))
-    text = message if isinstance(message, str) else None
-    if last.type == "error":
-        return "failed", text or "the run failed"
-    subtype = data.get("subtype")
-    succeeded = subtype == "success" if subtype is not None else data.get("ok") is True
-    if succeeded:
-        return "done", None
-    return "failed", text or f"the run ended with {subtype or 'no success flag'}"
-
-
-def _footer(view: RunDisplay) -> str:
+def summary(
+    run_id: str, tokens: TokenUsage | None, turns: int | None, model: ModelInfo | None
+) -> str:
+    """``12 tokens (8 in, 4 out) · 2 turns · model m · run r``, with what is known."""
     parts = []
-    if view.tokens is not None:
-        tokens = view.tokens
+    if tokens is not None:
         parts.append(
             f"{tokens.total_tokens} tokens ({tokens.input_tokens} in, {tokens.output_tokens} out)"
         )
-    if view.turns is not None:
-        parts.append(f"{view.turns} turn{'' if view.turns == 1 else 's'}")
-    if view.model is not None and view.model.id:
-        parts.append(f"model {view.model.id}")
-    parts.append(f"run {view.run_id}")
-    if view.status != "done":
-        parts.insert(0, view.status)
+    if turns is not None:
+        parts.append(f"{turns} turn{'' if turns == 1 else 's'}")
+    if model is not None and model.id:
+        parts.append(f"model {model.id}")
+    parts.append(f"run {run_id}")
     return " · ".join(parts)
+
+
+def _footer(view: RunDisplay) -> str:
+    text = summary(view.run_id, view.tokens, view.turns, view.model)
+    return text if view.status == "succeeded" else f"{view.status} · {text}"
 
 
 def _mark(line: ToolLine) -> str:
@@ -187,9 +165,9 @@ def _escape(text: str, quote: bool = True) -> str:
 
 def _tool_html(line: ToolLine) -> str:
     e = _escape
-    summary = f"{_mark(line)} {line.name}({_one_line(line.args, 40)})"
+    summary = f"{_mark(line)} {line.name}({one_line(line.args, 40)})"
     if line.done:
-        summary += f" → {_one_line(line.outcome)}"
+        summary += f" → {one_line(line.outcome)}"
     body = f"<pre>{e(_as_text(line.args))}</pre>"
     if line.done:
         body += f"<pre>{e(_as_text(line.outcome))}</pre>"

@@ -11,9 +11,11 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any, Final
+from typing import Final
 
+import attrs
+
+from .._models.wire import ALIASES, camel
 from ..events import LocalToolCall, RunEvent, structure_payload
 from .executor import ToolExecutor
 
@@ -22,66 +24,23 @@ __all__ = ["note_answer", "submit_call"]
 log = logging.getLogger(__name__)
 
 
-# A call with any of these keys is read by the converter: the snake_case
-# spellings and the ``input`` alias it also accepts, and the A2A/MCP fields.
-_CONVERTER_KEYS: Final = frozenset(
-    {
-        "tool_use_id",
-        "input",
-        "agentCard",
-        "agent_card",
-        "mcpServer",
-        "mcp_server",
-        "mcpToolName",
-        "mcp_tool_name",
-        "mcpServerInfo",
-        "mcp_server_info",
-    }
-)
-
-
-def plain_call(data: Mapping[str, Any]) -> LocalToolCall | None:
-    """The documented plain local call in ``data``, built without the converter;
-    ``None`` for any other shape (``event.payload`` then reads it).
-
-    The round trip's path: the converter costs ~5 µs per call. Exact types
-    only, so nothing the converter would refuse gets through, and the value is
-    the one it builds (``args`` and ``raw`` copied).
-    """
-    tool_use_id = data.get("toolUseId")
-    name = data.get("name")
-    args = data.get("args")
-    kind = data.get("kind", "local")
-    if (
-        type(tool_use_id) is not str
-        or type(name) is not str
-        or type(args) is not dict
-        or type(kind) is not str
-        or not _CONVERTER_KEYS.isdisjoint(data)
-        or not all(type(key) is str for key in args)
-    ):
-        return None
-    return LocalToolCall(
-        tool_use_id=tool_use_id, name=name, args=dict(args), kind=kind, raw=dict(data)
-    )
+# Where the converter finds the arguments: their wire key, then its aliases.
+_ARGS: Final = attrs.fields(LocalToolCall).args
+_ARGS_KEYS: Final = (camel(_ARGS.name), *_ARGS.metadata[ALIASES])
 
 
 def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:
     """Submit the call in ``event`` (a ``local_tool_call``) to ``executor``."""
-    call = plain_call(event.data)
+    call = event.local_tool_call
     if call is not None:
         executor.submit(call)
-        return
-    payload = event.payload
-    if isinstance(payload, LocalToolCall):
-        executor.submit(payload)
         return
     data = dict(event.data)
     tool_use_id = data.get("toolUseId")
     if not isinstance(tool_use_id, str) or not tool_use_id:
         log.warning("%s: a local_tool_call without a toolUseId cannot be answered", label)
         return
-    for key in ("args", "input"):
+    for key in _ARGS_KEYS:
         if isinstance(data.get(key), str):
             with contextlib.suppress(ValueError):
                 data[key] = json.loads(data[key])

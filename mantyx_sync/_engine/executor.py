@@ -33,7 +33,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import attrs
@@ -98,7 +98,7 @@ class _Target:
     name: str
     kind: str
     validate: Callable[[Any], str | None]
-    run: Callable[[Mapping[str, Any], float | None], Any]
+    run: Callable[[LocalToolCall, float | None], Any]
     timeout: float | None
 
 
@@ -106,16 +106,8 @@ def _accept_all(args: Any) -> str | None:
     return None
 
 
-def _local_runner(tool: LocalTool) -> Callable[[Mapping[str, Any], float | None], Any]:
-    def run(args: Mapping[str, Any], timeout: float | None) -> Any:
-        # A local handler cannot be interrupted; its timeout is enforced by the executor.
-        return tool.invoke(args)
-
-    return run
-
-
 class ToolRegistry:
-    """Finds the handler for a ``local_tool_call`` (wire-protocol §13: dispatch by ``kind``).
+    """Finds the handler for a ``local_tool_call`` (dispatch by ``kind``).
 
     ``local`` calls are looked up by ``name``; ``a2a_local`` by ``name``;
     ``mcp_local`` by the ``mcpServer`` label, then the declared tool name.
@@ -145,7 +137,8 @@ class ToolRegistry:
                     name=tool.name,
                     kind="local",
                     validate=tool.validate_args,
-                    run=_local_runner(tool),
+                    # A handler cannot be interrupted: the executor enforces its timeout.
+                    run=lambda call, timeout: tool.invoke(call.args),
                     timeout=tool.timeout,
                 )
         conn: ToolConnection | None = None
@@ -156,16 +149,11 @@ class ToolRegistry:
         if conn is None:
             return None
         schema = conn.input_schema(call.name)
-        data = call.raw
-
-        def run(args: Mapping[str, Any], timeout: float | None, conn: ToolConnection = conn) -> Any:
-            return conn.call({**data, "args": dict(args)}, timeout=timeout)
-
         return _Target(
             name=call.name,
             kind=conn.kind,
             validate=compile_validator(schema) if schema else _accept_all,
-            run=run,
+            run=lambda call, timeout: conn.call(call, timeout=timeout),
             timeout=None,
         )
 
@@ -367,7 +355,7 @@ class ToolExecutor:
                 )
             )
         try:
-            value = target.run(call.args, timeout)
+            value = target.run(call, timeout)
             text, files = split_output(value)
         except ToolError as exc:
             self._finish(call, answer, None, str(exc), started=started, kind=target.kind)

@@ -16,9 +16,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
-from .._base.argcheck import checked, checked_init
+from .._base.argcheck import checked_init
 from .._base.redact import mask, register_secret
-from ..errors import ConfigurationError
+from ..errors import ArgumentTypeError, ConfigurationError
 
 __all__ = ["IdentityAware", "TokenSet", "TokenSource"]
 
@@ -41,7 +41,7 @@ def _seconds(value: Any) -> float | None:
     return seconds if math.isfinite(seconds) else None
 
 
-@checked_init(ConfigurationError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, repr=False)
 class TokenSet:
     """The tokens an OAuth sign-in or refresh gave: what to keep between runs.
@@ -77,7 +77,6 @@ class TokenSet:
             f"expires_at={self.expires_at!r}, scopes={self.scopes!r})"
         )
 
-    @checked(ConfigurationError, "TokenSet.expires_in")
     def expires_in(self, now: float | None = None) -> float | None:
         """Seconds the access token has left (negative once expired), if known."""
         if self.expires_at is None:
@@ -96,7 +95,7 @@ class TokenSet:
         """Read an RFC 6749 §5.1 token response.
 
         :param refresh_token: kept when the response has none (refresh tokens
-            that do not rotate, NEWER.md §1).
+            that do not rotate).
         :raises ConfigurationError: the response has no ``access_token``.
         """
         access = body.get("access_token")

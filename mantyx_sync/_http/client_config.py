@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from ..errors import ConfigurationError, MantyxError
+from ..errors import ArgumentTypeError, ConfigurationError, MantyxError
 from .auth import IdentityAware, TokenSource
 from .config import ClientConfig
 
@@ -44,7 +44,7 @@ def client_config(
         options["read_timeout"] = timeout
     if token_source is not None:
         if not isinstance(token_source, TokenSource):
-            raise ConfigurationError(
+            raise ArgumentTypeError(
                 "token_source must have token() and refresh(rejected) methods, e.g. "
                 f"OAuth.refresh_token_source(...); got {type(token_source).__name__}"
             )

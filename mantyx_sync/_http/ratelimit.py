@@ -1,4 +1,4 @@
-"""Rate-limit headers (NEWER.md §19): parsed into values, kept per bucket, used to pace.
+"""Rate-limit headers: parsed into values, kept per bucket, used to pace.
 
 Every MANTYX response may carry ``X-RateLimit-Limit``, ``-Remaining``,
 ``-Reset`` and ``-Bucket``. :func:`parse_rate_limit` turns them into a frozen
@@ -19,9 +19,6 @@ from typing import Final
 
 import attrs
 
-from .._base.argcheck import checked
-from ..errors import SpecError
-
 __all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
@@ -33,7 +30,7 @@ RUNS_BUCKET: Final = "runs"
 """The bucket that run starts draw from (``POST /agent-runs``, session messages)."""
 
 # A Reset above this is an epoch timestamp, below it a number of seconds to wait
-# (NEWER.md §19 allows both). 1e9 s is September 2001; no window is 31 years long.
+# (both are allowed). 1e9 s is September 2001; no window is 31 years long.
 _EPOCH_THRESHOLD = 1e9
 # ... and above this, an epoch timestamp in milliseconds.
 _EPOCH_MS_THRESHOLD = 1e12
@@ -65,7 +62,6 @@ class RateLimit:
         """Whether the server said no request is left in this window."""
         return self.remaining is not None and self.remaining <= 0
 
-    @checked(SpecError, "RateLimit.reset_in")
     def reset_in(self, now: float | None = None) -> float | None:
         """Seconds until the window refills (0 once it has), or ``None`` if unknown."""
         if self.reset_at is None:

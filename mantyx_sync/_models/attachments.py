@@ -1,4 +1,4 @@
-"""File attachments: inline bytes, files on disk and ``https`` URLs (NEWER.md item 3).
+"""File attachments: inline bytes, files on disk and ``https`` URLs.
 
 An :class:`Attachment` knows its name, MIME type and size; a file on disk is
 read only when it is sent, in chunks, and base64-encoded once as it is read
@@ -24,7 +24,7 @@ import attrs
 from .._base.argcheck import checked, checked_init
 from .._base.limits import ATTACHMENT_MIME_TYPES
 from .._base.types import JSONDict
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 
 __all__ = ["Attachment", "FileData", "check_mime", "check_url"]
 
@@ -87,7 +87,7 @@ def _repr_size(size: int | None) -> str:
     return "?" if size is None else f"{size}B"
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, repr=False)
 class Attachment:
     """A file for the model: inline bytes, a file on disk, or an ``https`` URL.
@@ -113,7 +113,7 @@ class Attachment:
     data: bytes | None = None
 
     @classmethod
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def from_path(
         cls,
         path: str | os.PathLike[str],
@@ -141,17 +141,15 @@ class Attachment:
         return cls(filename=name, mime_type=mime, size=stat.st_size, path=file)
 
     @classmethod
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def from_bytes(
         cls, data: bytes | bytearray | memoryview, *, filename: str, mime_type: str | None = None
     ) -> Attachment:
         """An in-memory file.
 
-        :raises SpecError: ``data`` is not bytes, the type cannot be guessed from
-            ``filename`` (pass ``mime_type=``) or is not accepted.
+        :raises SpecError: the type cannot be guessed from ``filename`` (pass
+            ``mime_type=``) or is not accepted.
         """
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise SpecError(f"data must be bytes, got {type(data).__name__}")
         name = _check_text(filename, "filename")
         mime = _check_text(mime_type, "mime_type") or _guess(name)
         if mime is None:
@@ -161,7 +159,7 @@ class Attachment:
         return cls(filename=name, mime_type=mime, size=len(raw), data=raw)
 
     @classmethod
-    @checked(SpecError)
+    @checked(ArgumentTypeError)
     def from_url(
         cls, url: str, *, filename: str | None = None, mime_type: str | None = None
     ) -> Attachment:

@@ -1,7 +1,7 @@
 """Limit checks for the values of an agent spec, its turn input and its resolved tool refs.
 
-Each check raises :class:`~mantyx_sync.errors.SpecError` naming the wire path of
-the field to fix and the documented limit, before anything is sent. The value
+Each check raises :class:`~mantyx_sync.errors.SpecError` naming the argument to
+fix and the documented limit, before anything is sent. The value
 classes that use them live in :mod:`mantyx_sync.spec`.
 """
 
@@ -20,7 +20,7 @@ from .._base.limits import (
     METADATA_VALUE_MAX_CHARS,
     TOOL_NAME_RE,
 )
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 
 __all__ = [
     "check_int",
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
-"""The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
+"""The string forms of ``reasoning_level``; integers 0-100 also work."""
 
 
 def is_int(value: Any) -> bool:
@@ -51,7 +51,7 @@ def json_size(value: Any, path: str) -> int:
 
 def check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
     if not is_int(value):
-        raise SpecError(f"must be an integer, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be an integer, got {type(value).__name__}", path=path)
     if value < low or (high is not None and value > high):
         bound = f"between {low} and {high}" if high is not None else f"at least {low}"
         raise SpecError(f"must be {bound}, got {value}", path=path)
@@ -60,7 +60,9 @@ def check_int(value: Any, path: str, *, low: int, high: int | None = None) -> in
 
 def coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
     if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping of str to str, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(
+            f"must be a mapping of str to str, got {type(value).__name__}", path=path
+        )
     if len(value) > METADATA_MAX_ENTRIES:
         raise SpecError(f"has {len(value)} entries; the limit is {METADATA_MAX_ENTRIES}", path=path)
     out: dict[str, str] = {}
@@ -84,7 +86,7 @@ def coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
     return out
 
 
-def coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
+def coerce_reasoning_level(value: Any, path: str = "reasoning_level") -> str | int:
     if isinstance(value, str):
         if value not in REASONING_LEVELS:
             raise SpecError(
@@ -93,7 +95,7 @@ def coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | in
             )
         return value
     if not is_int(value):
-        raise SpecError(
+        raise ArgumentTypeError(
             "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
             f"got {type(value).__name__}",
             path=path,
@@ -103,10 +105,10 @@ def coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | in
 
 def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
     if not isinstance(value, Mapping):
-        raise SpecError(f"must be a mapping, got {type(value).__name__}", path=path)
+        raise ArgumentTypeError(f"must be a mapping, got {type(value).__name__}", path=path)
     out = dict(value)
     if "maxToolTurns" in out:
-        check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
+        check_int(out["maxToolTurns"], f"{path}['maxToolTurns']", low=1)
     json_size(out, path)
     return out
 
@@ -114,7 +116,9 @@ def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
 def coerce_text(value: Any, path: str) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value:
+    if not isinstance(value, str):
+        raise ArgumentTypeError(f"must be a string, got {type(value).__name__}", path=path)
+    if not value:
         raise SpecError("must be a non-empty string", path=path)
     return value
 

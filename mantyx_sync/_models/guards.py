@@ -1,10 +1,9 @@
 """Run guards of an agent spec: output schema, loop detection, tool budgets.
 
-The values a spec and a session message take for wire-protocol §7 and §8,
-each with the rules that check it (agent-runs §4.5). They are public through
-:mod:`mantyx_sync.spec`; the ``coerce_*`` functions accept every documented
-input shape and raise :class:`~mantyx_sync.errors.SpecError` with the wire path
-of the field to fix.
+The values a spec and a session message take for these guards, each with the
+rules that check it. They are public through :mod:`mantyx_sync.spec`; the
+``coerce_*`` functions accept every documented input shape and raise
+:class:`~mantyx_sync.errors.SpecError` naming the argument to fix.
 
 All values are immutable and safe to share between threads.
 """
@@ -25,8 +24,8 @@ from .._base.limits import (
     TOOL_BUDGET_MAX_CALLS,
     TOOL_BUDGETS_MAX_ENTRIES,
 )
-from .._base.types import UNSET, UnsetType
-from ..errors import SpecError
+from .._base.types import UnsetType
+from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
 from .checks import check_int, is_int, json_size
 
@@ -36,21 +35,19 @@ __all__ = [
     "OutputSchema",
     "ToolBudget",
     "ToolBudgetsArg",
-    "coerce_loop_detection",
-    "coerce_output_schema",
     "coerce_tool_budgets",
 ]
 
-# wire-protocol §8.1: the server's thresholds when a field is omitted.
+# The server's thresholds when a field is omitted.
 _DEFAULT_CONSECUTIVE: Final = 3
 _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
-    """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
+    """A JSON Schema the final reply must satisfy.
 
     :ivar schema: the JSON Schema; its root must describe a JSON object.
     :ivar name: provider-facing identifier (server default ``"output"``).
@@ -58,7 +55,7 @@ class OutputSchema:
         asked for, and a model that cannot be constrained answers unconstrained)
         or ``"strict"`` (the run fails with ``structured_output_schema_rejected``,
         ``structured_output_not_supported`` or ``structured_output_not_enforced``
-        rather than answer unconstrained); NEWER item 6.
+        rather than answer unconstrained).
     """
 
     schema: dict[str, Any]
@@ -66,7 +63,7 @@ class OutputSchema:
     enforcement: str | None = None
 
     @classmethod
-    def coerce(cls, value: Any, *, path: str = "outputSchema") -> OutputSchema:
+    def coerce(cls, value: Any, *, path: str = "output_schema") -> OutputSchema:
         """Accept an :class:`OutputSchema`, the wire shape ``{"schema", "name"?}`` or a
         bare JSON Schema object, and check the documented limits.
 
@@ -79,7 +76,7 @@ class OutputSchema:
         elif isinstance(value, Mapping):
             result = cls(schema=dict(value))
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
                 f"got {type(value).__name__}",
                 path=path,
@@ -119,7 +116,7 @@ class OutputSchema:
 
 @attrs.frozen(kw_only=True)
 class LoopDetection:
-    """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
+    """Loop-guard thresholds; ``None`` keeps the server default.
 
     ``consecutive_threshold`` (≥ 2, default 3) identical tool batches in a row
     nudge the model; ``hard_cutoff_threshold`` (≥ 3, default 6, and greater than
@@ -131,7 +128,7 @@ class LoopDetection:
     hard_cutoff_threshold: int | None = None
 
     @classmethod
-    def coerce(cls, value: Any, *, path: str = "loopDetection") -> LoopDetection | Literal[False]:
+    def coerce(cls, value: Any, *, path: str = "loop_detection") -> LoopDetection | Literal[False]:
         """Accept ``False``, a :class:`LoopDetection` or a mapping in either key style.
 
         :raises SpecError: what to fix, with the field path.
@@ -143,7 +140,7 @@ class LoopDetection:
         elif isinstance(value, Mapping):
             result = _wire.structure_input(value, cls, path=path)
         else:
-            raise SpecError(
+            raise ArgumentTypeError(
                 f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
                 path=path,
             )
@@ -153,47 +150,47 @@ class LoopDetection:
     def _check(self, path: str) -> None:
         consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
         if consecutive is not None:
-            check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
+            check_int(consecutive, f"{path}.consecutive_threshold", low=2, high=LOOP_THRESHOLD_MAX)
         if hard is not None:
-            check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
+            check_int(hard, f"{path}.hard_cutoff_threshold", low=3, high=LOOP_THRESHOLD_MAX)
         effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
         effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
         if effective_hard <= effective_consecutive:
             if hard is None:
                 message = (
-                    f"consecutiveThreshold ({consecutive}) must be below the default "
-                    f"hardCutoffThreshold ({_DEFAULT_HARD_CUTOFF}); set hardCutoffThreshold too"
+                    f"consecutive_threshold ({consecutive}) must be below the default "
+                    f"hard_cutoff_threshold ({_DEFAULT_HARD_CUTOFF}); set hard_cutoff_threshold too"
                 )
-                where = f"{path}.consecutiveThreshold"
+                where = f"{path}.consecutive_threshold"
             elif consecutive is None:
                 message = (
-                    f"hardCutoffThreshold ({hard}) must be greater than the default "
-                    f"consecutiveThreshold ({_DEFAULT_CONSECUTIVE})"
+                    f"hard_cutoff_threshold ({hard}) must be greater than the default "
+                    f"consecutive_threshold ({_DEFAULT_CONSECUTIVE})"
                 )
-                where = f"{path}.hardCutoffThreshold"
+                where = f"{path}.hard_cutoff_threshold"
             else:
                 message = (
-                    f"hardCutoffThreshold ({hard}) must be greater than "
-                    f"consecutiveThreshold ({consecutive})"
+                    f"hard_cutoff_threshold ({hard}) must be greater than "
+                    f"consecutive_threshold ({consecutive})"
                 )
-                where = f"{path}.hardCutoffThreshold"
+                where = f"{path}.hard_cutoff_threshold"
             raise SpecError(message, path=where)
 
 
 @attrs.frozen(kw_only=True)
 class ToolBudget:
-    """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
+    """A per-run call cap for one tool; ``0`` disables the tool."""
 
     max_calls: int
 
     def _check(self, path: str) -> None:
-        check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
+        check_int(self.max_calls, f"{path}.max_calls", low=0, high=TOOL_BUDGET_MAX_CALLS)
 
 
-def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
+def coerce_tool_budgets(value: Any, path: str = "tool_budgets") -> dict[str, ToolBudget]:
     """Tool name → ``int`` / :class:`ToolBudget` / ``{"maxCalls": n}``, checked."""
     if not isinstance(value, Mapping):
-        raise SpecError(
+        raise ArgumentTypeError(
             f"must be a mapping of tool name to budget, got {type(value).__name__}", path=path
         )
     if len(value) > TOOL_BUDGETS_MAX_ENTRIES:
@@ -221,19 +218,6 @@ def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, Tool
         entry._check(where)
         out[key] = entry
     return out
-
-
-def coerce_loop_detection(value: Any) -> LoopDetection | Literal[False] | UnsetType:
-    """``loop_detection`` as a spec keeps it: ``UNSET`` when not given (or ``None``)."""
-    # None reads as "not given": the server default applies.
-    if value is UNSET or value is None:
-        return UNSET
-    return LoopDetection.coerce(value)
-
-
-def coerce_output_schema(value: Any) -> OutputSchema | None:
-    """``output_schema`` checked; ``None`` when not given."""
-    return None if value is None else OutputSchema.coerce(value)
 
 
 LoopDetectionArg = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10

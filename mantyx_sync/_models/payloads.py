@@ -19,7 +19,7 @@ from typing import Any
 import attrs
 
 from . import wire as _wire
-from .wire import RAW
+from .wire import ALIASES, RAW
 
 __all__ = [
     "AssistantDelta",
@@ -64,7 +64,7 @@ class ThinkingDelta:
 
 @attrs.frozen(kw_only=True)
 class AssistantMessage:
-    """``assistant_message``: the complete assistant text of one turn (wire-protocol §4.4).
+    """``assistant_message``: the complete assistant text of one turn.
 
     :ivar turn: 0-based turn index (``None`` on servers that omit it).
     :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
@@ -81,11 +81,14 @@ class AssistantMessage:
 
 @attrs.frozen(kw_only=True)
 class ToolCallEvent:
-    """``tool_call``: MANTYX is running a server-resolved tool (informational)."""
+    """``tool_call``: MANTYX is running a server-resolved tool (informational).
+
+    :ivar input: the tool's arguments (``input``, or ``args`` on servers that use it).
+    """
 
     tool_use_id: str | None = None
     name: str | None = None
-    input: Any = None
+    input: Any = attrs.field(default=None, metadata={ALIASES: ("args",)})
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
@@ -93,8 +96,8 @@ class ToolCallEvent:
 class ToolResultEvent:
     """``tool_result``: a server-resolved tool finished (informational).
 
-    Servers send either ``result`` or ``ok`` + ``summary``; whatever was sent is
-    here and, untouched, in ``raw``.
+    Servers send either ``result`` or ``ok`` + ``summary`` (some ``isError``);
+    whatever was sent is here and, untouched, in ``raw``.
     """
 
     tool_use_id: str | None = None
@@ -102,6 +105,7 @@ class ToolResultEvent:
     result: Any = None
     ok: bool | None = None
     summary: Any = None
+    is_error: bool | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
@@ -138,7 +142,7 @@ class ToolBudgetExceeded:
 
 @attrs.frozen(kw_only=True)
 class ModelFallback:
-    """``model_fallback``: the primary model failed and the run switched (NEWER item 4).
+    """``model_fallback``: the primary model failed and the run switched.
 
     :ivar error_class: why, e.g. ``overloaded``, ``server_error``, ``unreachable``.
     :ivar model: the model now serving the run.
@@ -154,7 +158,7 @@ class ModelFallback:
 
 @attrs.frozen(kw_only=True)
 class SupervisorVerdict:
-    """``supervisor``: the supervisor's verdict (NEWER item 7; observability only).
+    """``supervisor``: the supervisor's verdict (observability only).
 
     :ivar action: ``"on_track"``, ``"redirect"`` or ``"finalize"``.
     :ivar redirect: the instruction given to the model on a redirect.
@@ -191,7 +195,7 @@ class PlanTransition:
 
 @attrs.frozen(kw_only=True)
 class TaskPlanUpdate:
-    """``task_plan`` (v2): a revision of the run's plan (NEWER item 8).
+    """``task_plan`` (v2): a revision of the run's plan.
 
     Apply revisions by ``plan_id`` + ``revision`` (see :attr:`mantyx_sync.Run.plan`).
     ``plan`` is the server's canonical snapshot, as sent.

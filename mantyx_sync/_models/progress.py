@@ -56,11 +56,10 @@ class RunProgress:
         except _wire.WireFormatError as exc:
             log.warning("%s event not understood, ignored: %s", event_type, exc)
 
-    def final_plan(self, terminal: Mapping[str, Any]) -> TaskPlan | None:
-        """A plan-only run's ``data.plan``, else the latest live revision."""
-        plan = terminal.get("plan")
-        if isinstance(plan, Mapping):
-            from .payloads import TaskPlan
+    def final_plan(self, sent: Mapping[str, Any] | None) -> TaskPlan | None:
+        """A plan-only run's plan (its result's ``plan``), else the latest live revision."""
+        if sent is None:
+            return self.plan
+        from .payloads import TaskPlan
 
-            return TaskPlan.from_wire(plan)
-        return self.plan
+        return TaskPlan.from_wire(sent)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import attrs
 
 from .._base.argcheck import checked_init
-from ..errors import SpecError
+from ..errors import ArgumentTypeError
 
 __all__ = ["A2ATool", "MantyxTool", "McpTool", "PluginTool"]
 
@@ -27,7 +27,7 @@ def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class MantyxTool:
     """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
@@ -40,7 +40,7 @@ class MantyxTool:
         return {"kind": self.kind, "id": self.id}
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class PluginTool:
     """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
@@ -53,10 +53,10 @@ class PluginTool:
         return {"kind": self.kind, "name": self.name}
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class A2ATool:
-    """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
+    """A remote Agent2Agent peer MANTYX can reach itself.
 
     ``headers`` are sent by MANTYX on every A2A request; their values never
     appear in this object's repr.
@@ -87,10 +87,10 @@ class A2ATool:
         return out
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen
 class McpTool:
-    """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).
+    """A remote MCP server (Streamable HTTP) MANTYX dials itself.
 
     MANTYX exposes each of its tools as ``<name>_<tool>``; ``tool_filter`` is an
     allowlist of un-prefixed tool names.

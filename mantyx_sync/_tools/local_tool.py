@@ -1,4 +1,4 @@
-"""``kind: "local"`` tools: functions that run in this process (wire-protocol §3.1).
+"""``kind: "local"`` tools: functions that run in this process.
 
 Build one with :func:`define_local_tool` (explicit JSON Schema or a model
 class) or the :func:`local_tool` decorator (schema from the signature and
@@ -18,7 +18,7 @@ import attrs
 
 from .._base.argcheck import checked, checked_init
 from .._base.limits import TOOL_NAME_RE
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from .object_schema import object_schema, parameters_schema
 from .validator import compile_validator
 
@@ -28,7 +28,7 @@ __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
 def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
     if not isinstance(value, str) or not TOOL_NAME_RE.match(value):
         shown = repr(value) if isinstance(value, str) else f"a {type(value).__name__}"
-        raise SpecError(
+        raise (SpecError if isinstance(value, str) else ArgumentTypeError)(
             f"local tool name {shown} is invalid: it must be 1-64 ASCII letters, digits or "
             "underscores (^[a-zA-Z0-9_]{1,64}$)"
         )
@@ -36,7 +36,7 @@ def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
 
 def _check_execute(instance: LocalTool, _: attrs.Attribute[Any], value: Any) -> None:
     if not callable(value):
-        raise SpecError(
+        raise ArgumentTypeError(
             f"local tool {instance.name!r}: execute must be a callable (a function taking "
             f"the arguments), got {type(value).__name__}"
         )
@@ -50,16 +50,16 @@ def _check_execute(instance: LocalTool, _: attrs.Attribute[Any], value: Any) -> 
 def _check_timeout(instance: LocalTool, _: attrs.Attribute[Any], value: object) -> None:
     if value is None:
         return
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or not math.isfinite(value)
-        or value <= 0
-    ):
-        raise SpecError(
-            f"local tool {instance.name!r}: timeout must be a number of seconds > 0 "
-            f"(or None for the client default), got {value!r}"
-        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        kind: type[SpecError] = ArgumentTypeError
+    elif math.isfinite(value) and value > 0:
+        return
+    else:
+        kind = SpecError
+    raise kind(
+        f"local tool {instance.name!r}: timeout must be a number of seconds > 0 "
+        f"(or None for the client default), got {value!r}"
+    )
 
 
 def _parameters(value: Any) -> dict[str, Any]:
@@ -82,13 +82,7 @@ def _run_coroutine(coroutine: Any) -> Any:
     return asyncio.run(coroutine)
 
 
-def _not_a_mapping(args: object) -> SpecError:
-    error = SpecError(f"LocalTool.invoke(): args must be a mapping, got {type(args).__name__}")
-    error.path = "args"
-    return error
-
-
-@checked_init(SpecError, defer=("name", "execute", "timeout"))
+@checked_init(ArgumentTypeError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
 class LocalTool:
     """A tool that runs in this process (kind ``"local"``).
@@ -181,11 +175,7 @@ class LocalTool:
         :param args: the validated arguments.
         :returns: the handler's return value, not encoded.
         :raises ToolError: the arguments could not be converted to the declared types.
-        :raises SpecError: ``args`` is not a mapping.
         """
-        if not isinstance(args, Mapping):
-            # Checked by hand, not with @checked: this is on every tool call's path.
-            raise _not_a_mapping(args)
         value = self.execute(dict(args)) if self._invoke is None else self._invoke(args)
         if inspect.iscoroutine(value):
             return _run_coroutine(value)
@@ -201,7 +191,7 @@ class LocalTool:
         return self.execute
 
 
-@checked(SpecError, defer=("name", "execute", "timeout"))
+@checked(ArgumentTypeError, defer=("name", "execute", "timeout"))
 def define_local_tool(
     *,
     name: str,
@@ -316,7 +306,7 @@ def local_tool(
 ) -> Callable[[Callable[..., Any]], LocalTool]: ...
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def local_tool(
     fn: Callable[..., Any] | None = None,
     /,

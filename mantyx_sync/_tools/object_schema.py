@@ -16,7 +16,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 from .convert import (
     Structurer,
     describe_type,
@@ -45,7 +45,7 @@ def object_schema(obj: Any, *, what: str = "parameters") -> JSONSchema:
         return _checked_object_schema(obj, what)
     if is_model_class(obj):
         return _derive_model_schema(obj, what)
-    raise SpecError(
+    raise ArgumentTypeError(
         f'{what} must be a JSON Schema dict with "type": "object", an attrs class, '
         f"a dataclass, a TypedDict or a pydantic model class; got {describe_type(obj)}"
     )

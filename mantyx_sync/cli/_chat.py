@@ -13,8 +13,8 @@ import importlib
 from ..client import Client
 from ..errors import RunError
 from ..session import Session
-from ._commands import SESSION_CONFLICT, agent_spec, confirm_cancel, follow
-from ._exit import INTERRUPTED, OK, UsageError
+from ._commands import agent_spec, confirm_cancel, follow, message_overrides
+from ._exit import INTERRUPTED, OK
 from ._term import Terminal
 from ._tools import load_tools
 from ._view import RunView
@@ -61,8 +61,7 @@ def _cancel_running(client: Client, session: Session, term: Terminal) -> None:
 
 def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
     """Read prompts until ``/end`` (ends the session) or end of input (keeps it)."""
-    if args.session and (args.agent_id or args.system_prompt or args.model_id):
-        raise UsageError(SESSION_CONFLICT)
+    overrides = message_overrides(args)
     tools = load_tools(args.tool, args.mcp, args.mcp_url)
     _enable_line_editing()
     with Client() as client:
@@ -97,10 +96,9 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
             if prompt.startswith("/"):
                 term.note(term.dim(f"unknown command {prompt.split()[0]}; {_HELP}"))
                 continue
-            overrides = {"reasoning_level": args.reasoning} if args.reasoning else {}
             run = session.start(prompt, **overrides)
             try:
-                follow(run, RunView(term, show_thinking=args.reasoning is not None))
+                follow(run, RunView(term, show_thinking=args.reasoning_level is not None))
             except KeyboardInterrupt:
                 confirm_cancel(run, term)
             except RunError as exc:

@@ -10,19 +10,20 @@ import sys
 import threading
 from typing import Any
 
+from .._display.render import one_line
 from ..client import Client
 from ..errors import MantyxError
 from ..messages import Attachment
 from ..run import Run
-from ..spec import AgentSpec
+from ..spec import AgentSpec, OverrideKeywords
 from ..testing import LocalMantyx
 from ._exit import INTERRUPTED, OK, UsageError
+from ._parser import SPEC_OPTIONS
 from ._term import Terminal
 from ._tools import load_tools
-from ._view import JsonView, RunView, short
+from ._view import JsonView, RunView
 
 __all__ = [
-    "SESSION_CONFLICT",
     "agent_spec",
     "cmd_cancel",
     "cmd_emulator",
@@ -33,30 +34,35 @@ __all__ = [
     "cmd_sessions",
     "confirm_cancel",
     "follow",
+    "message_overrides",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
-SESSION_CONFLICT = (
-    "--session continues an existing session with its own agent; "
-    "drop --agent-id, --system-prompt and --model"
-)
 
 
 def agent_spec(args: argparse.Namespace, tools: list[Any]) -> AgentSpec:
-    """The spec ``--agent-id``/``--system-prompt``/``--model``/``--reasoning`` describe.
+    """The spec the agent options (:data:`SPEC_OPTIONS`) and ``tools`` describe.
 
     :raises SpecError: a field breaks a documented limit (nothing is sent).
     """
-    system_prompt = args.system_prompt
-    if args.agent_id is None and system_prompt is None:
-        system_prompt = DEFAULT_SYSTEM_PROMPT
-    return AgentSpec.build(
-        system_prompt=system_prompt,
-        agent_id=args.agent_id,
-        model_id=args.model_id,
-        tools=tools,
-        reasoning_level=args.reasoning,
-    )
+    fields = {keyword: getattr(args, keyword) for keyword in SPEC_OPTIONS}
+    if fields["agent_id"] is None and fields["system_prompt"] is None:
+        fields["system_prompt"] = DEFAULT_SYSTEM_PROMPT
+    return AgentSpec.build(tools=tools, **fields)
+
+
+def message_overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The agent options a session message may give for its one run.
+
+    :raises UsageError: ``--session`` with an option only a new agent takes.
+    """
+    given = {k: getattr(args, k) for k in SPEC_OPTIONS if getattr(args, k) is not None}
+    fixed = [SPEC_OPTIONS[k] for k in given if k not in OverrideKeywords.__annotations__]
+    if args.session and fixed:
+        raise UsageError(
+            f"--session continues an existing session with its own agent; drop {', '.join(fixed)}"
+        )
+    return {k: v for k, v in given.items() if k in OverrideKeywords.__annotations__}
 
 
 def _prompt(args: argparse.Namespace) -> str:
@@ -107,8 +113,7 @@ def confirm_cancel(run: Run, term: Terminal) -> None:
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync run "prompt" ...``."""
     prompt = _prompt(args)
-    if args.session and (args.agent_id or args.system_prompt or args.model_id):
-        raise UsageError(SESSION_CONFLICT)
+    overrides = message_overrides(args)
     attachments = [
         Attachment.from_url(item) if item.startswith("https://") else Attachment.from_path(item)
         for item in args.attach
@@ -118,13 +123,10 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
     if args.json:
         view = JsonView(term)
     else:
-        view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning is not None)
+        view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning_level is not None)
     with Client() as client:
         if args.session:
             session = client.resume_session(args.session, tools=tools)
-            overrides: dict[str, Any] = {}
-            if args.reasoning:
-                overrides["reasoning_level"] = args.reasoning
             run = session.start(
                 prompt, attachments=attachments or None, timeout=args.timeout, **overrides
             )
@@ -261,7 +263,7 @@ def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
         return OK
     for summary in runs:
         tokens = f"{summary.tokens.total_tokens} tokens" if summary.tokens is not None else ""
-        preview = short(summary.input_preview or "", 50)
+        preview = one_line(summary.input_preview or "", 50)
         term.line(
             f"{summary.id}  {(summary.status or '?'):<10} {summary.created_at or '':<25} "
             f"{tokens:>12}  {preview}".rstrip()
@@ -283,7 +285,7 @@ def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
         when = summary.last_interaction_date or summary.creation_date or ""
         term.line(
             f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
-            f"{short(summary.summary or '', 50)}".rstrip()
+            f"{one_line(summary.summary or '', 50)}".rstrip()
         )
     if not sessions:
         term.note(term.dim("no sessions"))

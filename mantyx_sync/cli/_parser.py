@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import argparse
-from typing import NoReturn
+from typing import Final, NoReturn
 
 from .._version import __version__
 
-__all__ = ["build_parser"]
+__all__ = ["SPEC_OPTIONS", "build_parser"]
+
+SPEC_OPTIONS: Final = {
+    "agent_id": "--agent-id",
+    "system_prompt": "--system-prompt",
+    "model_id": "--model",
+    "reasoning_level": "--reasoning",
+}
+"""The agent options, by the spec keyword each sets (its ``dest``)."""
 
 _EPILOG = """\
 Configuration comes from the environment: MANTYX_API_KEY, MANTYX_WORKSPACE and
@@ -57,7 +65,12 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--session", metavar="ID", help="continue this session (its history is on the server)"
     )
-    parser.add_argument("--reasoning", choices=("low", "medium", "high"), help="reasoning effort")
+    parser.add_argument(
+        "--reasoning",
+        dest="reasoning_level",
+        choices=("low", "medium", "high"),
+        help="reasoning effort",
+    )
 
 
 def _positive(text: str) -> int:

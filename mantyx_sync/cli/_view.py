@@ -9,38 +9,15 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
 
-from ..events import RunEvent
+from .._display.render import one_line, summary
+from ..events import RunEvent, ToolStep, tool_step
 from ..results import RunResult
 from ._term import Terminal
 
-__all__ = ["JsonView", "RunView", "short"]
+__all__ = ["JsonView", "RunView"]
 
 _ARG_WIDTH = 60
-
-
-def short(value: Any, width: int = _ARG_WIDTH) -> str:
-    """``value`` on one line, cut to ``width`` characters."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def footer(result: RunResult) -> str:
-    """``12 tokens (8 in, 4 out) · 2 turns · model m · run r`` with what is known."""
-    parts = []
-    if result.tokens is not None:
-        tokens = result.tokens
-        parts.append(
-            f"{tokens.total_tokens} tokens ({tokens.input_tokens} in, {tokens.output_tokens} out)"
-        )
-    if result.turns is not None:
-        parts.append(f"{result.turns} turn{'' if result.turns == 1 else 's'}")
-    if result.model is not None and result.model.id:
-        parts.append(f"model {result.model.id}")
-    parts.append(f"run {result.run_id}")
-    return " · ".join(parts)
 
 
 class RunView:
@@ -69,13 +46,19 @@ class RunView:
         handler = getattr(self, f"_on_{event.type}", None)
         if handler is not None:
             handler(event)
+            return
+        step = tool_step(event)
+        if step is not None:
+            self._tool_step(step)
 
     def finished(self, result: RunResult | None) -> None:
         """The run ended (or was abandoned): end the text, show the footer."""
         self._term.status(None)
         self._term.end_text()
         if result is not None and not self._quiet:
-            self._term.note(self._term.dim(footer(result)))
+            self._term.note(
+                self._term.dim(summary(result.run_id, result.tokens, result.turns, result.model))
+            )
 
     # -- event handlers -----------------------------------------------------
 
@@ -102,25 +85,6 @@ class RunView:
         self._term.end_text()
         self._waiting()
 
-    def _on_local_tool_call(self, event: RunEvent) -> None:
-        self._call_started(event)
-
-    def _on_tool_call(self, event: RunEvent) -> None:
-        self._call_started(event)
-
-    def _on_local_tool_result_in(self, event: RunEvent) -> None:
-        data = event.data
-        if "error" in data and data.get("error") is not None:
-            self._call_ended(data.get("toolUseId"), ok=False, outcome=data.get("error"))
-        else:
-            self._call_ended(data.get("toolUseId"), ok=True, outcome=data.get("output"))
-
-    def _on_tool_result(self, event: RunEvent) -> None:
-        data = event.data
-        ok = data.get("ok") is not False and not data.get("isError")
-        outcome = data.get("result", data.get("summary"))
-        self._call_ended(data.get("toolUseId"), ok=ok, outcome=outcome)
-
     def _on_result(self, event: RunEvent) -> None:
         if not self._wrote_any and event.text:
             # Neither deltas nor messages came: the result carries the answer.
@@ -136,26 +100,21 @@ class RunView:
 
     # -- tool lines ---------------------------------------------------------
 
-    def _call_started(self, event: RunEvent) -> None:
-        data = event.data
-        tool_use_id = data.get("toolUseId")
-        name = data.get("name") if isinstance(data.get("name"), str) else "?"
-        args = data.get("args", data.get("input"))
-        if isinstance(tool_use_id, str):
-            self._pending[tool_use_id] = (str(name), short(args or {}), time.monotonic())
-        self._term.end_text()
-        self._waiting()
-
-    def _call_ended(self, tool_use_id: Any, *, ok: bool, outcome: Any) -> None:
-        started = self._pending.pop(tool_use_id, None) if isinstance(tool_use_id, str) else None
-        if started is None:
-            return
-        name, args, at = started
-        if not self._quiet:
-            elapsed = time.monotonic() - at
-            mark = "✓" if ok else "✗"
-            shown = short(outcome if outcome is not None else "")
-            self._term.note(self._term.dim(f"  {mark} {name}({args}) → {shown}  {elapsed:.1f}s"))
+    def _tool_step(self, step: ToolStep) -> None:
+        if not step.done:
+            args = one_line(step.args or {}, _ARG_WIDTH)
+            self._pending[step.tool_use_id] = (step.name or "?", args, time.monotonic())
+            self._term.end_text()
+        else:
+            started = self._pending.pop(step.tool_use_id, None)
+            if started is None:
+                return
+            if not self._quiet:
+                name, args, at = started
+                mark = "✓" if step.ok else "✗"
+                shown = one_line(step.outcome if step.outcome is not None else "", _ARG_WIDTH)
+                line = f"  {mark} {name}({args}) → {shown}  {time.monotonic() - at:.1f}s"
+                self._term.note(self._term.dim(line))
         self._waiting()
 
     def _waiting(self) -> None:

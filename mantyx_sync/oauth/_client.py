@@ -23,6 +23,7 @@ from .._http.transport import error_for_response, translate_exception
 from .._version import __version__
 from ..errors import (
     APIError,
+    ArgumentTypeError,
     AuthError,
     ConfigurationError,
     InvalidRequestError,
@@ -75,7 +76,7 @@ class OAuth:
     .. versionadded:: 0.2.0
     """
 
-    @checked(ConfigurationError, defer=("timeout",))
+    @checked(ArgumentTypeError)
     def __init__(
         self,
         client_id: str,
@@ -139,7 +140,6 @@ class OAuth:
             self._metadata = found
         return found
 
-    @checked(ConfigurationError, defer=("timeout",))
     def sign_in(
         self,
         scopes: Iterable[str] | str,
@@ -209,7 +209,6 @@ class OAuth:
             self._last = tokens
         return tokens
 
-    @checked(ConfigurationError)
     def refresh(self, refresh_token: str, *, scopes: Iterable[str] | None = None) -> TokenSet:
         """One refresh grant: a new access token (the refresh token is kept when
         the server does not rotate it).
@@ -228,7 +227,7 @@ class OAuth:
             body, now=time.time(), requested_scopes=wanted, refresh_token=refresh_token
         )
 
-    @checked(ConfigurationError)
+    @checked(ArgumentTypeError)
     def refresh_token_source(
         self,
         tokens: str | TokenSet,
@@ -263,7 +262,6 @@ class OAuth:
             self._last = source
         return source
 
-    @checked(ConfigurationError)
     def revoke(self, token: str | TokenSet | RefreshingTokenSource) -> None:
         """Revoke a token (RFC 7009). A :class:`TokenSet` or token source has its
         refresh token revoked, which ends its access tokens too. Revoking an
@@ -283,7 +281,6 @@ class OAuth:
         self._call("POST", self.metadata().revocation_endpoint, form=self._client_form(form))
         log.info("revoked a %s", hint or "token")
 
-    @checked(ConfigurationError)
     def userinfo(self, token: str | TokenSet | TokenSource | None = None) -> UserInfo:
         """Who the token belongs to and the workspaces it reaches (scope
         ``mantyx.identity:read``). Default: the last sign-in or token source
@@ -438,7 +435,7 @@ def _oauth_error(response: requests.Response) -> APIError:
 
 
 def _text(value: object) -> bool:
-    """Whether ``value`` is a non-blank string (arguments are checked where the user wrote them)."""
+    """Whether ``value`` is a non-blank string."""
     return isinstance(value, str) and bool(value.strip())
 
 

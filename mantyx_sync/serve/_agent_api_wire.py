@@ -25,7 +25,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..events import RunEvent
+from ..events import RunEvent, ToolStep, tool_step
 from ..results import RunResult
 
 __all__ = ["ResponseBuilder", "request_text"]
@@ -146,19 +146,12 @@ class ResponseBuilder:
             return self._delta(event.text)
         if kind == "assistant_message":
             return self._close_text(event.text)
-        if kind in ("tool_call", "local_tool_call"):
-            return self._close_text(None) + self._tool_call(event.data)
-        if kind == "tool_result":
-            data = event.data
-            output = data.get("result", data.get("summary"))
-            return self._tool_output(data, output)
-        if kind == "local_tool_result_in":
-            data = event.data
-            output = data.get("output")
-            if output is None and data.get("error") is not None:
-                output = f"error: {_json_text(data['error'])}"
-            return self._tool_output(data, output)
-        return []
+        step = tool_step(event)
+        if step is None:
+            return []
+        if not step.done:
+            return self._close_text(None) + self._tool_call(step)
+        return self._tool_output(step)
 
     def heartbeat(self) -> dict[str, Any]:
         """A ``heartbeat`` message: still working (a tool is running)."""
@@ -203,29 +196,24 @@ class ResponseBuilder:
         self.output.append(done)
         return [opened, content, done]
 
-    def _tool_call(self, data: Mapping[str, Any]) -> list[dict[str, Any]]:
-        call_id = str(data.get("toolUseId") or f"call_{uuid.uuid4()}")
-        name = str(data.get("name") or "tool")
-        args = data.get("args", data.get("input", {}))
-        self._pending[call_id] = name
+    def _tool_call(self, step: ToolStep) -> list[dict[str, Any]]:
+        name = step.name or "tool"
+        self._pending[step.tool_use_id] = name
+        arguments = _json_text(step.args if step.args is not None else {})
         return self._data_message(
             "plugin_call",
             "assistant",
-            {
-                "call_id": call_id,
-                "name": name,
-                "arguments": _json_text(args if args is not None else {}),
-            },
+            {"call_id": step.tool_use_id, "name": name, "arguments": arguments},
         )
 
-    def _tool_output(self, data: Mapping[str, Any], output: Any) -> list[dict[str, Any]]:
-        call_id = str(data.get("toolUseId") or "")
-        name = self._pending.pop(call_id, None) or str(data.get("name") or "tool")
+    def _tool_output(self, step: ToolStep) -> list[dict[str, Any]]:
+        name = self._pending.pop(step.tool_use_id, None) or step.name or "tool"
+        output = step.outcome if step.ok else f"error: {_json_text(step.outcome)}"
         return self._data_message(
             "plugin_call_output",
             "tool",
             {
-                "call_id": call_id,
+                "call_id": step.tool_use_id,
                 "name": name,
                 "output": _json_text(output if output is not None else ""),
             },

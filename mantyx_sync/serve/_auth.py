@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._base.redact import register_secret
-from ..errors import SpecError
+from ..errors import ArgumentTypeError, SpecError
 
 __all__ = ["bearer_token"]
 
@@ -22,12 +22,14 @@ def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], str | None]:
 
         app = serve.a2a_app(agent, authenticate=serve.bearer_token(os.environ["A2A_TOKEN"]))
 
-    :raises SpecError: (a ``ValueError``) no token, an empty one, or one that is not a ``str``.
+    :raises SpecError: (a ``ValueError``) no token or an empty one; its
+        :class:`~mantyx_sync.ArgumentTypeError` (also a ``TypeError``) for one
+        that is not a ``str``.
     """
     for index, token in enumerate(tokens):
         if not isinstance(token, str):
             # The value may be a secret: only its type is shown.
-            raise SpecError(
+            raise ArgumentTypeError(
                 f"bearer_token(): each token must be str, got {type(token).__name__}",
                 path=f"tokens[{index}]",
             )

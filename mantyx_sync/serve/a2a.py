@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 from .._base.argcheck import checked
 from .._version import __version__
 from ..agent import Agent
-from ..errors import MantyxError, SpecError
+from ..errors import ArgumentTypeError, MantyxError, SpecError
 from ..events import RunEvent
 from ._a2a_tasks import A2ATask, TaskStore
 from ._a2a_wire import (
@@ -157,7 +157,6 @@ class A2AApp:
             return json_reply(start_response, {"error": "use POST"}, 405, [("Allow", "POST")])
         return self._rpc(environ, start_response, caller)
 
-    @checked(SpecError)
     def card(self, rpc_url: str) -> dict[str, Any]:
         """The Agent Card, its endpoint at ``rpc_url``."""
         spec = self.agent.spec
@@ -345,7 +344,7 @@ def _abandon(task: A2ATask) -> None:
         task.pump.close()
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def a2a_app(
     agent: Agent,
     *,

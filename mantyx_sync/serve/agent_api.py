@@ -36,7 +36,7 @@ from typing import Any, Final
 
 from .._base.argcheck import checked
 from ..agent import Agent
-from ..errors import MantyxError, SpecError
+from ..errors import ArgumentTypeError, MantyxError, SpecError
 from ..events import RunEvent
 from ._agent_api_wire import ResponseBuilder, request_text
 from ._conversations import Conversations
@@ -182,7 +182,7 @@ def _abandon(pump: RunPump) -> None:
         pump.close()
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def agent_api_app(
     agent: Agent,
     *,

@@ -13,9 +13,11 @@ route, and it enforces rate-limit buckets when asked (``rate_limits=``), on a
 clock tests can move forward (``LocalMantyx.advance_clock``).
 
 The emulator never imports the SDK (only :meth:`LocalMantyx.client` does,
-lazily), so a bug in the SDK cannot hide a bug in the emulator.
+lazily), so a bug in the SDK cannot hide a bug in the emulator; it shares only
+the package's foundation (``mantyx_sync._base``: its argument checks).
 
-Every public constructor and method checks its arguments where they are
+Whatever keeps a value for later (``LocalMantyx(...)``, script steps, fault
+plans, ``set_model``, ``inject``, ``fail_next``...) checks it where it is
 written: a wrong type is a :class:`TypeError` naming the call, the argument,
 the expected type and the type received (never the value), and a value out of
 range a :class:`ValueError` — never a failure later in a request thread.
@@ -32,6 +34,7 @@ from ._runs import EmulatedRun
 from ._server import LocalMantyx
 from ._sessions import EmulatedSession
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
+from ._transport import WSGITransport
 
 __all__ = [
     "Emit",
@@ -52,4 +55,5 @@ __all__ = [
     "ToolCall",
     "ToolFiles",
     "Turn",
+    "WSGITransport",
 ]

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from ._argcheck import checked_init
+from .._base.argcheck import checked_init
 
 __all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults", "check_status"]
 
@@ -39,7 +39,7 @@ def _status(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     check_status("Faults", attribute.name, value)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen(kw_only=True)
 class Faults:
     """A fault plan for the next created run (``LocalMantyx.inject(Faults(...))``).

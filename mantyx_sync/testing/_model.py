@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from ._argcheck import checked_init
+from .._base.argcheck import checked_init
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
@@ -39,7 +39,6 @@ __all__ = [
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
 
 
-@checked_init
 @attrs.define(kw_only=True)
 class ModelContext:
     """What a scripted step or a callable model can see about the current run.
@@ -83,7 +82,7 @@ def _to_tuple(value: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return tuple(value) if value is not None else ()
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class ToolCall:
     """A tool call the model makes (inside a :class:`Turn`, or alone as a one-call turn).
@@ -108,7 +107,7 @@ class ToolCall:
     server_result: str | None = attrs.field(default=None, kw_only=True)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class Turn:
     """One model turn: optional thinking, streamed text, ``assistant_message``, tool calls.
@@ -134,10 +133,10 @@ class Turn:
     finish_reason: str | None = attrs.field(default=None, kw_only=True)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class Fail:
-    """End the run with a terminal ``error`` event (wire-protocol §4.7).
+    """End the run with a terminal ``error`` event.
 
     With ``partial_text``, an ``assistant_message`` carrying that text (and
     ``finish_reason``) comes first, as on a truncated reply.
@@ -151,7 +150,7 @@ class Fail:
     retryable: bool | None = attrs.field(default=None, kw_only=True)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class FailResult:
     """End the run with a non-success terminal ``result {subtype, error}``."""
@@ -160,7 +159,7 @@ class FailResult:
     error: str = "Run exceeded the maximum number of tool turns"
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class Emit:
     """Log any raw event; it ends the run only if ``type`` is terminal."""

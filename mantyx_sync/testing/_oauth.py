@@ -1,4 +1,4 @@
-"""The emulator's OAuth 2.0 authorization server (NEWER.md §1, §20).
+"""The emulator's OAuth 2.0 authorization server.
 
 Authorization Code with PKCE (S256 only) for loopback redirect URIs
 (RFC 8252 §7.3), refresh tokens that do not rotate, revocation (RFC 7009),
@@ -23,7 +23,7 @@ from urllib.parse import urlencode, urlsplit
 
 import attrs
 
-from ._argcheck import checked
+from .._base.argcheck import checked
 from ._clock import EmulatorClock
 
 if TYPE_CHECKING:
@@ -155,13 +155,13 @@ class OAuthServer:
 
     # -- test controls ---------------------------------------------------------
 
-    @checked
+    @checked(TypeError)
     def deny_next(self, error: str = "access_denied") -> None:
         """Make the next authorization redirect back with ``error=<error>``."""
         with self._lock:
             self._deny.append(error)
 
-    @checked
+    @checked(TypeError)
     def issue_tokens(
         self, scopes: Iterable[str], *, client_id: str = DEFAULT_CLIENT_ID
     ) -> dict[str, Any]:
@@ -176,7 +176,6 @@ class OAuthServer:
             for access in self._access.values():
                 access.expires_at = min(access.expires_at, now)
 
-    @checked
     def is_active(self, token: str) -> bool:
         """Whether ``token`` (access or refresh) would be accepted now."""
         with self._lock:

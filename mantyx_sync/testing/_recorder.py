@@ -8,8 +8,6 @@ from typing import Any
 
 import attrs
 
-from ._argcheck import checked, checked_init
-
 __all__ = ["RecordedRequest", "Recorder", "mask_headers"]
 
 MASK = "***"
@@ -33,7 +31,6 @@ def mask_headers(headers: Iterable[tuple[str, str]], secrets: Collection[str]) -
     return out
 
 
-@checked_init
 @attrs.frozen(kw_only=True)
 class RecordedRequest:
     """One request the emulator answered (or dropped), as the test sees it.
@@ -57,7 +54,6 @@ class RecordedRequest:
     json: Any = attrs.field(default=None, hash=False)
     status: int = 0
 
-    @checked
     def header(self, name: str) -> str | None:
         """The value of header ``name`` (case-insensitive), or ``None``."""
         wanted = name.lower()

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ._argcheck import checked
+from .._base.argcheck import checked
 from ._catalog import resolve_model
 from ._controls import CONTROL_STEPS, plan_only_result, play_control, structured_output_info
 from ._faults import FaultState
@@ -144,12 +144,12 @@ class EmulatedRun:
         value = self._model_info.get("id")
         return value if isinstance(value, str) else None
 
-    @checked
+    @checked(TypeError)
     def emit_event(self, kind: str, data: dict[str, Any]) -> None:
         """Log one non-terminal event (used by the control steps)."""
         self._emit(kind, data)
 
-    @checked
+    @checked(TypeError)
     def overload(self, error_class: str, *, covered: bool = True) -> bool:
         """The serving model failed: fall back if configured and the failure is one a
         fallback covers (``covered``), else fail the run.
@@ -248,7 +248,6 @@ class EmulatedRun:
             self.closed = True
             self.cond.notify_all()
 
-    @checked
     def post_tool_result(self, body: dict[str, Any]) -> str:
         """Apply a validated tool-result body: ``accepted``, ``terminal`` or ``unknown``."""
         tool_use_id = body["toolUseId"]

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._argcheck import checked
+from .._base.argcheck import checked
 from ._clock import EmulatorClock
 from ._evaluation import EmulatedEval
 from ._faults import Faults, RequestFault, RequestFaults, check_status
@@ -23,6 +23,7 @@ from ._recorder import RecordedRequest, Recorder
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
 from ._state import EmulatorState
+from ._transport import WSGITransport
 
 if TYPE_CHECKING:
     from ._app import EmulatorApp
@@ -86,17 +87,17 @@ class LocalMantyx:
         ``advance_clock()`` moves it forward.
     :ivar rate_limiter: the rate-limit buckets, or ``None`` when unlimited.
 
-    Every argument here and of every method is checked where it is written: a
-    wrong type raises :class:`TypeError` naming the argument, what it must be
-    and the type it got (never the value); a port, status or duration out of
-    range raises :class:`ValueError`.
+    Every argument here, and of each method that keeps a value for later, is
+    checked where it is written: a wrong type raises :class:`TypeError` naming
+    the argument, what it must be and the type it got (never the value); a
+    port, status or duration out of range raises :class:`ValueError`.
 
     Thread-safety: every method may be called from any thread.
 
     .. versionadded:: 0.1.0
     """
 
-    @checked
+    @checked(TypeError)
     def __init__(
         self,
         *,
@@ -251,9 +252,9 @@ class LocalMantyx:
             server, thread, wakeup = self._server, self._thread, self._wakeup
             self._server = self._thread = self._wakeup = None
             self._stop.set()
+        self._state.close()  # also ends the runs of in-memory clients
         if server is None:
             return
-        self._state.close()
         if wakeup is not None:
             wakeup[1].send(b"x")
         # socketserver only notices shutdown() when its select() returns; raising
@@ -281,40 +282,47 @@ class LocalMantyx:
     ) -> None:
         self.stop()
 
-    def client(self, **kwargs: Any) -> Any:
+    def client(self, *, in_memory: bool = False, **kwargs: Any) -> Any:
         """A ``mantyx_sync.Client`` for this server (extra keyword arguments pass through).
+
+        :param in_memory: requests go straight to :attr:`app` through a
+            :class:`~mantyx_sync.testing.WSGITransport`, with no socket: the
+            server need not be started (call :meth:`stop` when done, to end
+            its runs).
 
         The SDK is imported here, lazily, so the emulator never depends on it.
         """
         sdk = importlib.import_module("mantyx_sync")
-        options: dict[str, Any] = {"workspace": self.workspace, "base_url": self.base_url}
+        base_url = f"http://{self.host}" if in_memory else self.base_url
+        options: dict[str, Any] = {"workspace": self.workspace, "base_url": base_url}
+        if in_memory:
+            options["transport"] = WSGITransport(self.app)
         if "token_source" not in kwargs:
             options["api_key"] = self.api_key
         options.update(kwargs)
         return sdk.Client(**options)
 
-    @checked
     def advance_clock(self, seconds: float) -> None:
         """Move the emulator's clock ``seconds`` forward: tokens expire and
         rate-limit windows refill as if that much time had passed."""
         self.clock.advance(seconds)
 
-    @checked
+    @checked(TypeError)
     def set_model(self, model: ModelLike) -> None:
         """Use ``model`` (steps, callable or ``None``) for every later run."""
         self._state.set_model(model)
 
-    @checked
+    @checked(TypeError)
     def queue_script(self, steps: ModelLike) -> None:
         """Use ``steps`` for the next created run only; queued scripts are used FIFO."""
         self._state.queue_script(steps)
 
-    @checked
+    @checked(TypeError)
     def inject(self, faults: Faults) -> None:
         """Apply ``faults`` to the next created run; queued plans are used FIFO."""
         self._state.inject(faults)
 
-    @checked
+    @checked(TypeError)
     def fail_next(
         self,
         method: str,
@@ -378,7 +386,7 @@ class LocalMantyx:
         """Run feedback by run id, as stored (``POST /agent-runs/{id}/feedback``; copies)."""
         return self._state.feedback.snapshot()
 
-    @checked
+    @checked(TypeError)
     def add_eval_dataset(
         self,
         name: str,
@@ -401,7 +409,7 @@ class LocalMantyx:
         except Exception as exc:
             raise ValueError(str(exc)) from exc
 
-    @checked
+    @checked(TypeError)
     def inject_eval_stream_fault(
         self, *, drop_after: int, live_tail_on_reconnect: bool = True
     ) -> None:
@@ -409,7 +417,7 @@ class LocalMantyx:
 
         :param live_tail_on_reconnect: later connections then start at the end
             of the log, so events sent while the client was away are lost to it
-            (EVALS.md: the stream has no resume).
+            (an evaluation's stream has no resume).
         """
         if drop_after < 0:
             raise ValueError("LocalMantyx.inject_eval_stream_fault(): drop_after must be >= 0")
@@ -422,7 +430,6 @@ class LocalMantyx:
         """Every evaluation so far by id (a snapshot copy of the mapping)."""
         return self._state.evals.snapshot()
 
-    @checked
     def wait_for_run(
         self, run_id: str | None = None, *, status: str | None = None, timeout: float = 5.0
     ) -> EmulatedRun:
@@ -433,7 +440,6 @@ class LocalMantyx:
         """
         return self._state.wait_for_run(run_id, status, timeout)
 
-    @checked
     def wait_for_tool_call(self, *, timeout: float = 5.0) -> dict[str, Any]:
         """Block until the latest run logs a ``local_tool_call``; return its ``data``.
 

@@ -1,5 +1,5 @@
-"""Script steps for the newest protocol's events: plans, supervisor verdicts,
-model overload (and fallback), and server-tool files (NEWER.md items 4, 7, 8, 16).
+"""Script steps for the newer events: plans, supervisor verdicts, model
+overload (and fallback), and server-tool files.
 
 Like the other steps they are immutable values; :mod:`._controls` plays them.
 """
@@ -11,7 +11,7 @@ from typing import Any
 
 import attrs
 
-from ._argcheck import checked_init
+from .._base.argcheck import checked_init
 
 __all__ = ["Overload", "PlanUpdate", "Supervise", "ToolFiles"]
 
@@ -24,7 +24,7 @@ def _files(value: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(value)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class PlanUpdate:
     """Log a ``task_plan`` (v2) revision.
@@ -44,7 +44,7 @@ class PlanUpdate:
     transition: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class Supervise:
     """Log a ``supervisor`` verdict (observability only; the run goes on)."""
@@ -55,7 +55,7 @@ class Supervise:
     phase: str = attrs.field(default="turn_boundary", kw_only=True)
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class Overload:
     """The serving model fails after the server's retries (``errorClass``, default
@@ -71,7 +71,7 @@ class Overload:
     error_class: str = "overloaded"
 
 
-@checked_init
+@checked_init(TypeError)
 @attrs.frozen
 class ToolFiles:
     """Log a ``tool_files`` event for a server-resolved tool ``name``.

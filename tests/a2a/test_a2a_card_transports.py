@@ -8,6 +8,7 @@ from typing import Any
 import peerkit
 import pytest
 import requests
+from peerkit import tool_call
 
 from mantyx_sync._base.redact import redact_text
 from mantyx_sync._peers.a2a.client import A2AError, select_interface
@@ -69,7 +70,7 @@ def test_real_03_peer_reached_through_additional_interfaces(peer03_base: str) ->
     ]
     conn = define_local_a2a("old", agent_card=card).connect()
     try:
-        assert conn.call({"name": "old", "args": {"message": "hello"}}, timeout=10) == "HELLO"
+        assert conn.call(tool_call("old", {"message": "hello"}), timeout=10) == "HELLO"
     finally:
         conn.close()
 

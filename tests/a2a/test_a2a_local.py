@@ -7,6 +7,7 @@ from typing import Any
 import peerkit
 import pytest
 import requests
+from peerkit import tool_call
 
 from mantyx_sync._peers.a2a.client import A2AError, extract_reply, select_interface
 from mantyx_sync._peers.a2a.toolset import INPUT_SCHEMA, LocalA2A, define_local_a2a
@@ -15,9 +16,7 @@ from mantyx_sync.tools import ClientResolvedTool, ToolConnection
 
 
 def _ask(conn: ToolConnection, text: str) -> str:
-    return conn.call(
-        {"name": conn.name, "args": {"message": text}, "kind": "a2a_local"}, timeout=10
-    )
+    return conn.call(tool_call(conn.name, {"message": text}, kind="a2a_local"), timeout=10)
 
 
 def _card(base: str) -> dict[str, Any]:
@@ -62,7 +61,7 @@ def test_v10_peer_message_task_and_failures(a2a_base: str) -> None:
         with pytest.raises(ToolError, match="A2A task input-required: which one"):
             _ask(conn, "input:which one?")
         with pytest.raises(ToolError, match="message"):
-            conn.call({"name": "hr", "args": {}}, timeout=5)
+            conn.call(tool_call("hr"), timeout=5)
     finally:
         conn.close()
 

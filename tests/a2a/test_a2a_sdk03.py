@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.a2a.toolset import A2AConnection, define_local_a2a
 from mantyx_sync.errors import ToolError
@@ -31,7 +32,7 @@ def conn03() -> Iterator[A2AConnection]:
 
 
 def _ask(conn: A2AConnection, text: str) -> str:
-    return conn.call({"name": "old", "args": {"message": text}}, timeout=10)
+    return conn.call(tool_call("old", {"message": text}), timeout=10)
 
 
 def test_card_is_0_3(conn03: A2AConnection) -> None:

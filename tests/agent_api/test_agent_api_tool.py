@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from peerkit import tool_call
 
 import mantyx_sync
 from mantyx_sync import SpecError, ToolError, define_local_agent_api
@@ -74,9 +75,9 @@ def test_unreachable_endpoint_is_a_tool_error() -> None:
     conn = define_local_agent_api("helper", "http://127.0.0.1:9/", timeout=5).connect()
     try:
         with pytest.raises(ToolError, match="cannot reach the Agent API endpoint"):
-            conn.call({"name": "helper", "args": {"request": "hi"}}, timeout=5)
+            conn.call(tool_call("helper", {"request": "hi"}), timeout=5)
         with pytest.raises(ToolError, match="request"):
-            conn.call({"name": "helper", "args": {}}, timeout=5)
+            conn.call(tool_call("helper"), timeout=5)
     finally:
         conn.close()
 

@@ -15,6 +15,8 @@ from collections.abc import Iterator
 import pytest
 from cli_support import HERE, cli_env, console_script, run_cli
 
+from mantyx_sync.cli._parser import SPEC_OPTIONS, build_parser
+from mantyx_sync.spec import SpecKeywords
 from mantyx_sync.testing import Fail, FailResult, LocalMantyx, ModelContext, ToolCall, Turn
 
 ANSI = "\x1b["
@@ -106,6 +108,32 @@ def test_session_continues_a_conversation(mantyx_server: LocalMantyx) -> None:
     assert contents[:1] == ["first"] and "second" in contents
 
 
+def test_session_takes_only_the_options_a_message_may_give(mantyx_server: LocalMantyx) -> None:
+    with mantyx_server.client() as client:
+        session = client.create_session(system_prompt="You are terse.")
+    done = run_cli(
+        "run", "again", "--session", session.id, "--reasoning", "high", "-q", server=mantyx_server
+    )
+    assert done.returncode == 0, done.stderr
+    (message,) = [r for r in mantyx_server.requests if r.path.endswith("/messages")]
+    assert message.json is not None and message.json["reasoningLevel"] == "high"
+    done = run_cli("run", "x", "--session", session.id, "--agent-id", "a", server=mantyx_server)
+    assert done.returncode == 2
+    assert "drop --agent-id" in done.stderr
+
+
+def test_the_agent_options_are_spec_keywords() -> None:
+    # Each agent option's dest is the spec keyword it sets, and SPEC_OPTIONS names them all.
+    assert set(SPEC_OPTIONS) <= set(SpecKeywords.__annotations__)
+    parser = build_parser()
+    for command in ("run", "chat"):
+        dests = set(vars(parser.parse_args([command])))
+        assert dests & set(SpecKeywords.__annotations__) == set(SPEC_OPTIONS), command
+        for keyword, option in SPEC_OPTIONS.items():
+            value = "low" if keyword == "reasoning_level" else "x"
+            assert getattr(parser.parse_args([command, option, value]), keyword) == value
+
+
 def test_python_dash_m_is_the_same_command(mantyx_server: LocalMantyx) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "mantyx_sync", "run", "hi", "-q"],
@@ -163,10 +191,13 @@ def test_usage_errors_exit_2(mantyx_server: LocalMantyx, args: list[str], messag
     assert mantyx_server.runs == {}
 
 
-def test_a_spec_error_exits_2_before_anything_is_sent(mantyx_server: LocalMantyx) -> None:
-    done = run_cli("run", "x", "--system-prompt", "", server=mantyx_server)
+@pytest.mark.parametrize("option", ["--model", "--system-prompt", "--agent-id"])
+def test_a_spec_error_names_the_option_and_exits_2_before_anything_is_sent(
+    mantyx_server: LocalMantyx, option: str
+) -> None:
+    done = run_cli("run", "x", option, "", server=mantyx_server)
     assert done.returncode == 2
-    assert done.stderr.startswith("mantyx-sync: error: systemPrompt")
+    assert done.stderr == f"mantyx-sync: error: {option}: must be a non-empty string\n"
     assert mantyx_server.requests == []
 
 

@@ -1,10 +1,19 @@
-"""A wrong type for any argument of any public function or constructor is a typed
-error naming the argument, raised where the user wrote it (issue 15, fix 2).
+"""Where a wrong argument type must still fail at once, as a ``TypeError`` (issue 21, item 5).
 
-The table is built from the signatures themselves, so a new argument is
-covered as soon as it exists: each argument in turn gets a value of no
-expected type (a bare ``object()``), with every other argument valid. Calls
-that talk to the server run against the emulator, which must see no request.
+The rule: argument types are checked at run time only where a wrong type
+would otherwise fail late or far from the line that wrote it — a value kept
+and sent later (client options, a spec, tools, messages, run controls), a
+handler registered now and called later (``on_tool``, ``on_event``,
+``execute``, ``authenticate``). There it raises :class:`ArgumentTypeError` (a
+``SpecError``, a ``ConfigurationError`` and a ``TypeError``) naming the
+argument, before anything is sent. Everywhere else the argument is used at
+once, in the call, and annotations and mypy do the job.
+
+``TARGETS`` lists the first kind, built from the signatures themselves so a new
+argument is covered as soon as it exists: each argument in turn gets a value of
+no expected type (a bare ``object()``), with every other argument valid, and
+the emulator must see no request. ``USED_AT_ONCE`` lists the second kind, each
+with why; the coverage tests make every public callable be in one of them.
 """
 
 from __future__ import annotations
@@ -17,14 +26,13 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync import credentials, errors, evals, notebook, oauth, serve
+from mantyx_sync import credentials, errors, evals, notebook, oauth, serve, spec
+from mantyx_sync._base import argcheck
 from mantyx_sync._engine.evals import Evals
 from mantyx_sync.testing import LocalMantyx, Turn
 
 WRONG = object()
 AGENT = object()  # stands for the live Ctx.agent in a table's valid arguments
-RESULT = object()  # stands for a finished RunResult
-NOWHERE = "/nonexistent/mantyx-argument-types"  # a write there would fail loudly
 
 
 def _tool_fn(x: int) -> int:
@@ -41,16 +49,12 @@ class Ctx:
         self.agent = mantyx_sync.Agent(self.client, system_prompt="s")
         self.session = self.agent.session()
         self.run = self.agent.start("x")
-        self.result = self.agent.run("x")
-        self.catalog = self.client.models()
         self.oauth = mantyx_sync.OAuth("client_1", base_url=server.base_url)
 
 
-# target label -> (callable given a Ctx, the valid arguments, error classes)
+# Where a wrong type would fail late: label -> (callable given a Ctx, valid arguments).
 TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] = {
     "Client": (lambda c: mantyx_sync.Client, {"api_key": "mantyx_k", "workspace": "w"}),
-    "Client.get_run": (lambda c: c.client.get_run, {"run_id": "r"}),
-    "Client.cancel": (lambda c: c.client.cancel, {"run_id": "r"}),
     "Client.create_session": (lambda c: c.client.create_session, {"system_prompt": "s"}),
     "Client.start_run": (
         lambda c: c.client.start_run,
@@ -58,20 +62,9 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
     ),
     "Client.resume_session": (lambda c: c.client.resume_session, {"session_id": "s"}),
     "Client.attach_run": (lambda c: c.client.attach_run, {"run_id": "r"}),
-    "Client.get_session": (lambda c: c.client.get_session, {"session_id": "s"}),
-    "Client.end_session": (lambda c: c.client.end_session, {"session_id": "s"}),
-    "Client.list_runs": (lambda c: c.client.list_runs, {}),
-    "Client.list_sessions": (lambda c: c.client.list_sessions, {}),
-    "Client.session_events": (lambda c: c.client.session_events, {"session_id": "s"}),
-    "Client.feedback": (lambda c: c.client.feedback, {"run_id": "r", "verdict": "up"}),
-    "Client.list_feedback": (lambda c: c.client.list_feedback, {}),
     "Agent": (lambda c: mantyx_sync.Agent, {"client": None, "system_prompt": "s"}),
-    "Agent.start": (lambda c: c.agent.start, {"prompt": "x"}),
     "Agent.run": (lambda c: c.agent.run, {"prompt": "x"}),
-    "Agent.stream": (lambda c: c.agent.stream, {"prompt": "x"}),
-    "Session.start": (lambda c: c.session.start, {"prompt": "x"}),
     "Session.run": (lambda c: c.session.run, {"prompt": "x"}),
-    "Session.stream": (lambda c: c.session.stream, {"prompt": "x"}),
     "Run.wait": (lambda c: c.run.wait, {}),
     "AgentSpec.build": (lambda c: mantyx_sync.AgentSpec.build, {"system_prompt": "s"}),
     "OutputSchema": (lambda c: mantyx_sync.OutputSchema, {"schema": {"type": "object"}}),
@@ -114,9 +107,6 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
         lambda c: mantyx_sync.Attachment.from_url,
         {"url": "https://files.test/a.png"},
     ),
-    "Agent.run_plan": (lambda c: c.agent.run_plan, {"prompt": "x"}),
-    "Session.run_plan": (lambda c: c.session.run_plan, {"prompt": "x"}),
-    "Session.events": (lambda c: c.session.events, {}),
     # run controls (issue 10) and a handler's return value
     "Plan": (lambda c: mantyx_sync.Plan, {}),
     "Supervisor": (lambda c: mantyx_sync.Supervisor, {}),
@@ -124,57 +114,77 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
     "ToolOutput": (lambda c: mantyx_sync.ToolOutput, {"result": "r"}),
     # the OAuth helper (issue 11): nothing reaches the server before the check
     "OAuth": (lambda c: mantyx_sync.OAuth, {"client_id": "c", "base_url": "http://127.0.0.1:9"}),
-    "OAuth.sign_in": (
-        lambda c: c.oauth.sign_in,
-        {"scopes": ["runs:read"], "open_browser": False, "timeout": 0.01, "on_url": repr},
-    ),
-    "OAuth.refresh": (lambda c: c.oauth.refresh, {"refresh_token": "r"}),
     "OAuth.refresh_token_source": (lambda c: c.oauth.refresh_token_source, {"tokens": "r"}),
-    "OAuth.revoke": (lambda c: c.oauth.revoke, {"token": "t"}),
-    "OAuth.userinfo": (lambda c: c.oauth.userinfo, {"token": "t"}),
-    # modules beside the root: stored credentials, served apps, notebooks, evaluations
-    "credentials.save": (
-        lambda c: credentials.save,
-        {"tokens": mantyx_sync.TokenSet(access_token="mantyx_at_x"), "directory": NOWHERE},
-    ),
-    "credentials.load": (lambda c: credentials.load, {"directory": NOWHERE}),
-    "credentials.delete": (lambda c: credentials.delete, {"directory": NOWHERE}),
+    # served apps (authenticate is called per request) and evaluations (tools, on_tool)
     "serve.a2a_app": (lambda c: serve.a2a_app, {"agent": AGENT}),
     "serve.agent_api_app": (lambda c: serve.agent_api_app, {"agent": AGENT}),
-    "notebook.show": (lambda c: notebook.show, {"run": RESULT}),
-    "Evals.datasets": (lambda c: c.client.evals.datasets, {}),
-    "Evals.dataset": (lambda c: c.client.evals.dataset, {"dataset_id": "ds_1"}),
-    "Evals.list": (lambda c: c.client.evals.list, {}),
-    "Evals.get": (lambda c: c.client.evals.get, {"eval_id": "e"}),
-    "Evals.compare": (lambda c: c.client.evals.compare, {"a": "e1", "b": "e2"}),
-    "Evals.cancel": (lambda c: c.client.evals.cancel, {"eval_id": "e"}),
     "Evals.start": (
         lambda c: c.client.evals.start,
         {"dataset": "ds_1", "agent": "agent_1"},
     ),
     # The handle's own check runs before the method touches the handle.
     "EvalRun.wait": (lambda c: functools.partial(evals.EvalRun.wait, None), {}),
-    # methods of values the user holds
-    "RunResult.feedback": (lambda c: c.result.feedback, {"verdict": "up"}),
-    "RunResult.parse": (lambda c: c.result.parse, {}),
-    "ModelCatalog.get": (lambda c: c.catalog.get, {"model_id": "m"}),
-    "RateLimit.reset_in": (lambda c: mantyx_sync.RateLimit(bucket="runs").reset_in, {}),
-    "AgentSpec": (lambda c: mantyx_sync.AgentSpec, {}),
-    "AgentSpec.to_body": (
-        lambda c: mantyx_sync.AgentSpec.build(system_prompt="s").to_body,
-        {"tool_refs": []},
-    ),
-    "LocalTool.invoke": (lambda c: mantyx_sync.local_tool(_tool_fn).invoke, {"args": {"x": 1}}),
+    # tokens kept and sent with every request
     "TokenSet": (lambda c: mantyx_sync.TokenSet, {"access_token": "mantyx_at_x"}),
-    "TokenSet.from_dict": (
-        lambda c: mantyx_sync.TokenSet.from_dict,
-        {"data": {"access_token": "mantyx_at_x"}},
+}
+
+# Public callables whose arguments are used at once, in the call: a wrong type
+# fails there, at the line that wrote it, and annotations and mypy do the rest.
+USED_AT_ONCE: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "Client.get_run",
+            "Client.cancel",
+            "Client.get_session",
+            "Client.end_session",
+            "Evals.dataset",
+            "Evals.get",
+            "Evals.compare",
+            "Evals.cancel",
+        ),
+        "the id becomes the path of the call's own request",
     ),
-    "TokenSet.expires_in": (
-        lambda c: mantyx_sync.TokenSet(access_token="mantyx_at_x").expires_in,
-        {},
+    **dict.fromkeys(
+        (
+            "Client.list_runs",
+            "Client.list_sessions",
+            "Client.session_events",
+            "Client.feedback",
+            "Client.list_feedback",
+            "RunResult.feedback",
+            "Evals.list",
+            "OAuth.refresh",
+            "OAuth.revoke",
+            "OAuth.userinfo",
+        ),
+        "checked by its own rules and sent in the call's own request",
     ),
-    "A2AApp.card": (lambda c: serve.a2a_app(c.agent).card, {"rpc_url": "http://x/a2a"}),
+    **dict.fromkeys(
+        (
+            "Agent.start",
+            "Agent.stream",
+            "Agent.run_plan",
+            "Session.start",
+            "Session.stream",
+            "Session.run_plan",
+        ),
+        "the turn input is checked (SpecError naming it) and sent at once",
+    ),
+    "Session.events": "a query of the call's own request",
+    "OAuth.sign_in": "the sign-in runs in the call (on_url is called before it waits)",
+    "credentials.save": "written in the call",
+    "credentials.load": "read in the call",
+    "credentials.delete": "written in the call",
+    "notebook.show": "rendered in the call",
+    "RunResult.parse": "parsed in the call",
+    "ModelCatalog.get": "looked up in the call",
+    "RateLimit.reset_in": "computed in the call",
+    "TokenSet.expires_in": "computed in the call",
+    "TokenSet.from_dict": "read in the call (ConfigurationError naming the field)",
+    "AgentSpec": "AgentSpec.build is the checked entry point; this takes its output",
+    "AgentSpec.to_body": "the SDK's own call, with the refs it resolved",
+    "LocalTool.invoke": "the executor's own call, with validated arguments",
+    "A2AApp.card": "built in the call",
 }
 
 # Owners of table labels that are not names in mantyx_sync itself.
@@ -215,6 +225,9 @@ NOT_USER_INPUT = {
     "ClientResolvedTool",
     "ToolConnection",
     "TokenSource",
+    "Transport",
+    "HttpResponse",
+    "HttpRequest",  # built by the client for a transport, from checked arguments
     "Run",
     "Session",
     # values parsed from the server's events
@@ -234,6 +247,8 @@ NOT_USER_INPUT = {
     "A2AConnection",  # by LocalA2A.connect()
     "AgentApiConnection",  # by LocalAgentApi.connect()
     "UnsetType",  # the type of UNSET, its one value
+    "SpecKeywords",  # TypedDicts for annotating **keywords; checked where they are passed
+    "OverrideKeywords",
     # evaluation, OAuth and model values parsed from the server's answers
     "EvalCase",
     "EvalCaseComparison",
@@ -286,6 +301,8 @@ NOT_USER_METHODS = {
     "RefreshingTokenSource.refresh",
     "ToolConnection.call",
     "ToolConnection.input_schema",
+    "Transport.send",
+    "Transport.stream",
     # ... implemented by the SDK's own connections, which the executor calls
     "McpConnection.call",
     "McpConnection.input_schema",
@@ -337,6 +354,9 @@ def _signature(target: Any) -> inspect.Signature:
 def _params(label: str) -> Iterator[str]:
     target = _static(label)
     for name, param in _signature(target).parameters.items():
+        if param.kind is param.VAR_KEYWORD and str(param.annotation).startswith("Unpack["):
+            # **spec: Unpack[SpecKeywords]: each declared keyword is an argument.
+            yield from getattr(spec, str(param.annotation)[len("Unpack[") : -1]).__annotations__
         if name in ("self", "cls") or param.kind in (param.VAR_KEYWORD, param.VAR_POSITIONAL):
             continue
         yield name
@@ -369,13 +389,13 @@ def ctx() -> Iterator[Ctx]:
 
 
 @pytest.mark.parametrize(("label", "name"), CASES)
-def test_a_wrong_type_names_the_argument(ctx: Ctx, label: str, name: str) -> None:
+def test_a_wrong_type_fails_at_once_as_a_type_error(ctx: Ctx, label: str, name: str) -> None:
     factory, valid = TARGETS[label]
     target = factory(ctx)
     kwargs = dict(valid)
     if label == "Agent":
         kwargs["client"] = ctx.client
-    stand_ins = {id(AGENT): ctx.agent, id(RESULT): ctx.result}
+    stand_ins = {id(AGENT): ctx.agent}
     kwargs = {key: stand_ins.get(id(value), value) for key, value in kwargs.items()}
     kwargs[name] = WRONG
     positional_only = [
@@ -383,8 +403,9 @@ def test_a_wrong_type_names_the_argument(ctx: Ctx, label: str, name: str) -> Non
     ]
     args = [kwargs.pop(n) for n in positional_only if n in kwargs]
     sent = len(ctx.server.requests)
-    with pytest.raises((errors.SpecError, errors.ConfigurationError)) as info:
+    with pytest.raises(errors.ArgumentTypeError) as info:
         target(*args, **kwargs)
+    assert isinstance(info.value, TypeError)
     # Named as written in Python, or as the wire field it becomes (output_schema
     # -> outputSchema) where a spec coercion reports it.
     head, *rest = name.split("_")
@@ -416,7 +437,8 @@ def _public_callables() -> dict[str, Any]:
 
 def test_the_table_covers_every_public_callable() -> None:
     public = set(_public_callables())
-    covered = set(TARGETS) | {label.partition(".")[0] for label in TARGETS} | NOT_USER_INPUT
+    labels = set(TARGETS) | set(USED_AT_ONCE)
+    covered = labels | {label.partition(".")[0] for label in labels} | NOT_USER_INPUT
     covered.add("serve.bearer_token")  # *tokens: test_bearer_token_names_a_token_that_is_not_a_str
     covered.add("credentials.config_dir")  # takes no argument
     assert public <= covered, sorted(public - covered)
@@ -443,9 +465,14 @@ def test_the_table_covers_every_public_method_with_arguments() -> None:
                 if n not in ("self", "cls") and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)
             ]
             method = f"{name}.{attr}"
-            if params and method not in TARGETS and not {method, attr} & NOT_USER_METHODS:
+            known = method in TARGETS or method in USED_AT_ONCE or {method, attr} & NOT_USER_METHODS
+            if params and not known:
                 missing.append(method)
-    assert missing == [], f"add these to TARGETS (or to NOT_USER_METHODS with why): {missing}"
+    assert missing == [], f"add these to TARGETS or USED_AT_ONCE (or NOT_USER_METHODS): {missing}"
+
+
+def test_no_label_is_in_both_tables() -> None:
+    assert set(TARGETS) & set(USED_AT_ONCE) == set()
 
 
 @pytest.mark.parametrize("tokens", [(WRONG,), ("good-token", 3), (b"raw-bytes",)])
@@ -453,6 +480,22 @@ def test_bearer_token_names_a_token_that_is_not_a_str(tokens: tuple[Any, ...]) -
     with pytest.raises(errors.SpecError) as info:
         serve.bearer_token(*tokens)
     assert isinstance(info.value, ValueError)  # what it raised before, still true
+    assert isinstance(info.value, errors.ArgumentTypeError)  # and a TypeError
     assert info.value.path == f"tokens[{len(tokens) - 1}]"
     assert "token must be str" in str(info.value)
     assert "good-token" not in str(info.value) and "raw-bytes" not in str(info.value)
+
+
+def test_the_sdk_and_the_emulator_share_one_checker() -> None:
+    # One mechanism, not two: the emulator's checks run the SDK's foundation checker.
+    for checked_call in (LocalMantyx.__init__, Turn.__init__, mantyx_sync.Agent.__init__):
+        assert checked_call.__code__.co_filename == argcheck.__file__, checked_call
+
+
+def test_what_every_agent_builds_is_not_checked_twice() -> None:
+    # Agent(...), sessions and overrides build an AgentSpec each time, and its own
+    # coercions already refuse a wrong type: no argument check on top (it cost
+    # Agent(...) ten times its own work).
+    spec = mantyx_sync.AgentSpec
+    for call in (spec.__init__, spec.build.__func__):
+        assert call.__code__.co_filename != argcheck.__file__, call

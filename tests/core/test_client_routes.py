@@ -37,12 +37,14 @@ from mantyx_sync import (
     ConflictError,
     ConnectError,
     InvalidRequestError,
+    LocalToolCall,
     LoopDetection,
     MantyxTool,
     McpTool,
     ModelCatalog,
     NotFoundError,
     PermissionDenied,
+    Plan,
     PluginTool,
     RateLimitError,
     RunError,
@@ -57,9 +59,9 @@ from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
 from mantyx_sync._base.types import UNSET
 from mantyx_sync._http import retry as retry_module
-from mantyx_sync._http import stream as stream_module
 from mantyx_sync._http.retry import Backoff
 from mantyx_sync.events import ModelInfo, TokenUsage
+from mantyx_sync.spec import OverrideKeywords, SpecKeywords
 
 PIPE_TIMEOUT = 5.0
 
@@ -152,8 +154,9 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
                 policy = getattr(module, name)
                 monkeypatch.setattr(module, name, attrs.evolve(policy, sleep=recorded.append))
     # Stream reconnects wait on an Event; make those waits negligible.
+    fast = Backoff(initial=0.001, maximum=0.001, jitter=0.0)
     monkeypatch.setattr(
-        stream_module, "Backoff", lambda: Backoff(initial=0.001, maximum=0.001, jitter=0.0)
+        retry_module, "RECONNECT_POLICY", attrs.evolve(retry_module.RECONNECT_POLICY, backoff=fast)
     )
     return recorded
 
@@ -288,6 +291,7 @@ EVERY_TOOL_KIND_WIRE: list[dict[str, Any]] = [
 
 FULL_SPEC: dict[str, Any] = {
     "name": "support-bot",
+    "agent_id": "agent_cm6abc123",
     "system_prompt": "You are terse.",
     "model_id": "openai/gpt-5.5",
     "reasoning_level": "medium",
@@ -300,10 +304,14 @@ FULL_SPEC: dict[str, Any] = {
     "tool_budgets": {"web_search": 2, "read_file": ToolBudget(max_calls=0), "add": {"maxCalls": 1}},
     "budgets": {"maxToolTurns": 32},
     "metadata": {"customer": "acme", "env": "prod"},
+    "fallback_model_id": "openai/gpt-5.5-mini",
+    "supervisor": True,
+    "plan": "required",
 }
 
 FULL_SPEC_WIRE: dict[str, Any] = {
     "name": "support-bot",
+    "agentId": "agent_cm6abc123",
     "systemPrompt": "You are terse.",
     "modelId": "openai/gpt-5.5",
     "reasoningLevel": "medium",
@@ -320,7 +328,39 @@ FULL_SPEC_WIRE: dict[str, Any] = {
     },
     "budgets": {"maxToolTurns": 32},
     "metadata": {"customer": "acme", "env": "prod"},
+    "fallbackModelId": "openai/gpt-5.5-mini",
+    "supervisor": True,
+    "plan": "required",
 }
+
+# Every keyword a session message may give, and its wire form.
+EVERY_OVERRIDE: dict[str, Any] = {
+    "tools": [PluginTool("web_search"), read_file_tool()],
+    "reasoning_level": "low",
+    "output_schema": {"type": "object"},
+    "loop_detection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
+    "tool_budgets": {"web_search": 1},
+    "metadata": {"turn": "2"},
+    "supervisor": False,
+    "plan": Plan(mode="off"),
+}
+EVERY_OVERRIDE_WIRE: dict[str, Any] = {
+    "tools": [EVERY_TOOL_KIND_WIRE[1], EVERY_TOOL_KIND_WIRE[4]],
+    "reasoningLevel": "low",
+    "outputSchema": {"schema": {"type": "object"}},
+    "loopDetection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
+    "toolBudgets": {"web_search": {"maxCalls": 1}},
+    "metadata": {"turn": "2"},
+    "supervisor": False,
+    "plan": {"mode": "off"},
+}
+
+
+def test_the_full_bodies_give_every_spec_keyword() -> None:
+    # So the body tests below cover a keyword as soon as it is declared.
+    assert set(FULL_SPEC) == set(SpecKeywords.__annotations__)
+    assert set(EVERY_OVERRIDE) == set(OverrideKeywords.__annotations__)
+
 
 # (argument, wire value or None when the key must be absent) - wire-protocol §8.
 LOOP_DETECTION_CASES: list[tuple[Any, Any]] = [
@@ -467,7 +507,7 @@ def test_create_run_guard_semantics(
 
 
 def test_spec_error_sends_nothing(client: Client, mock: responses.RequestsMock) -> None:
-    with pytest.raises(mantyx_sync.SpecError, match="loopDetection"):
+    with pytest.raises(mantyx_sync.SpecError, match=r"^loop_detection\.consecutive_threshold:"):
         Agent(client, system_prompt="p", loop_detection={"consecutiveThreshold": 1})
     with pytest.raises(mantyx_sync.SpecError, match="tools"):
         Agent(client, system_prompt="p", tools=[add, add]).start("hi")
@@ -741,7 +781,7 @@ class _FakeMcpConnection:
 
     def __init__(self) -> None:
         self.closed = threading.Event()
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[LocalToolCall] = []
 
     def wire_ref(self) -> dict[str, Any]:
         return {
@@ -767,8 +807,8 @@ class _FakeMcpConnection:
     def input_schema(self, tool_name: str) -> dict[str, Any] | None:
         return dict(self.wire_ref()["tools"][0]["inputSchema"])
 
-    def call(self, call: Any, *, timeout: float | None) -> str:
-        self.calls.append(dict(call))
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
+        self.calls.append(call)
         return "127.0.0.1 localhost"
 
     def close(self) -> None:
@@ -806,7 +846,18 @@ def test_client_resolved_tool_ref_call_and_close(
     assert body["tools"] == [definition.connections[0].wire_ref()]
     assert posted == [{"toolUseId": "tu_m", "result": "127.0.0.1 localhost"}]
     (conn,) = definition.connections
-    assert conn.calls[0]["args"] == {"path": "/etc/hosts"}
+    # The connection gets the stream's call as one typed value, never a dict.
+    assert conn.calls == [
+        LocalToolCall(
+            tool_use_id="tu_m",
+            name="fs_read",
+            args={"path": "/etc/hosts"},
+            kind="mcp_local",
+            mcp_server="fs",
+            mcp_tool_name="fs_read",
+            raw=call,
+        )
+    ]
     assert conn.closed.is_set()
 
 
@@ -987,24 +1038,11 @@ def test_session_message_every_override(client: Client, mock: responses.Requests
     session = _session(client, mock)
     mock.post(f"{ROOT}/agent-sessions/ses_abc/messages", json={"runId": "run_s2"}, status=202)
     mock.post(f"{ROOT}/agent-runs/run_s2/cancel", status=204)
-    with session.start(
-        messages=[{"role": "user", "content": "again"}],
-        tools=[PluginTool("web_search"), read_file_tool()],
-        reasoning_level="low",
-        output_schema={"type": "object"},
-        loop_detection={"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
-        tool_budgets={"web_search": 1},
-        metadata={"turn": "2"},
-    ):
+    with session.start(messages=[{"role": "user", "content": "again"}], **EVERY_OVERRIDE):
         pass
     assert json_of(request_of(mock, 1)) == {
         "messages": [{"role": "user", "content": "again"}],
-        "tools": [EVERY_TOOL_KIND_WIRE[1], EVERY_TOOL_KIND_WIRE[4]],
-        "reasoningLevel": "low",
-        "outputSchema": {"schema": {"type": "object"}},
-        "loopDetection": {"consecutiveThreshold": 4, "hardCutoffThreshold": 8},
-        "toolBudgets": {"web_search": {"maxCalls": 1}},
-        "metadata": {"turn": "2"},
+        **EVERY_OVERRIDE_WIRE,
     }
 
 

@@ -71,6 +71,11 @@ NAMESPACE: dict[str, Any] = {}
 for _module in MODULES.values():
     for _name, _value in vars(_module).items():
         NAMESPACE.setdefault(_name, _value)
+try:  # the spec keywords are typed **Unpack[...] (a TYPE_CHECKING-only import)
+    from typing import Unpack
+except ImportError:  # Python 3.10
+    from typing_extensions import Unpack
+NAMESPACE.setdefault("Unpack", Unpack)
 
 
 def _private(module_name: str) -> bool:

@@ -35,6 +35,9 @@ EXPECTED = {
     "Supervisor",
     "ReasoningTrigger",
     "Plan",
+    # the spec keywords, for typing a wrapper that passes them on (**Unpack[SpecKeywords])
+    "SpecKeywords",
+    "OverrideKeywords",
     # conversation input
     "Message",
     "Attachment",
@@ -125,10 +128,15 @@ EXPECTED = {
     "UserInfo",
     "TokenSet",
     "TokenSource",
+    # the transport seam: Client(transport=...)
+    "Transport",
+    "HttpRequest",
+    "HttpResponse",
     # errors
     "MantyxError",
     "ConfigurationError",
     "SpecError",
+    "ArgumentTypeError",
     "TransportError",
     "ConnectError",
     "Timeout",
@@ -185,11 +193,14 @@ def test_errors_form_one_tree() -> None:
         and issubclass(getattr(mantyx_sync, n), BaseException)
         and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
-    assert len(errors) == 21
+    assert len(errors) == 22
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
+    # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
+    for base in (mantyx_sync.SpecError, mantyx_sync.ConfigurationError, TypeError):
+        assert issubclass(mantyx_sync.ArgumentTypeError, base)
 
 
 def _own_public_members(cls: type) -> list[tuple[str, Any]]:
@@ -282,7 +293,7 @@ from __future__ import annotations
 
 import mantyx_sync
 from mantyx_sync import A2ATool, Agent, Client, MantyxTool, McpTool, ModelCatalog, PluginTool
-from mantyx_sync import RunResult
+from mantyx_sync import LoopDetection, RunResult
 
 
 @mantyx_sync.local_tool
@@ -324,6 +335,9 @@ def main() -> None:
             print(event.type, event.text)
     with agent.session() as chat:
         chat.run("x", reasoning_level="low")
+    with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
+        chat.run("x", tools=[add], supervisor=True, metadata={"k": "v"})
+    client.create_session(agent.spec, fallback_model_id="m2").end()
     try:
         client.get_run("r")
     except mantyx_sync.APIError as exc:
@@ -360,6 +374,33 @@ def test_typed_usage_passes_mypy_strict(tmp_path: Path) -> None:
     # py.typed promises that user code type-checks against our annotations.
     done = _mypy_strict(tmp_path, TYPED_USAGE)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+# Each line marked "# wrong" must be an error to a type checker: every surface
+# that takes spec keywords is typed by their one declaration.
+SPEC_KEYWORD_MISTAKES = """
+from mantyx_sync import Agent, Client
+
+
+def main(client: Client) -> None:
+    Agent(client, modle_id="m")  # wrong
+    Agent(client, loop_detection="off")  # wrong
+    Agent(client, supervisor="yes", plan=3)  # wrong
+    client.create_session(fallback_model_id=1)  # wrong
+    agent = Agent(client, system_prompt="p")
+    with agent.session(tool_budgets=["add"]) as chat:  # wrong
+        chat.run("x", model_id="m")  # wrong
+        chat.start("x", reasoning_levle="low")  # wrong
+        chat.stream("x", metadata={"k": 1})  # wrong
+"""
+
+
+def test_a_wrong_spec_keyword_or_type_fails_mypy_strict(tmp_path: Path) -> None:
+    done = _mypy_strict(tmp_path, SPEC_KEYWORD_MISTAKES)
+    lines = SPEC_KEYWORD_MISTAKES.splitlines()
+    wrong = {n for n, line in enumerate(lines, start=1) if line.endswith("# wrong")}
+    flagged = {int(n) for n in re.findall(r"^user_code\.py:(\d+): error", done.stdout, re.M)}
+    assert flagged == wrong, done.stdout
 
 
 def test_mcp_tool_filter_type_checks(tmp_path: Path) -> None:

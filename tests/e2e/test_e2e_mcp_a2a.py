@@ -27,6 +27,7 @@ import peerkit
 import mantyx_sync
 from mantyx_sync._peers.mcp.client import McpClient
 from mantyx_sync._peers.mcp.toolset import LocalMcp, McpConnection
+from mantyx_sync.events import LocalToolCall
 from mantyx_sync.testing import Fail, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."
@@ -317,9 +318,9 @@ def test_mcp_local_calls_carry_their_server_and_are_routed_by_it(
     lock = threading.Lock()
     real = McpConnection.call
 
-    def spy(self: McpConnection, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def spy(self: McpConnection, call: LocalToolCall, *, timeout: float | None) -> str:
         with lock:
-            routed.append((self.name, call.get("mcpServer"), call.get("name")))
+            routed.append((self.name, call.mcp_server, call.name))
         return real(self, call, timeout=timeout)
 
     monkeypatch.setattr(McpConnection, "call", spy)

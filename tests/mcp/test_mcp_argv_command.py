@@ -8,6 +8,7 @@ from pathlib import Path
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 import mantyx_sync
 from mantyx_sync.errors import SpecError
@@ -26,7 +27,7 @@ def test_an_argv_list_starts_the_server(argv: type, tmp_path: Path) -> None:
     assert fs.cwd == str(tmp_path)
     conn = fs.connect()
     try:
-        assert conn.call({"name": "py_echo", "args": {"text": "hi"}}, timeout=10) == "hi"
+        assert conn.call(tool_call("py_echo", {"text": "hi"}), timeout=10) == "hi"
     finally:
         conn.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.mcp.client import flatten_call_result
 from mantyx_sync._peers.mcp.toolset import LocalMcp, define_local_mcp, model_names
@@ -130,15 +131,13 @@ def test_bring_your_own_catalog_and_call() -> None:
     assert ref["tools"][0] == {**_catalog_tools()[0], "name": "fs_read_file"}
     assert conn.input_schema("fs_write") == {"type": "object", "properties": {"p": {}}}
     assert conn.input_schema("fs_boom") is None
-    assert conn.call({"name": "fs_read_file", "args": {"path": "/x"}}, timeout=1) == "read /x"
-    # `input` is accepted when `args` is missing; mcpToolName wins over name.
-    assert (
-        conn.call({"mcpToolName": "fs_write", "name": "ignored", "input": {}}, timeout=1) == "a\nb"
-    )
+    assert conn.call(tool_call("fs_read_file", {"path": "/x"}), timeout=1) == "read /x"
+    # mcpToolName wins over name.
+    assert conn.call(tool_call("ignored", mcp_tool_name="fs_write"), timeout=1) == "a\nb"
     with pytest.raises(ToolError, match="exploded"):
-        conn.call({"name": "fs_boom", "args": {}}, timeout=1)
+        conn.call(tool_call("fs_boom"), timeout=1)
     with pytest.raises(ToolError, match="unknown tool"):
-        conn.call({"name": "read_file", "args": {}}, timeout=1)
+        conn.call(tool_call("read_file"), timeout=1)
     assert [name for name, _ in seen] == ["read-file", "write", "boom"]
     conn.close()
     conn.close()
@@ -150,7 +149,7 @@ def test_catalog_without_prefix_and_with_filter() -> None:
     )
     conn = definition.connect()
     assert conn.tool_names() == ["write"]
-    assert conn.call({"name": "write", "args": {}}, timeout=None) == "write"
+    assert conn.call(tool_call("write"), timeout=None) == "write"
 
 
 def test_filter_matching_nothing_is_a_resolution_error() -> None:

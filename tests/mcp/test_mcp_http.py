@@ -9,8 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 import peerkit
 import pytest
 from fake_http_mcp import FakeHttpMcp
+from peerkit import tool_call
 
-from mantyx_sync._peers.mcp.http import iter_sse_data
+from mantyx_sync._base.sse import read_events
 from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
@@ -20,27 +21,27 @@ def test_python_server_over_http(py_http_url: str) -> None:
     try:
         assert conn.wire_ref()["serverInfo"]["name"] == "mantyx-test-peer"
         assert "web_get_sum" in conn.tool_names()
-        assert conn.call({"name": "web_get_sum", "args": {"a": 20, "b": 22}}, timeout=10) == "42"
-        assert conn.call({"name": "web_shout", "args": {"text": "hey"}}, timeout=10) == "HEY"
+        assert conn.call(tool_call("web_get_sum", {"a": 20, "b": 22}), timeout=10) == "42"
+        assert conn.call(tool_call("web_shout", {"text": "hey"}), timeout=10) == "HEY"
         with pytest.raises(ToolError, match="Error executing tool fail"):
-            conn.call({"name": "web_fail", "args": {"message": "x"}}, timeout=10)
+            conn.call(tool_call("web_fail", {"message": "x"}), timeout=10)
         # roots/list arrives on the GET stream (or is impossible when stateless):
         # either way the call completes instead of hanging.
-        roots = conn.call({"name": "web_roots", "args": {}}, timeout=10)
+        roots = conn.call(tool_call("web_roots"), timeout=10)
         assert roots.startswith("roots refused:")
         with ThreadPoolExecutor(3) as pool:
             futures = [
                 pool.submit(
                     conn.call,
-                    {"name": "web_meet", "args": {"key": py_http_url, "count": 3}},
+                    tool_call("web_meet", {"key": py_http_url, "count": 3}),
                     timeout=12,
                 )
                 for _ in range(3)
             ]
             assert [f.result(timeout=15) for f in futures] == [f"met {py_http_url}"] * 3
         with pytest.raises(ToolError, match="timed out"):
-            conn.call({"name": "web_nap", "args": {"seconds": 30}}, timeout=0.3)
-        assert conn.call({"name": "web_echo", "args": {"text": "ok"}}, timeout=10) == "ok"
+            conn.call(tool_call("web_nap", {"seconds": 30}), timeout=0.3)
+        assert conn.call(tool_call("web_echo", {"text": "ok"}), timeout=10) == "ok"
     finally:
         conn.close()
     assert not peerkit.threads_named("mantyx-mcp-web")
@@ -52,7 +53,7 @@ def test_session_headers_ping_answer_and_delete(caplog: pytest.LogCaptureFixture
     with FakeHttpMcp() as fake:
         conn = define_local_mcp("rec", url=fake.url, headers={"Authorization": secret}).connect()
         assert conn.tool_names() == ["rec_do_it"]
-        assert conn.call({"name": "rec_do_it", "args": {"n": 1}}, timeout=10) == 'did {"n": 1}'
+        assert conn.call(tool_call("rec_do_it", {"n": 1}), timeout=10) == 'did {"n": 1}'
         conn.close()
         records = list(fake.records)
     init = records[0]
@@ -77,7 +78,7 @@ def test_404_reinitialises_once_and_retries() -> None:
         try:
             first_session = fake.records[-1]["session"]
             fake.expire_sessions()
-            assert conn.call({"name": "rec_do_it", "args": {"n": 2}}, timeout=10) == 'did {"n": 2}'
+            assert conn.call(tool_call("rec_do_it", {"n": 2}), timeout=10) == 'did {"n": 2}'
             inits = [
                 r for r in fake.records if r["body"] and r["body"].get("method") == "initialize"
             ]
@@ -103,4 +104,5 @@ def test_sse_parser_handles_split_chunks_comments_and_crlf() -> None:
         b" 1}\r\n\r\n",
         b"data: x\ndata: y\n\n",
     ]
-    assert list(iter_sse_data(iter(chunks))) == [("message", '{"a": 1}'), ("message", "x\ny")]
+    events = [(e.event, e.data) for e in read_events(chunks)]
+    assert events == [("message", '{"a": 1}'), ("message", "x\ny")]

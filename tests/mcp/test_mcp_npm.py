@@ -10,6 +10,7 @@ from pathlib import Path
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError
@@ -26,23 +27,23 @@ def test_server_everything() -> None:
     try:
         assert conn.upstream_name("ev_get_sum") == "get-sum"
         assert conn.upstream_name("ev_get_tiny_image") == "get-tiny-image"
-        assert conn.call({"name": "ev_get_sum", "args": {"a": 2, "b": 3}}, timeout=10) == (
+        assert conn.call(tool_call("ev_get_sum", {"a": 2, "b": 3}), timeout=10) == (
             "The sum of 2 and 3 is 5."
         )
-        image = conn.call({"name": "ev_get_tiny_image", "args": {}}, timeout=10)
+        image = conn.call(tool_call("ev_get_tiny_image"), timeout=10)
         assert "[image: image/png, " in image and "bytes base64]" in image
-        links = conn.call({"name": "ev_get_resource_links", "args": {"count": 1}}, timeout=10)
+        links = conn.call(tool_call("ev_get_resource_links", {"count": 1}), timeout=10)
         assert "[resource link: " in links and "demo://resource/" in links
-        ref = conn.call({"name": "ev_get_resource_reference", "args": {}}, timeout=10)
+        ref = conn.call(tool_call("ev_get_resource_reference"), timeout=10)
         assert "Resource 1: This is a plaintext resource" in ref
         # Progress notifications on the way are ignored.
         done = conn.call(
-            {"name": "ev_trigger_long_running_operation", "args": {"duration": 0.2, "steps": 2}},
+            tool_call("ev_trigger_long_running_operation", {"duration": 0.2, "steps": 2}),
             timeout=10,
         )
         assert done.startswith("Long running operation completed.")
         with pytest.raises(ToolError, match="Invalid arguments"):
-            conn.call({"name": "ev_get_sum", "args": {"a": "x", "b": 1}}, timeout=10)
+            conn.call(tool_call("ev_get_sum", {"a": "x", "b": 1}), timeout=10)
     finally:
         conn.close()
 
@@ -62,11 +63,11 @@ def test_server_filesystem_without_roots(tmp_path: Path, caplog: pytest.LogCaptu
     try:
         assert conn.tool_names() == ["fs_read_text_file", "fs_list_directory"]
         path = str(tmp_path / "hello.txt")
-        assert conn.call({"name": "fs_read_text_file", "args": {"path": path}}, timeout=10) == (
+        assert conn.call(tool_call("fs_read_text_file", {"path": path}), timeout=10) == (
             "hello from fs\n"
         )
         with pytest.raises(ToolError, match="Access denied"):
-            conn.call({"name": "fs_read_text_file", "args": {"path": "/etc/hosts"}}, timeout=10)
+            conn.call(tool_call("fs_read_text_file", {"path": "/etc/hosts"}), timeout=10)
     finally:
         conn.close()
     # We declare no roots capability, so the server keeps its argv directories

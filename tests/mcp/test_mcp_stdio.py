@@ -10,6 +10,7 @@ from pathlib import Path
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
@@ -55,16 +56,16 @@ def test_python_server_catalog_and_names(py_stdio: McpConnection) -> None:
 
 
 def test_python_server_calls(py_stdio: McpConnection) -> None:
-    assert py_stdio.call({"name": "py_echo", "args": {"text": "hi"}}, timeout=10) == "hi"
-    assert py_stdio.call({"name": "py_get_sum", "args": {"a": 2, "b": 3}}, timeout=10) == "5"
+    assert py_stdio.call(tool_call("py_echo", {"text": "hi"}), timeout=10) == "hi"
+    assert py_stdio.call(tool_call("py_get_sum", {"a": 2, "b": 3}), timeout=10) == "5"
     # Log and progress notifications before the reply are ignored.
-    assert py_stdio.call({"name": "py_shout", "args": {"text": "abc"}}, timeout=10) == "ABC"
+    assert py_stdio.call(tool_call("py_shout", {"text": "abc"}), timeout=10) == "ABC"
     with pytest.raises(ToolError, match="Error executing tool fail"):
-        py_stdio.call({"name": "py_fail", "args": {"message": "boom"}}, timeout=10)
+        py_stdio.call(tool_call("py_fail", {"message": "boom"}), timeout=10)
 
 
 def test_server_request_mid_call_is_refused_and_call_completes(py_stdio: McpConnection) -> None:
-    reply = py_stdio.call({"name": "py_roots", "args": {}}, timeout=10)
+    reply = py_stdio.call(tool_call("py_roots"), timeout=10)
     assert reply == "roots refused: MCPError: Method not found"
 
 
@@ -72,9 +73,7 @@ def test_concurrent_calls_overlap_on_one_connection(py_stdio: McpConnection) -> 
     # `meet` only returns once all three calls are inside the server at once.
     with ThreadPoolExecutor(3) as pool:
         futures = [
-            pool.submit(
-                py_stdio.call, {"name": "py_meet", "args": {"key": "s", "count": 3}}, timeout=12
-            )
+            pool.submit(py_stdio.call, tool_call("py_meet", {"key": "s", "count": 3}), timeout=12)
             for _ in range(3)
         ]
         assert [f.result(timeout=15) for f in futures] == ["met s"] * 3
@@ -82,8 +81,8 @@ def test_concurrent_calls_overlap_on_one_connection(py_stdio: McpConnection) -> 
 
 def test_timeout_is_a_tool_error_and_connection_survives(py_stdio: McpConnection) -> None:
     with pytest.raises(ToolError, match="timed out"):
-        py_stdio.call({"name": "py_nap", "args": {"seconds": 30}}, timeout=0.3)
-    assert py_stdio.call({"name": "py_echo", "args": {"text": "still"}}, timeout=10) == "still"
+        py_stdio.call(tool_call("py_nap", {"seconds": 30}), timeout=0.3)
+    assert py_stdio.call(tool_call("py_echo", {"text": "still"}), timeout=10) == "still"
 
 
 def test_pagination_and_peer_requests_with_id_zero_and_string() -> None:
@@ -106,10 +105,10 @@ def test_pagination_and_peer_requests_with_id_zero_and_string() -> None:
             "version": "9.9",
             "extra": {"k": 1},
         }
-        answers = json.loads(conn.call({"name": "raw_probe", "args": {}}, timeout=10))
+        answers = json.loads(conn.call(tool_call("raw_probe"), timeout=10))
         assert answers["0"] == {"jsonrpc": "2.0", "id": 0, "result": {}}
         assert answers["s-1"]["error"]["code"] == -32601
-        assert conn.call({"name": "raw_t3", "args": {"x": 1}}, timeout=10) == 't3:{"x": 1}'
+        assert conn.call(tool_call("raw_t3", {"x": 1}), timeout=10) == 't3:{"x": 1}'
     finally:
         conn.close()
 
@@ -118,8 +117,8 @@ def test_timeout_sends_cancelled_notification() -> None:
     conn = _raw()
     try:
         with pytest.raises(ToolError, match="timed out"):
-            conn.call({"name": "raw_hang", "args": {}}, timeout=0.2)
-        cancelled = json.loads(conn.call({"name": "raw_cancelled", "args": {}}, timeout=10))
+            conn.call(tool_call("raw_hang"), timeout=0.2)
+        cancelled = json.loads(conn.call(tool_call("raw_cancelled"), timeout=10))
         assert len(cancelled) == 1 and isinstance(cancelled[0], int)
     finally:
         conn.close()
@@ -128,7 +127,7 @@ def test_timeout_sends_cancelled_notification() -> None:
 def test_initialize_offers_latest_version_and_no_capabilities() -> None:
     conn = _raw()
     try:
-        sent = json.loads(conn.call({"name": "raw_caps", "args": {}}, timeout=10))
+        sent = json.loads(conn.call(tool_call("raw_caps"), timeout=10))
         assert sent["protocolVersion"] == "2025-11-25"
         assert sent["capabilities"] == {}
         assert sent["clientInfo"]["name"] == "mantyx-sync"
@@ -140,9 +139,9 @@ def test_dead_server_mid_run_fails_fast_and_later_calls_too() -> None:
     conn = _raw()
     try:
         with pytest.raises(ToolError, match="exited with code 7"):
-            conn.call({"name": "raw_die", "args": {}}, timeout=30)
+            conn.call(tool_call("raw_die"), timeout=30)
         with pytest.raises(ToolError, match="exited with code 7"):
-            conn.call({"name": "raw_t0", "args": {}}, timeout=30)
+            conn.call(tool_call("raw_t0"), timeout=30)
     finally:
         conn.close()
     assert not peerkit.threads_named("mantyx-mcp-raw")
@@ -183,7 +182,7 @@ def test_unsupported_protocol_version_cleans_up_running_server(tmp_path: Path) -
 def test_counter_offer_of_supported_version_is_accepted() -> None:
     conn = _raw("--version", "2025-06-18")
     try:
-        assert conn.call({"name": "raw_t0", "args": {}}, timeout=10) == "t0:{}"
+        assert conn.call(tool_call("raw_t0"), timeout=10) == "t0:{}"
     finally:
         conn.close()
 
@@ -200,7 +199,7 @@ def test_close_kills_a_server_that_ignores_stdin_and_sigterm(tmp_path: Path) -> 
     assert peerkit.reaped(pid)
     assert not peerkit.threads_named("mantyx-mcp-stubborn")
     with pytest.raises(ToolError):
-        conn.call({"name": "stubborn_t0", "args": {}}, timeout=1)
+        conn.call(tool_call("stubborn_t0"), timeout=1)
 
 
 def test_env_is_passed_to_the_child() -> None:

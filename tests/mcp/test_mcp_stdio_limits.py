@@ -9,6 +9,7 @@ from pathlib import Path
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.mcp import stdio
 from mantyx_sync._peers.mcp.toolset import define_local_mcp
@@ -46,7 +47,7 @@ def test_stderr_without_newlines_is_kept_as_a_bounded_tail() -> None:
         "f", command=peerkit.PYTHON, args=[FLOOD, "--stderr", str(200 * MIB)], timeout=20
     ).connect()
     try:
-        assert conn.call({"name": "f_a", "args": {}}, timeout=10) == "ok"
+        assert conn.call(tool_call("f_a"), timeout=10) == "ok"
         transport = conn._client._transport  # type: ignore[union-attr]
         assert 0 < len(transport._stderr) <= stdio.STDERR_TAIL_BYTES
     finally:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import peerkit
 import pytest
+from peerkit import tool_call
 
 from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError
@@ -82,10 +83,10 @@ def test_wedged_server_cannot_block_calls_or_close() -> None:
     try:
         # The first call wedges the server; the second is far bigger than a pipe
         # buffer, so writing it blocks for good. Both must still time out on time.
-        small_done, small = _in_thread(lambda: conn.call({"name": "q_a", "args": {}}, timeout=1), 5)
+        small_done, small = _in_thread(lambda: conn.call(tool_call("q_a"), timeout=1), 5)
         started = time.monotonic()
         big_done, big = _in_thread(
-            lambda: conn.call({"name": "q_a", "args": {"blob": "x" * 2_000_000}}, timeout=1),
+            lambda: conn.call(tool_call("q_a", {"blob": "x" * 2_000_000}), timeout=1),
             5,
         )
         assert small_done and isinstance(small, ToolError) and "timed out" in str(small)
@@ -95,7 +96,7 @@ def test_wedged_server_cannot_block_calls_or_close() -> None:
         closed, error = _in_thread(conn.close, 12)
     assert closed and error is None
     assert _eventually_gone(pid)
-    after_done, after = _in_thread(lambda: conn.call({"name": "q_a", "args": {}}, timeout=1), 5)
+    after_done, after = _in_thread(lambda: conn.call(tool_call("q_a"), timeout=1), 5)
     assert after_done and isinstance(after, ToolError)
 
 
@@ -105,7 +106,7 @@ def test_malformed_response_ids_are_ignored() -> None:
     ).connect()
     try:
         for _ in range(2):
-            assert conn.call({"name": "b_a", "args": {}}, timeout=5) == "ok"
+            assert conn.call(tool_call("b_a"), timeout=5) == "ok"
         assert peerkit.threads_named("mantyx-mcp-b-stdout")
     finally:
         conn.close()
@@ -116,7 +117,7 @@ def test_wrapper_shell_grandchild_ignoring_eof_and_sigterm_is_killed(tmp_path: P
     pidfile = tmp_path / "pid"
     inner = shlex.join([peerkit.PYTHON, RAW_PEER, "--ignore-eof", "--pidfile", str(pidfile)])
     conn = define_local_mcp("w", command="sh", args=["-c", f"{inner}; echo done"]).connect()
-    assert conn.call({"name": "w_t0", "args": {"x": 1}}, timeout=5).startswith("t0:")
+    assert conn.call(tool_call("w_t0", {"x": 1}), timeout=5).startswith("t0:")
     grandchild = _read_pid(pidfile)
     started = time.monotonic()
     closed, error = _in_thread(conn.close, 15)

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync._engine.calls import plain_call
 from mantyx_sync.events import (
     AssistantDelta,
     AssistantMessage,
@@ -25,7 +24,11 @@ from mantyx_sync.events import (
     ToolBudgetExceeded,
     ToolCallEvent,
     ToolResultEvent,
+    ToolStep,
     UnknownPayload,
+    outcome_of,
+    plain_call,
+    tool_step,
 )
 
 COST = {
@@ -321,3 +324,61 @@ def test_malformed_known_payload_becomes_unknown_and_is_logged(
         parsed = payload("assistant_delta", {"text": 5})
     assert parsed == UnknownPayload(data={"text": 5})
     assert "assistant_delta" in caplog.text
+
+
+def test_terminal_payload_keeps_what_reads_and_drops_only_the_odd_field(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    data = {"subtype": "error_x", "error": "late", "tokens": {"inputTokens": "12"}, "turns": 2}
+    with caplog.at_level(logging.WARNING, logger="mantyx_sync.events"):
+        parsed = payload("result", data)
+    assert parsed == ResultPayload(subtype="error_x", error="late", turns=2, raw=data)
+    assert "inputTokens" in caplog.text
+    odd = {"error": "boom", "retryable": "yes", "code": 7}
+    assert payload("error", odd) == ErrorPayload(error="boom", raw=odd)
+    assert payload("cancelled", {"reason": {"by": "user"}}) == CancelledPayload()
+
+
+@pytest.mark.parametrize(
+    ("event_type", "data", "expected"),
+    [
+        ("result", {"subtype": "success"}, ("succeeded", None, None)),
+        ("result", {"ok": True}, ("succeeded", None, None)),
+        ("result", {"subtype": "success", "ok": False}, ("succeeded", None, None)),
+        ("result", {"subtype": "error_max_turns", "ok": True}, ("failed", None, "error_max_turns")),
+        ("result", {"ok": False, "message": "no"}, ("failed", "no", None)),
+        ("result", {}, ("failed", "the run ended with no success flag", None)),
+        ("error", {"errorClass": "overloaded"}, ("failed", "the run failed", "overloaded")),
+        ("error", {"message": "m", "code": "c"}, ("failed", "m", "c")),
+        ("cancelled", {"reason": "user"}, ("cancelled", "cancelled (user)", "cancelled")),
+    ],
+)
+def test_run_outcome_of_terminal_events(
+    event_type: str, data: dict[str, Any], expected: tuple[str, str | None, str | None]
+) -> None:
+    outcome = outcome_of(RunEvent(seq=1, type=event_type, data=data))
+    assert outcome is not None
+    status, message, code = expected
+    if status == "failed" and message is None:
+        message = f"the run ended with {code}"
+    assert (outcome.status, outcome.message, outcome.code) == (status, message, code)
+    assert outcome.payload == payload(event_type, data)
+    assert outcome_of(RunEvent(seq=1, type="assistant_delta", data={"text": "x"})) is None
+
+
+def test_tool_steps_read_calls_and_answers_alike() -> None:
+    def step(event_type: str, data: dict[str, Any]) -> Any:
+        return tool_step(RunEvent(seq=1, type=event_type, data=data))
+
+    local = step("local_tool_call", {"toolUseId": "a", "name": "n", "input": {"x": 1}})
+    assert local == ToolStep(tool_use_id="a", name="n", done=False, args={"x": 1})
+    server = step("tool_call", {"toolUseId": "b", "name": "s", "args": {"q": 2}})
+    assert server == ToolStep(tool_use_id="b", name="s", done=False, args={"q": 2})
+    assert step("local_tool_result_in", {"toolUseId": "a", "error": "bad"}) == ToolStep(
+        tool_use_id="a", name=None, done=True, ok=False, outcome="bad"
+    )
+    answered = step("tool_result", {"toolUseId": "b", "name": "s", "ok": True, "summary": "3"})
+    assert (answered.ok, answered.outcome) == (True, "3")
+    assert step("tool_result", {"toolUseId": "b", "result": "r", "isError": True}).ok is False
+    assert step("tool_call", {"name": "no id"}) is None
+    assert step("assistant_delta", {"text": "x"}) is None

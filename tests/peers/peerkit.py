@@ -16,9 +16,17 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+
+from mantyx_sync.events import LocalToolCall
 
 PEERS = Path(__file__).resolve().parent
 PYTHON = sys.executable
+
+
+def tool_call(name: str, args: dict[str, Any] | None = None, **fields: Any) -> LocalToolCall:
+    """A ``local_tool_call`` as the executor hands it to a connection."""
+    return LocalToolCall(tool_use_id="tu_test", name=name, args=args or {}, **fields)
 
 
 def free_port() -> int:

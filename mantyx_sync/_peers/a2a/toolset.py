@@ -3,8 +3,8 @@
 :func:`define_local_a2a` returns a frozen :class:`LocalA2A`. Its
 :meth:`~LocalA2A.connect` resolves the Agent Card (given inline, or fetched from
 ``<url>/.well-known/agent-card.json`` with a fallback to ``agent.json``) and
-returns an :class:`A2AConnection` that declares the tool (wire-protocol §3.2)
-and answers ``local_tool_call`` events (§4.3.2) by sending ``args.message`` to
+returns an :class:`A2AConnection` that declares the tool and answers
+``local_tool_call`` events by sending ``args.message`` to
 the peer.
 
 **Conversation threading.** A connection remembers the ``contextId`` of the
@@ -26,7 +26,8 @@ import requests
 from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
 from ..._base.redact import register_secret
-from ...errors import SpecError, ToolError, ToolResolutionError
+from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
+from ...tools import LocalToolCall
 from .client import A2AClient, A2AError, fetch_card
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
@@ -55,7 +56,7 @@ def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalA2A:
     """An ``a2a_local`` definition; see :func:`define_local_a2a`.
@@ -101,7 +102,7 @@ class LocalA2A:
         return A2AConnection(self, card, client)
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def define_local_a2a(
     name: str,
     *,
@@ -191,7 +192,7 @@ class A2AConnection:
             return self._context_id
 
     def wire_ref(self) -> dict[str, Any]:
-        """The ``tools[]`` entry: ``{"kind", "name", "agentCard", "description"?}`` (§3.2)."""
+        """The ``tools[]`` entry: ``{"kind", "name", "agentCard", "description"?}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name, "agentCard": self._card}
         if self._definition.description is not None:
             ref["description"] = self._definition.description
@@ -202,19 +203,16 @@ class A2AConnection:
         return [self.name]
 
     def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
-        """``{"message": string}`` (wire-protocol §4.3.2)."""
+        """``{"message": string}``."""
         return INPUT_SCHEMA if tool_name == self.name else None
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Send ``args.message`` to the peer; returns its reply text.
 
         :raises ToolError: missing message, JSON-RPC error, failed or unfinished
             task, timeout, unreachable peer.
         """
-        args = call.get("args")
-        if args is None:
-            args = call.get("input")
-        message = args.get("message") if isinstance(args, Mapping) else None
+        message = call.args.get("message")
         if not isinstance(message, str):
             raise ToolError('a2a_local tools take {"message": string}')
         if self._client is None:

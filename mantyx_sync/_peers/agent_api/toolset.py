@@ -21,7 +21,8 @@ import attrs
 from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
 from ..._base.redact import display_url, register_secret
-from ...errors import SpecError, ToolError
+from ...errors import ArgumentTypeError, SpecError, ToolError
+from ...tools import LocalToolCall
 from .client import AgentApiClient, AgentApiError
 
 __all__ = ["AgentApiConnection", "LocalAgentApi", "define_local_agent_api"]
@@ -57,7 +58,7 @@ def _pairs(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | Non
     return None if value is None else tuple((str(k), str(v)) for k, v in value.items())
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalAgentApi:
     """A definition made by :func:`define_local_agent_api` (immutable; header values hidden)."""
@@ -76,7 +77,7 @@ class LocalAgentApi:
         return AgentApiConnection(self)
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def define_local_agent_api(
     name: str,
     url: str,
@@ -158,14 +159,13 @@ class AgentApiConnection:
         """``{"request": string}``."""
         return INPUT_SCHEMA if tool_name == self.name else None
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Send ``args.request`` and return the remote agent's answer.
 
         :raises ToolError: the remote agent failed, was cancelled or rejected
             the request, timed out, or could not be reached.
         """
-        args = call.get("args")
-        request = args.get("request") if isinstance(args, Mapping) else None
+        request = call.args.get("request")
         if not isinstance(request, str) or not request.strip():
             raise ToolError('this tool takes {"request": string}')
         limit = (

@@ -4,13 +4,13 @@
 :class:`LocalMcp`. Before a run is created the engine calls
 :meth:`LocalMcp.connect`, which starts the server (stdio subprocess) or reaches
 it (Streamable HTTP), runs the MCP handshake and ``tools/list``, and returns an
-:class:`McpConnection` that declares the tools (wire-protocol §3.3) and answers
-``local_tool_call`` events (§4.3.3).
+:class:`McpConnection` that declares the tools and answers
+``local_tool_call`` events.
 
 Model-facing names are the upstream names sanitised to ``[a-zA-Z0-9_]``,
 prefixed with ``<name>_`` (unless ``prefix=False``) and capped at 64 characters
 while staying unique. Calls are routed only through the connection's own map
-from model-facing name to upstream name, never by stripping strings (NOTES.md).
+from model-facing name to upstream name: a sanitised name cannot be turned back.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import attrs
 from ..._base.argcheck import checked, checked_init
 from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
 from ..._base.redact import display_url, register_secret
-from ...errors import SpecError, ToolError, ToolResolutionError
+from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
+from ...tools import LocalToolCall
 from ..jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
 from .client import McpClient, McpProtocolError, describe_error, flatten_call_result
 from .http import HttpTransport
@@ -66,7 +67,7 @@ def _catalog(value: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, Any],
     return None if value is None else tuple(dict(tool) for tool in value)
 
 
-@checked_init(SpecError)
+@checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalMcp:
     """An ``mcp_local`` definition; see :func:`define_local_mcp`.
@@ -163,7 +164,7 @@ class LocalMcp:
         return f"url {display_url(self.url or '')}"
 
 
-@checked(SpecError)
+@checked(ArgumentTypeError)
 def define_local_mcp(
     name: str,
     *,
@@ -366,7 +367,7 @@ class McpConnection:
             self._tools.append({**tool, "name": model_name})
 
     def wire_ref(self) -> dict[str, Any]:
-        """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}`` (§3.3)."""
+        """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name}
         if self._server_info is not None:
             ref["serverInfo"] = self._server_info
@@ -385,26 +386,19 @@ class McpConnection:
         """The tool's ``inputSchema`` as the server listed it."""
         return self._schemas.get(tool_name)
 
-    def call(self, call: Mapping[str, Any], *, timeout: float | None) -> str:
+    def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Run one ``local_tool_call``; returns the flattened text.
 
         :raises ToolError: unknown tool, ``isError`` result, JSON-RPC error,
             timeout, or a dead server.
         """
-        model_name = call.get("mcpToolName") or call.get("name")
-        upstream = self._upstream.get(model_name) if isinstance(model_name, str) else None
+        model_name = call.mcp_tool_name or call.name
+        upstream = self._upstream.get(model_name)
         if upstream is None:
             raise ToolError(f"unknown tool {model_name!r} on MCP server {self.name!r}")
-        args = call.get("args")
-        if args is None:
-            args = call.get("input")
-        if args is None:
-            args = {}
-        if not isinstance(args, Mapping):
-            raise ToolError("tool arguments must be a JSON object")
         if self._client is None:
             assert self._definition.call is not None
-            reply = self._definition.call(upstream, dict(args))
+            reply = self._definition.call(upstream, dict(call.args))
             if isinstance(reply, str):
                 return reply
             text, is_error = flatten_call_result(reply)
@@ -413,7 +407,7 @@ class McpConnection:
             if timeout is not None:
                 limit = min(limit, timeout)
             try:
-                result = self._client.call_tool(upstream, args, timeout=limit)
+                result = self._client.call_tool(upstream, call.args, timeout=limit)
             except (JsonRpcError, RequestTimeout, PeerGoneError, McpProtocolError) as exc:
                 raise ToolError(describe_error(exc)) from exc
             text, is_error = flatten_call_result(result)
