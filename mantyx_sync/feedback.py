@@ -20,7 +20,7 @@ import attrs
 from ._models import wire as _wire
 from ._models.paging import Getter, Listing, paged
 from ._models.wire import OMIT, RAW
-from .errors import MantyxError, SpecError
+from .errors import SpecError
 
 __all__ = ["Feedback"]
 
@@ -154,42 +154,3 @@ def list_feedback(
     if verdict is not None:
         params["verdict"] = _wire_verdict(verdict)
     return paged(get, params, "feedback", Feedback.from_wire, limit=limit, max_items=max_items)
-
-
-class FeedbackLink:
-    """What a :class:`~mantyx_sync.RunResult` keeps to send feedback on its run.
-
-    Pickling drops the connection (a result sent to another process cannot
-    reach the client it came from): the copy raises when used.
-    """
-
-    __slots__ = ("_post",)
-
-    def __init__(self, post: Poster | None) -> None:
-        self._post = post
-
-    def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
-        return (FeedbackLink, (None,))
-
-    def __repr__(self) -> str:
-        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
-
-    def send(
-        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
-    ) -> Feedback:
-        """:func:`send_feedback` through the client this link came from.
-
-        :raises MantyxError: the link was detached (the result was pickled).
-        """
-        if self._post is None:
-            raise MantyxError(
-                f"run {run_id}: this result is not connected to a client (it was copied "
-                "between processes); use client.feedback(run_id, ...) instead"
-            )
-        return send_feedback(
-            self._post,
-            run_id,
-            verdict,
-            explanation=explanation,
-            content_snapshot=content_snapshot,
-        )

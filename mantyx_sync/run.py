@@ -14,12 +14,11 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._base.argcheck import checked
-from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.outcome import failure_of
@@ -30,10 +29,12 @@ from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunError
-from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan, outcome_of
-from .feedback import FeedbackLink
-from .results import RunResult
+from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
+from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
+
+if TYPE_CHECKING:
+    from ._models.payloads import TaskPlan
 
 __all__ = ["Run"]
 
@@ -246,11 +247,15 @@ class Run:
         if self._result is not None:
             return self._result._repr_html_()
         # A snapshot: notebook.show renders while its reader thread appends.
+        from ._display.render import render_html, view_of
+
         return render_html(view_of(self.id, tuple(self._events)))
 
     def _repr_markdown_(self) -> str:
         if self._result is not None:
             return self._result._repr_markdown_()
+        from ._display.render import render_markdown, view_of
+
         return render_markdown(view_of(self.id, tuple(self._events)))
 
     @property

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .._models.payloads import ErrorPayload, RunOutcome
+from .._models.terminal import ErrorPayload, RunOutcome
 from ..errors import RunCancelled, RunError
 from ..results import RunResult
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from mantyx_sync import A2ATool, MantyxTool, McpTool, PluginTool, ToolConnection
 from mantyx_sync._base.limits import (
     HEADER_VALUE_MAX_BYTES,
     METADATA_MAX_BYTES,
@@ -18,7 +19,6 @@ from mantyx_sync._models.checks import validate_tool_refs
 from mantyx_sync.errors import SpecError
 from mantyx_sync.messages import turn_input
 from mantyx_sync.spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
-from mantyx_sync.tools import A2ATool, MantyxTool, McpTool, PluginTool, ToolConnection
 
 
 def build(**kw: Any) -> AgentSpec:
