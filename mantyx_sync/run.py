@@ -13,12 +13,12 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import TracebackType
 from typing import Any
 
 import attrs
 
 from ._base.argcheck import checked
+from ._base.types import Closing
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
@@ -190,7 +190,7 @@ def attach_run(
         raise
 
 
-class Run:
+class Run(Closing):
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 
     The ``id`` is known as soon as the server accepted the run, before any
@@ -396,17 +396,6 @@ class Run:
         if first and not self._done:
             _cancel_quietly(self._transport, self.id)
         self._release()
-
-    def __enter__(self) -> Run:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _handle(self, event: RunEvent) -> None:
         # Runs for every event: kept flat. Only calls need their typed payload

@@ -1,5 +1,5 @@
-"""Foundation: JSON type aliases, the UNSET marker, documented limits, secret redaction
-and argument type checks (:mod:`.argcheck`).
+"""Foundation: JSON type aliases, the UNSET marker, the ``with``-closes mixin, documented
+limits, secret redaction and argument type checks (:mod:`.argcheck`).
 
 Imports nothing else of the package; every other wing may use it.
 """

@@ -1,16 +1,14 @@
-"""Type aliases shared across the package, and the typed "unset" sentinel."""
+"""Type aliases shared across the package, the typed "unset" sentinel, and :class:`Closing`."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
-__all__ = ["UNSET", "JSONDict", "UnsetType"]
+__all__ = ["UNSET", "Closing", "JSONDict", "UnsetType"]
 
-JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 JSONDict = dict[str, Any]
-Headers = Mapping[str, str]
+_Self = TypeVar("_Self", bound="Closing")
 
 
 class UnsetType(enum.Enum):
@@ -26,3 +24,16 @@ class UnsetType(enum.Enum):
 
 
 UNSET: Final = UnsetType.UNSET
+
+
+class Closing:
+    """A handle whose ``with`` block gives the handle itself and calls ``close()`` on leaving."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -28,9 +28,9 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from types import TracebackType
 
 from .._base.argcheck import checked
+from .._base.types import Closing
 from .._http.paths import eval_path, run_path
 from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
@@ -236,7 +236,7 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
-class EvalRun:
+class EvalRun(Closing):
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 
     While you iterate, every ``local_tool_call`` of every case run is answered
@@ -385,17 +385,6 @@ class EvalRun:
             _cancel_quietly(self._transport, self.id)
         self._closed.set()
         self._release()
-
-    def __enter__(self) -> EvalRun:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _new_stream(self) -> RunStream:
         self._frames.new_connection()

@@ -9,7 +9,6 @@ import re
 import socket
 import threading
 from collections.abc import Iterable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._base.argcheck import checked
@@ -273,12 +272,7 @@ class LocalMantyx:
     def __enter__(self) -> LocalMantyx:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def client(self, **kwargs: Any) -> Any:
