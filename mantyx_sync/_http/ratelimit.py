@@ -69,26 +69,24 @@ class RateLimit:
         return max(0.0, self.reset_at - (time.time() if now is None else now))
 
 
-def _int(value: str | None) -> int | None:
-    if value is None:
-        return None
+def _number(value: str | None) -> float | None:
+    """A header's number; ``None`` when missing or unreadable. Not finite ("inf",
+    "1e400") is unreadable too: int() would raise and fail the request it came with."""
     try:
-        number = float(value.strip())
+        number = float(value.strip()) if value is not None else math.nan
     except ValueError:
         return None
-    # "inf" or "1e400" would raise OverflowError in int(), failing the request
-    # that carried the header; an unreadable count is no count.
-    return max(0, int(number)) if math.isfinite(number) else None
+    return number if math.isfinite(number) else None
+
+
+def _int(value: str | None) -> int | None:
+    number = _number(value)
+    return None if number is None else max(0, int(number))
 
 
 def _reset_at(value: str | None, now: float) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    if not math.isfinite(number) or number < 0:
+    number = _number(value)
+    if number is None or number < 0:
         return None
     if number >= _EPOCH_MS_THRESHOLD:
         return number / 1000.0
