@@ -11,7 +11,7 @@ All values are immutable and safe to share between threads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Union
+from typing import Any, Final, Literal, TypeVar, Union
 
 import attrs
 
@@ -114,6 +114,26 @@ class OutputSchema:
             )
 
 
+_Guard = TypeVar("_Guard", "LoopDetection", "ToolBudget")
+
+
+def _checked(
+    cls: type[_Guard], value: Any, path: str, wrong: str, error: type[SpecError] = ArgumentTypeError
+) -> _Guard:
+    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked.
+
+    :raises SpecError: ``error`` naming what ``value`` must be; or a rule it breaks.
+    """
+    if isinstance(value, cls):
+        result = value
+    elif isinstance(value, Mapping):
+        result = _wire.structure_input(value, cls, path=path)
+    else:
+        raise error(f"must be {wrong}, got {type(value).__name__}", path=path)
+    result._check(path)
+    return result
+
+
 @attrs.frozen(kw_only=True)
 class LoopDetection:
     """Loop-guard thresholds; ``None`` keeps the server default.
@@ -135,17 +155,7 @@ class LoopDetection:
         """
         if value is False:
             return False
-        if isinstance(value, LoopDetection):
-            result = value
-        elif isinstance(value, Mapping):
-            result = _wire.structure_input(value, cls, path=path)
-        else:
-            raise ArgumentTypeError(
-                f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
-                path=path,
-            )
-        result._check(path)
-        return result
+        return _checked(cls, value, path, "False, a LoopDetection or a mapping")
 
     def _check(self, path: str) -> None:
         consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
@@ -204,19 +214,10 @@ def coerce_tool_budgets(value: Any, path: str = "tool_budgets") -> dict[str, Too
             raise SpecError(
                 f"tool names must be strings of 1-{TOOL_BUDGET_KEY_MAX} characters", path=where
             )
-        if isinstance(budget, ToolBudget):
-            entry = budget
-        elif is_int(budget):
-            entry = ToolBudget(max_calls=budget)
-        elif isinstance(budget, Mapping):
-            entry = _wire.structure_input(budget, ToolBudget, path=where)
-        else:
-            raise SpecError(
-                f"must be an int, a ToolBudget or {{'maxCalls': n}}, got {type(budget).__name__}",
-                path=where,
-            )
-        entry._check(where)
-        out[key] = entry
+        if is_int(budget):
+            budget = ToolBudget(max_calls=budget)
+        wrong = "an int, a ToolBudget or {'maxCalls': n}"
+        out[key] = _checked(ToolBudget, budget, where, wrong, SpecError)
     return out
 
 
