@@ -388,9 +388,7 @@ class LocalMantyx:
         :raises ValueError: a case has no ``input`` with ``prompt`` or ``messages``.
         """
         try:
-            return self._state.evals.add_dataset(
-                name, cases, description=description, tool_mocks=tool_mocks
-            )
+            return self._state.evals.add_dataset(name, cases, description, tool_mocks)
         except Exception as exc:
             raise ValueError(str(exc)) from exc
 
