@@ -28,6 +28,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
+from typing import Final
 
 from .._base.argcheck import checked
 from .._base.types import Closing
@@ -36,7 +37,7 @@ from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
 from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
-from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
+from .._models.evals import EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
 from ..events import MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
@@ -47,11 +48,13 @@ __all__ = ["EvalRun"]
 
 log = logging.getLogger(__name__)
 
-_TERMINAL_STATUS_EVENT = {
+# An evaluation's terminal status -> the stream event that ends it.
+_TERMINAL_STATUS_EVENT: Final = {
     "succeeded": "run_completed",
     "failed": "run_error",
     "cancelled": "run_cancelled",
 }
+_TERMINAL_EVENTS: Final = frozenset(_TERMINAL_STATUS_EVENT.values())
 
 
 class _CaseRuns:
@@ -395,7 +398,7 @@ class EvalRun(Closing):
             run_id=self.id,
             last_seq=self._frames.count,
             parse=self._frames.parse,
-            terminal=lambda event: event.type in EVAL_TERMINAL_EVENTS,
+            terminal=lambda event: event.type in _TERMINAL_EVENTS,
             resume=False,
             # Weakly: the stream is reachable from the finalizer's arguments and
             # must not keep this handle alive.
@@ -454,7 +457,7 @@ class EvalRun(Closing):
             log.warning(
                 "evaluation %s: a local_tool_call without agentRunId cannot be answered", self.id
             )
-        if event.type in EVAL_TERMINAL_EVENTS:
+        if event.type in _TERMINAL_EVENTS:
             self._finish(event)
 
     def _finish(self, event: RunEvent) -> None:

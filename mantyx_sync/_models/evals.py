@@ -16,7 +16,6 @@ from . import wire as _wire
 from .wire import ALIASES, RAW
 
 __all__ = [
-    "EVAL_TERMINAL_EVENTS",
     "EvalCase",
     "EvalCaseComparison",
     "EvalCaseResult",
@@ -31,8 +30,6 @@ T = TypeVar("T")
 
 EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
 """Statuses after which an evaluation changes no more."""
-EVAL_TERMINAL_EVENTS: Final = frozenset({"run_completed", "run_error", "run_cancelled"})
-"""Stream event types that end an evaluation's stream."""
 
 
 _RAW_FIELD: Final[Any] = {"factory": dict, "metadata": {RAW: True}, "repr": False, "eq": False}
