@@ -71,12 +71,22 @@ class Agent:
         attachments: Sequence[Any] | None = None,
         timeout: float | None = None,
     ) -> Run:
-        """Start a run and return its :class:`Run` handle at once.
+        """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
 
         Pass ``prompt`` or ``messages`` (:class:`~mantyx_sync.Message` values,
         ``{"role", "content"}`` dicts or ``(role, content)`` tuples), not both.
         ``attachments`` (:class:`~mantyx_sync.Attachment` values or
         ``pathlib.Path`` files) go on the prompt or the last user message.
+
+        :meth:`stream` is the same call, for iterating the events as they
+        arrive: every event is yielded, the terminal one included; a failed run
+        then raises :class:`RunError`. Use it in a ``with`` block: leaving early
+        cancels the run on the server and closes the connection::
+
+            with agent.stream("Tell me a story", timeout=300) as events:
+                for event in events:
+                    if event.type == "assistant_delta":
+                        print(event.text, end="")
 
         :param timeout: seconds the run may take, counted from its start
             (``None``: no limit). Past it, iterating or waiting cancels the run
@@ -118,30 +128,7 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
-    def stream(
-        self,
-        prompt: str | None = None,
-        *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
-        timeout: float | None = None,
-    ) -> Run:
-        """Start a run and iterate its events as they arrive.
-
-        Every event is yielded, the terminal one included; a failed run then
-        raises :class:`RunError`. Use it in a ``with`` block: leaving early
-        cancels the run on the server and closes the connection::
-
-            with agent.stream("Tell me a story", timeout=300) as events:
-                for event in events:
-                    if event.type == "assistant_delta":
-                        print(event.text, end="")
-
-        :param timeout: seconds the run may take (``None``: no limit); past it
-            the next step cancels the run and raises
-            :class:`~mantyx_sync.Timeout` (see :meth:`start`).
-        """
-        return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
+    stream = start  # the Run is iterated for its events: see start()
 
     def run_plan(
         self,
