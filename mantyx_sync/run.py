@@ -12,17 +12,17 @@ import collections
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import attrs
 
 from ._base.argcheck import checked
-from ._base.types import Closing
+from ._base.types import ReleaseOnce
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
-from ._engine.outcome import failure_of
+from ._engine.outcome import Followed, failure_of
 from ._engine.resolution import ResolvedTools
 from ._http.config import ClientConfig
 from ._http.paths import run_path
@@ -119,38 +119,7 @@ def json_poster(transport: HttpTransport) -> Poster:
     return post
 
 
-class _RunResources:
-    """What a run holds until it ends, released once by whoever gets there first; kept
-    apart from :class:`Run` so the garbage-collection finalizer need not keep the Run alive."""
-
-    def __init__(
-        self,
-        stream: RunStream,
-        executor: ToolExecutor,
-        owned_tools: ResolvedTools | None,
-        ended: threading.Event,
-    ) -> None:
-        self._stream = stream
-        self._executor = executor
-        self._owned_tools = owned_tools
-        self._ended = ended
-        self._lock = threading.Lock()
-        self._released = False
-
-    def release(self) -> None:
-        # Never waits on a running handler: its late answer is dropped.
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        self._ended.set()
-        self._stream.close()
-        self._executor.shutdown()
-        if self._owned_tools is not None:
-            self._owned_tools.close()
-
-
-def _abandon(transport: HttpTransport, run_id: str, resources: _RunResources) -> None:
+def _abandon(transport: HttpTransport, run_id: str, resources: ReleaseOnce) -> None:
     log.warning("run %s was dropped before it ended without close(); cancelling it", run_id)
     _cancel_quietly(transport, run_id)
     resources.release()
@@ -190,7 +159,7 @@ def attach_run(
         raise
 
 
-class Run(Closing):
+class Run(Followed):
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 
     The ``id`` is known as soon as the server accepted the run, before any
@@ -266,8 +235,11 @@ class Run(Closing):
         )
         # Stepped directly: one Python frame less per event than next(self._stream).
         self._next_event = self._stream.events().__next__
-        self._resources = _RunResources(
-            self._stream, self._executor, tools if owns_tools else None, ended
+        # Released once, by whoever gets there first; apart from the Run, so the
+        # finalizer need not keep it alive. Never waits on a running handler.
+        owned = [tools.close] if owns_tools else []
+        self._resources = ReleaseOnce(
+            ended.set, self._stream.close, self._executor.shutdown, *owned
         )
         # A Run dropped mid-stream (``for e in agent.stream(...): break`` without
         # ``with``) is cancelled and released when it is garbage-collected.
@@ -301,16 +273,6 @@ class Run(Closing):
         return render_markdown(view_of(self.id, tuple(self._events)))
 
     @property
-    def events(self) -> tuple[RunEvent, ...]:
-        """Every event received so far, in ``seq`` order."""
-        return tuple(self._events)
-
-    @property
-    def done(self) -> bool:
-        """Whether the terminal event has arrived."""
-        return self._done
-
-    @property
     def plan(self) -> TaskPlan | None:
         """The run's task plan as of the latest revision seen (``None`` before any).
 
@@ -323,9 +285,6 @@ class Run(Closing):
     def result(self) -> RunResult | None:
         """The result once the run has ended (also set for failed runs), else ``None``."""
         return self._result
-
-    def __iter__(self) -> Iterator[RunEvent]:
-        return self
 
     def __next__(self) -> RunEvent:
         if self._replay:

@@ -1,11 +1,14 @@
-"""Type aliases shared across the package, the typed "unset" sentinel, and :class:`Closing`."""
+"""Type aliases shared across the package, the typed "unset" sentinel, and two small
+lifetimes: :class:`Closing` (a ``with`` block closes) and :class:`ReleaseOnce`."""
 
 from __future__ import annotations
 
 import enum
+import threading
+from collections.abc import Callable
 from typing import Any, Final, Literal, TypeVar
 
-__all__ = ["UNSET", "Closing", "JSONDict", "UnsetType"]
+__all__ = ["UNSET", "Closing", "JSONDict", "ReleaseOnce", "UnsetType"]
 
 JSONDict = dict[str, Any]
 _Self = TypeVar("_Self", bound="Closing")
@@ -37,3 +40,21 @@ class Closing:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
+
+
+class ReleaseOnce:
+    """Runs ``steps`` in order on the first :meth:`release`, from whichever thread
+    (or garbage-collection finalizer) gets there first; later calls do nothing."""
+
+    def __init__(self, *steps: Callable[[], object]) -> None:
+        self._steps = steps
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        for step in self._steps:
+            step()

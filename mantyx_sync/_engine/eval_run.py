@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Final
 
 from .._base.argcheck import checked
-from .._base.types import Closing
+from .._base.types import ReleaseOnce
 from .._http.paths import eval_path, run_path
 from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
@@ -42,6 +42,7 @@ from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, Str
 from ..events import MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
+from .outcome import Followed
 from .resolution import ResolvedTools
 
 __all__ = ["EvalRun"]
@@ -190,27 +191,17 @@ class _FlatFrames:
         )
 
 
-class _Resources:
-    """What an evaluation holds until it ends, released once (the finalizer can
-    reach it without keeping the :class:`EvalRun` alive)."""
+class _Resources(ReleaseOnce):
+    """What an evaluation holds until it ends: its current stream, case runs and tools
+    (the finalizer can release them without keeping the :class:`EvalRun` alive)."""
 
     def __init__(self, cases: _CaseRuns, tools: ResolvedTools) -> None:
-        self.cases = cases
-        self.tools = tools
         self.stream: RunStream | None = None
-        self._lock = threading.Lock()
-        self._released = False
+        super().__init__(self._close_stream, cases.close, tools.close)
 
-    def release(self) -> None:
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        stream = self.stream
-        if stream is not None:
-            stream.close()
-        self.cases.close()
-        self.tools.close()
+    def _close_stream(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
 
 
 def _cancel_quietly(transport: HttpTransport, eval_id: str) -> None:
@@ -239,7 +230,7 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
-class EvalRun(Closing):
+class EvalRun(Followed):
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 
     While you iterate, every ``local_tool_call`` of every case run is answered
@@ -300,25 +291,12 @@ class EvalRun(Closing):
         )
 
     @property
-    def events(self) -> tuple[RunEvent, ...]:
-        """Every event received so far."""
-        return tuple(self._events)
-
-    @property
-    def done(self) -> bool:
-        """Whether the evaluation's terminal event has arrived."""
-        return self._done
-
-    @property
     def case_run_ids(self) -> tuple[str, ...]:
         """The agent runs of the cases seen so far (``agentRunId``)."""
         return tuple(self._cases.known())
 
     def iterate(self) -> Iterator[RunEvent]:
         """The events as they come (the same as iterating the handle)."""
-        return self
-
-    def __iter__(self) -> Iterator[RunEvent]:
         return self
 
     def __next__(self) -> RunEvent:
