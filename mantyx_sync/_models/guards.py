@@ -27,7 +27,7 @@ from .._base.limits import (
 from .._base.types import UnsetType
 from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
-from .checks import check_int, is_int, json_size
+from .checks import check_choice, check_int, is_int, json_size
 
 __all__ = [
     "LoopDetection",
@@ -101,12 +101,9 @@ class OutputSchema:
             raise SpecError(
                 "must be 1-64 characters from a-z, A-Z, 0-9, '_' and '-'", path=f"{path}.name"
             )
-        enforcement: Any = self.enforcement
-        if enforcement is not None and enforcement not in _ENFORCEMENTS:
-            raise SpecError(
-                f"must be 'best_effort' or 'strict', got {enforcement!r}",
-                path=f"{path}.enforcement",
-            )
+        if self.enforcement is not None:
+            where = f"{path}.enforcement"
+            check_choice(self.enforcement, _ENFORCEMENTS, where, "'best_effort' or 'strict'")
         size = json_size(_wire.unstructure(self), path)
         if size > OUTPUT_SCHEMA_MAX_BYTES:
             raise SpecError(
