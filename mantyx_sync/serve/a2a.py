@@ -42,14 +42,7 @@ from ..agent import Agent
 from ..errors import ArgumentTypeError, MantyxError, SpecError
 from ..events import RunEvent
 from ._a2a_tasks import A2ATask, TaskStore
-from ._a2a_wire import (
-    Dialect,
-    agent_message,
-    artifact_update,
-    build_card,
-    message_text,
-    status_update,
-)
+from ._a2a_wire import Dialect, agent_message, build_card, message_text, stream_update
 from ._conversations import Conversations
 from ._pump import Outcome, Tick
 from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, base_url, json_reply, read_json
@@ -260,18 +253,19 @@ class A2AApp(ServedApp):
         def frame(item: dict[str, Any]) -> dict[str, Any]:
             return _result(request_id, item)
 
-        ids: dict[str, Any] = {
-            "task_id": task.id,
-            "context_id": task.context_id,
-            "dialect": dialect,
-        }
+        ids = (task.id, task.context_id, dialect)
 
         def status(state: str, message: dict[str, Any] | None, final: bool) -> dict[str, Any]:
-            return frame(status_update(state=state, message=message, final=final, **ids))
+            return frame(stream_update(ids, "status", state=state, message=message, final=final))
 
         def chunk(text: str, *, append: bool, last: bool) -> dict[str, Any]:
-            update = artifact_update(
-                artifact_id=task.artifact_id, text=text, append=append, last_chunk=last, **ids
+            update = stream_update(
+                ids,
+                "artifact",
+                text=text,
+                artifact_id=task.artifact_id,
+                append=append,
+                last_chunk=last,
             )
             return frame(update)
 
