@@ -170,7 +170,7 @@ def _nothing() -> None:
 
 class ServedApp:
     """What a served app does before its protocol: answer ``GET /health``, then let
-    :class:`Gate` refuse a request (421, 401) or name its caller for :meth:`route`;
+    :class:`Gate` refuse a request (421, 401) or name its caller for :meth:`_route`;
     a :class:`Refused` raised there is answered too.
 
     :raises SpecError: a ``heartbeat``, ``max_sessions`` or ``allowed_hosts`` entry
@@ -192,24 +192,24 @@ class ServedApp:
         self._heartbeat = heartbeat
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
-        if self.target(environ)[1] == "/health":
+        if self._target(environ)[1] == "/health":
             return json_reply(start_response, {"status": "ok"})
         try:
-            return self.route(environ, start_response, self._gate.caller(environ))
+            return self._route(environ, start_response, self._gate.caller(environ))
         except Refused as exc:
             return exc.reply(start_response)
 
     @staticmethod
-    def target(environ: dict[str, Any]) -> tuple[str, str]:
+    def _target(environ: dict[str, Any]) -> tuple[str, str]:
         """The request's method and path (relative to where the app is mounted)."""
         return environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "") or "/"
 
-    def route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         """Answer a request :class:`Gate` let in."""
         raise NotImplementedError
 
     @staticmethod
-    def stream(
+    def _stream(
         start_response: StartResponse, items: Iterator[Any], on_close: Callable[[], None] = _nothing
     ) -> StreamBody:
         """Answer 200 with ``items`` as a :class:`StreamBody`."""

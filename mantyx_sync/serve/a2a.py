@@ -117,9 +117,9 @@ class A2AApp(ServedApp):
         )
         self.tasks = TaskStore()
 
-    def route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         """The card (``GET``) and JSON-RPC (``POST /``)."""
-        method, path = self.target(environ)
+        method, path = self._target(environ)
         if path in CARD_PATHS:
             if method not in ("GET", "HEAD"):
                 return json_reply(start_response, {"error": "use GET"}, 405, [("Allow", "GET")])
@@ -242,7 +242,7 @@ class A2AApp(ServedApp):
         log.debug("task %s: run %s for context %s", task.id, task.run_id, context_id)
         if stream:
             items = self._items(task, request_id, dialect)
-            return self.stream(start_response, items, on_close=lambda: _abandon(task))
+            return self._stream(start_response, items, on_close=lambda: _abandon(task))
         if not immediately:
             task.pump.wait()
         result = task.to_wire(dialect)

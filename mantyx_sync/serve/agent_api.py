@@ -85,9 +85,9 @@ class AgentApiApp(ServedApp):
         self.agent = agent
         self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
 
-    def route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         """``POST /process``."""
-        method, path = self.target(environ)
+        method, path = self._target(environ)
         if path not in PROCESS_PATHS or method != "POST":
             return _no_route(start_response, path, method)
         try:
@@ -118,12 +118,12 @@ class AgentApiApp(ServedApp):
             )
             if not stream:
                 return json_reply(start_response, objects[-1])
-            return self.stream(start_response, iter(objects))
+            return self._stream(start_response, iter(objects))
         pump = RunPump(turn.run, listen=True, on_end=turn.finish)
         if not stream:
             return json_reply(start_response, self._collect(builder, pump))
         items = self._objects(builder, pump)
-        return self.stream(start_response, items, on_close=lambda: _abandon(pump))
+        return self._stream(start_response, items, on_close=lambda: _abandon(pump))
 
     def _objects(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[dict[str, Any] | Tick]:
         yield builder.response("created")
