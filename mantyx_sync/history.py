@@ -27,6 +27,7 @@ import attrs
 
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
+from ._models.checks import check_text
 from ._models.paging import (
     Getter,
     Listing,
@@ -215,12 +216,6 @@ class EventReplay:
         return self._loaded
 
 
-def _check_text(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
-    return value
-
-
 def _metadata_filters(metadata: Any) -> list[str]:
     if metadata is None:
         return []
@@ -262,7 +257,7 @@ def run_list_query(
         ("agentId", agent_id, "agent_id"),
     ):
         if value is not None:
-            params[key] = _check_text(value, path)
+            params[key] = check_text(value, path)
     filters = _metadata_filters(metadata)
     if filters:
         params["metadata"] = filters
@@ -326,7 +321,7 @@ def replay_session(
 
     :raises SpecError: ``session_id``, ``last`` or ``full`` is invalid (nothing is sent).
     """
-    _check_text(session_id, "session_id")
+    check_text(session_id, "session_id")
     check_positive(last, "last")
     if not isinstance(full, bool):
         raise SpecError(f"must be True or False, got {full!r}", path="full")

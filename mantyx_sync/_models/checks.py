@@ -25,6 +25,7 @@ from ..errors import ArgumentTypeError, SpecError
 __all__ = [
     "check_choice",
     "check_int",
+    "check_text",
     "coerce_budgets",
     "coerce_metadata",
     "coerce_reasoning_level",
@@ -115,6 +116,13 @@ def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
         check_int(out["maxToolTurns"], f"{path}['maxToolTurns']", low=1)
     json_size(out, path)
     return out
+
+
+def check_text(value: Any, path: str) -> str:
+    """``value`` when it is a non-empty string (an id, a filter); else :class:`SpecError`."""
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
+    return value
 
 
 def coerce_text(value: Any, path: str) -> str | None:
