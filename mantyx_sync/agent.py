@@ -96,14 +96,14 @@ class Agent:
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIError: the server refused the run.
         """
+        return self._start(
+            self.spec, prompt, messages=messages, attachments=attachments, timeout=timeout
+        )
+
+    def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run:
+        # Every run of this agent gets its tool pool settings.
         return self.client.start_run(
-            self.spec,
-            prompt,
-            messages=messages,
-            attachments=attachments,
-            max_workers=self._max_workers,
-            on_tool=self._on_tool,
-            timeout=timeout,
+            spec, prompt, max_workers=self._max_workers, on_tool=self._on_tool, **turn
         )
 
     @checked(ArgumentTypeError)
@@ -148,10 +148,7 @@ class Agent:
         :raises SpecError: bad input (nothing is sent).
         """
         spec = self.spec.replace(plan=plan_only(self.spec.plan, steps=steps, brief=brief))
-        run = self.client.start_run(
-            spec, prompt, messages=messages, max_workers=self._max_workers, on_tool=self._on_tool
-        )
-        with run:
+        with self._start(spec, prompt, messages=messages) as run:
             return run.wait()
 
     def session(self, **overrides: Unpack[SpecKeywords]) -> Session:
