@@ -26,6 +26,7 @@ import attrs
 
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
+from ._models.checks import check_text
 from ._models.paging import (
     Getter,
     Listing,
@@ -34,7 +35,7 @@ from ._models.paging import (
     page_of,
     paged,
 )
-from ._models.wire import ALIASES, RAW, WireFormatError
+from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
 
@@ -47,7 +48,7 @@ _SESSION_STATUSES: Final = ("active", "ended")
 
 
 @attrs.frozen(kw_only=True)
-class RunSummary:
+class RunSummary(FromWire):
     """One run as ``GET /agent-runs`` lists it (compact; previews, not full texts).
 
     :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
@@ -77,17 +78,9 @@ class RunSummary:
     completed_at: str | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
 
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> RunSummary:
-        """Build the summary from one list item.
-
-        :raises WireFormatError: (a ``ValueError``) the item is not a run.
-        """
-        return _wire.structure(body, cls)
-
 
 @attrs.frozen(kw_only=True)
-class SessionSummary:
+class SessionSummary(FromWire):
     """One session as ``GET /agent-sessions`` lists it.
 
     :ivar status: ``active`` or ``ended``.
@@ -106,20 +99,12 @@ class SessionSummary:
     )
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
 
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> SessionSummary:
-        """Build the summary from one list item.
-
-        :raises WireFormatError: (a ``ValueError``) the item is not a session.
-        """
-        return _wire.structure(body, cls)
-
 
 _ROLE_OF_TYPE: Final = {"user_message": "user", "assistant_message": "assistant"}
 
 
 @attrs.frozen(kw_only=True)
-class SessionEvent:
+class SessionEvent(FromWire):
     """One entry of a session's replay: a user or assistant message, or another message.
 
     :ivar seq: its position in the session (increasing).
@@ -141,14 +126,6 @@ class SessionEvent:
         """``user``/``assistant`` for those types, else the ``role`` the server sent."""
         role = _ROLE_OF_TYPE.get(self.type) or self.raw.get("role")
         return role if isinstance(role, str) else None
-
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> SessionEvent:
-        """Build the event from one replay item.
-
-        :raises WireFormatError: (a ``ValueError``) no integer ``seq`` or no ``type``.
-        """
-        return _wire.structure(body, cls)
 
 
 class EventReplay:
@@ -230,12 +207,6 @@ class EventReplay:
         return self._loaded
 
 
-def _check_text(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
-    return value
-
-
 def _metadata_filters(metadata: Any) -> list[str]:
     if metadata is None:
         return []
@@ -277,7 +248,7 @@ def run_list_query(
         ("agentId", agent_id, "agent_id"),
     ):
         if value is not None:
-            params[key] = _check_text(value, path)
+            params[key] = check_text(value, path)
     filters = _metadata_filters(metadata)
     if filters:
         params["metadata"] = filters

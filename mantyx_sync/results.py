@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ._models import wire as _wire
-from ._models.wire import ALIASES, RAW, WIRE
+from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
 from .errors import MantyxError, OutputParseError
 from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
@@ -245,7 +245,7 @@ class Model:
 
 
 @attrs.frozen(kw_only=True)
-class ModelCatalog:
+class ModelCatalog(FromWire):
     """The models a workspace can run (``GET /models``).
 
     Iterate it for :class:`Model` values; :meth:`get` finds one by id.
@@ -253,14 +253,6 @@ class ModelCatalog:
 
     models: tuple[Model, ...] = ()
     default_model_id: str | None = None
-
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> ModelCatalog:
-        """Build the catalog from the response body.
-
-        :raises WireFormatError: (a ``ValueError``) the body is not a catalog.
-        """
-        return _wire.structure(body, cls)
 
     def __iter__(self) -> Iterator[Model]:
         return iter(self.models)
@@ -309,7 +301,7 @@ class RunSnapshot:
 
 
 @attrs.frozen(kw_only=True)
-class SessionInfo:
+class SessionInfo(FromWire):
     """A session as ``GET /agent-sessions/{id}`` reports it.
 
     :ivar status: ``active`` or ``ended``.
@@ -324,11 +316,3 @@ class SessionInfo:
     messages: tuple[dict[str, Any], ...] = ()
     spec: dict[str, Any] | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> SessionInfo:
-        """Build the info from the response body (``sessionId`` or ``id``).
-
-        :raises WireFormatError: (a ``ValueError``) the body is not a session.
-        """
-        return _wire.structure(body, cls)

@@ -13,9 +13,10 @@ import time
 from .._display.render import one_line, summary
 from ..events import RunEvent, ToolStep, tool_step
 from ..results import RunResult
+from ..run import Run
 from ._term import Terminal
 
-__all__ = ["JsonView", "RunView"]
+__all__ = ["JsonView", "RunView", "follow"]
 
 _ARG_WIDTH = 60
 
@@ -145,3 +146,18 @@ class JsonView:
 
     def finished(self, result: RunResult | None) -> None:
         """Nothing more: the terminal event was the last line."""
+
+
+def follow(run: Run, view: RunView | JsonView) -> None:
+    """Render ``run`` to the end; a failure raises after the footer is shown.
+
+    Ctrl-C cancels the run on the server (the :class:`Run` does it) and
+    re-raises ``KeyboardInterrupt``.
+    """
+    view.started(run.id)
+    with run:
+        try:
+            for event in run:
+                view.on_event(event)
+        finally:
+            view.finished(run.result)
