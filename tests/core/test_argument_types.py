@@ -73,6 +73,7 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
     "Session.run": (lambda c: c.session.run, {"prompt": "x"}),
     "Session.stream": (lambda c: c.session.stream, {"prompt": "x"}),
     "Run.wait": (lambda c: c.run.wait, {}),
+    "Run.close": (lambda c: c.run.close, {}),
     "AgentSpec.build": (lambda c: mantyx_sync.AgentSpec.build, {"system_prompt": "s"}),
     "OutputSchema": (lambda c: mantyx_sync.OutputSchema, {"schema": {"type": "object"}}),
     # Plain values, checked where a spec takes them in (before anything is sent).
