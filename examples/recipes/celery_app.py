@@ -30,8 +30,9 @@ and no tool call is answered twice, whatever happens to the workers:
 
 The pattern needs nothing of Celery but late acknowledgement: call
 :func:`run_job` from an RQ job, a Django-Q task or a plain worker loop.
-A worker frozen for longer than the lease while it creates a run (a few
-milliseconds) is the one case where a job could start a second run.
+What no lease can rule out: a worker frozen (not dead) for half its lease at
+the wrong moment -- while creating a run, or between deciding to send an
+answer and sending it -- could start a second run or send a late answer.
 """
 
 from __future__ import annotations
