@@ -12,17 +12,21 @@ To try it without MANTYX, start a local emulator and point both at it::
     export MANTYX_BASE_URL=http://127.0.0.1:8765 MANTYX_API_KEY=mantyx_test_key
     export MANTYX_WORKSPACE=test-ws
 
-A job (a task id, or a ``job_key`` you choose) never starts a second MANTYX run
-and no tool call is answered twice, whatever happens to the workers:
+Queue jobs with :func:`submit` (``submit(prompt, job_key=...)``; the key
+defaults to a new one and is the task id). A job never starts a second MANTYX
+run and no tool call is answered twice, whatever happens to the workers:
 
 * Late acknowledgement: a message is acknowledged when its task returns, so
   the job of a worker that dies comes back, after ``JOB_VISIBILITY_TIMEOUT``
-  seconds, to another worker.
+  seconds, to another worker. A message the broker lost outright (a worker
+  killed just as it took the message) is queued again by :func:`sweep`, which
+  every worker runs in turn.
 * The job's state lives in Redis under ``mantyx:job:<key>:`` -- ``run``: the
   MANTYX run id, written before any event is read (a worker that comes back to
   the job attaches to that run, ``Client.attach_run``, and answers only the
   calls still pending); ``lease``: which worker follows the run, expiring
-  ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome.
+  ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome;
+  ``prompt``: what :func:`sweep` queues again.
 * One worker follows a run at a time. A second copy of the job (a message
   redelivered while its first worker still runs it) waits for the answer, or
   takes over once the lease lapses. A worker that cannot renew its lease stops
@@ -43,12 +47,15 @@ import os
 import sys
 import threading
 import time
+import uuid
 import zlib
 from collections.abc import Callable
 from typing import Any
 
 import redis
 from celery import Celery
+from celery.result import AsyncResult
+from celery.signals import worker_ready
 
 import mantyx_sync
 
@@ -62,6 +69,8 @@ VISIBILITY_TIMEOUT_S = float(os.environ.get("JOB_VISIBILITY_TIMEOUT", "600"))
 LEASE_S = float(os.environ.get("JOB_LEASE_SECONDS", "30"))
 KEEP_S = 86_400  # a job's run id and answer; the same job key later starts afresh
 STARTING = "starting"  # the run key while a run is being created
+RESTORE_S = int(min(10, max(1, VISIBILITY_TIMEOUT_S // 10)))
+JOBS = "mantyx:jobs"  # job key -> when it was last queued or taken, until answered
 
 app = Celery("mantyx_jobs", broker=REDIS_URL, backend=REDIS_URL)
 app.conf.update(
@@ -71,7 +80,7 @@ app.conf.update(
     broker_transport_options={
         "visibility_timeout": VISIBILITY_TIMEOUT_S,
         # Look for lost jobs every tenth of the timeout (at most every 10 s).
-        "unacked_restore_interval": int(min(10, max(1, VISIBILITY_TIMEOUT_S // 10))),
+        "unacked_restore_interval": RESTORE_S,
         "unacked_restore_throttle": 1,
     },
     result_expires=KEEP_S,
@@ -182,11 +191,13 @@ def run_job(job_key: str, prompt: str, *, owner: str) -> dict[str, Any]:
             log.info("job %s: another worker follows its run; waiting", job_key)
             time.sleep(LEASE_S / 3)
             continue
+        store.zadd(JOBS, {job_key: time.time()}, xx=True)
         try:
             outcome = _follow(job_key, prompt, lease)
             if outcome is not None:  # stored while the lease is held: no one re-follows
                 outcome["worker"] = owner
                 store.set(_key(job_key, "answer"), json.dumps(outcome), ex=KEEP_S)
+                store.zrem(JOBS, job_key)
                 return outcome
         finally:
             lease.release()
@@ -239,6 +250,57 @@ def cancel_job(job_key: str) -> None:
         client.cancel(run_id)
 
 
+def submit(prompt: str, job_key: str | None = None) -> AsyncResult:
+    """Queue a job (its key is the task id); one the broker loses is queued again."""
+    key = job_key or uuid.uuid4().hex
+    store.set(_key(key, "prompt"), prompt, ex=KEEP_S)
+    store.zadd(JOBS, {key: time.time()})
+    return run_agent.apply_async((prompt,), {"job_key": key}, task_id=key)
+
+
+def sweep(now: float | None = None) -> list[str]:
+    """Queue again the submitted jobs the broker lost; return their keys.
+
+    Kombu's Redis transport takes a message off the queue before it records
+    it as unacknowledged: a worker killed between the two loses it. A job is
+    lost when nothing was heard of it for longer than the visibility timeout
+    and it is neither answered, followed, queued nor unacknowledged.
+    """
+    now = time.time() if now is None else now
+    stale = store.zrangebyscore(JOBS, 0, now - VISIBILITY_TIMEOUT_S - 2 * RESTORE_S)
+    done = [
+        k for k in stale if store.exists(_key(k, "answer")) or not store.exists(_key(k, "prompt"))
+    ]
+    if done:
+        store.zrem(JOBS, *done)
+    lost = {k for k in stale if k not in done and not store.exists(_key(k, "lease"))}
+    if lost:  # the broker's own lists: the queue, and what workers hold
+        held = [json.loads(m) for m in store.lrange("celery", 0, -1)]
+        held += [json.loads(m)[0] for m in store.hvals("unacked")]
+        lost -= {m["headers"]["id"] for m in held}
+    for key in sorted(lost):
+        log.warning("job %s: lost by the broker; queued again", key)
+        store.zadd(JOBS, {key: now})
+        run_agent.apply_async((store.get(_key(key, "prompt")),), {"job_key": key}, task_id=key)
+    return sorted(lost)
+
+
+@worker_ready.connect
+def _start_sweeping(**_: Any) -> None:
+    threading.Thread(target=_sweep_forever, name="mantyx job sweep", daemon=True).start()
+
+
+def _sweep_forever() -> None:
+    every = max(1.0, VISIBILITY_TIMEOUT_S / 2)
+    while True:
+        time.sleep(every)
+        try:  # every worker looks; a lock makes it one sweep per period in the fleet
+            if store.set("mantyx:sweep", "1", nx=True, px=int(every * 1000)):
+                sweep()
+        except redis.RedisError as exc:
+            log.warning("could not look for lost jobs: %s", exc)
+
+
 @app.task(
     name="mantyx.run_agent",  # the same name when this file is run as a script
     bind=True,
@@ -247,13 +309,16 @@ def cancel_job(job_key: str) -> None:
     max_retries=5,
 )
 def run_agent(self: Any, prompt: str, job_key: str | None = None) -> dict[str, Any]:
-    """Run the agent on ``prompt`` once per job (default: once per task id)."""
+    """Run the agent on ``prompt`` once per job (default: once per task id).
+
+    Queue it with :func:`submit`: ``run_agent.delay()`` works too, but a message
+    the broker then loses stays lost."""
     return run_job(job_key or self.request.id, prompt, owner=self.request.hostname or "worker")
 
 
 def main(argv: list[str]) -> int:
     prompts = argv or ["How much did the north region sell in the last 14 days?"]
-    pending = [(prompt, run_agent.delay(prompt)) for prompt in prompts]
+    pending = [(prompt, submit(prompt)) for prompt in prompts]
     failed = 0
     for prompt, result in pending:
         outcome = result.get(timeout=3600)

@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -35,6 +36,8 @@ __all__ = [
     "fresh_recipe",
     "live_members",
     "orphans_reaped",
+    "poll_until",
+    "sleeping_threads",
     "start_worker",
     "tool_posts",
 ]
@@ -66,6 +69,26 @@ def live_members(pgid: int) -> list[int]:
         if int(group) == pgid and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def sleeping_threads(pgid: int) -> int:
+    """How many threads of group ``pgid`` are in ``time.sleep`` now (the recipe's
+    tool sleeps while it works; nothing else in a worker that runs jobs does)."""
+    count = 0
+    for pid in live_members(pgid):
+        with contextlib.suppress(OSError):  # a thread or process gone meanwhile
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    count += (task / "wchan").read_text() == "hrtimer_nanosleep"
+    return count
+
+
+def poll_until(condition: Callable[[], Any], timeout: float, what: str) -> None:
+    """Check ``condition`` every 20 ms until true, for state nothing signals (``/proc``)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
+        time.sleep(0.02)
 
 
 def _reap(pids: Sequence[int], timeout: float) -> None:
@@ -222,19 +245,22 @@ class SalesModel:
     A prompt ``"job 7: north 5, south 12"`` makes turn 0 call ``sales_total``
     for each region at once (``days`` × 0.1 s each); turn 1 answers with the
     totals the tools returned. :attr:`in_flight` holds the runs whose calls are
-    out; every step wakes :meth:`wait_until`.
+    out, with their job key (from the run's metadata), :attr:`answered` counts
+    the runs answered; every step wakes :meth:`wait_until`.
     """
 
     def __init__(self) -> None:
-        self.in_flight: dict[str, str] = {}  # run id -> prompt
+        self.in_flight: dict[str, str] = {}  # run id -> job key
+        self.answered = 0
         self._changed = threading.Condition()
 
     def __call__(self, ctx: ModelContext) -> Step:
         with self._changed:
             if ctx.turn == 0:
-                self.in_flight[ctx.run_id] = ctx.prompt
+                self.in_flight[ctx.run_id] = (ctx.spec.get("metadata") or {}).get("job", "")
             else:
                 self.in_flight.pop(ctx.run_id, None)
+                self.answered += 1
             self._changed.notify_all()
         if ctx.turn == 0:
             return Turn(
