@@ -225,7 +225,7 @@ def _children(pid: int) -> list[int]:
 def _run_all(recipe: ModuleType, prompts: list[str]) -> list[dict[str, Any]]:
     from celery.result import ResultSet
 
-    results = ResultSet([recipe.run_agent.delay(prompt) for prompt in prompts])
+    results = ResultSet([recipe.submit(prompt) for prompt in prompts])
     outcomes: list[dict[str, Any]] = results.join_native(timeout=600)
     failed = [o for o in outcomes if "error" in o]
     if failed:
@@ -247,7 +247,7 @@ def _capacity(
         _run_all(recipe, ["north 1"] * hold)
         for _ in range(reps):
             rss, threads = _status(proc.pid, "VmRSS"), _status(proc.pid, "Threads")
-            results = [recipe.run_agent.delay(f"north {HOLD_DAYS}") for _ in range(hold)]
+            results = [recipe.submit(f"north {HOLD_DAYS}") for _ in range(hold)]
             with model.changed:
                 if not model.changed.wait_for(lambda: model.out >= hold, timeout=60):
                     raise RuntimeError(f"only {model.out} of {hold} runs got their tool call")
