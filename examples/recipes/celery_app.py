@@ -258,7 +258,7 @@ def submit(prompt: str, job_key: str | None = None) -> AsyncResult:
     return run_agent.apply_async((prompt,), {"job_key": key}, task_id=key)
 
 
-def sweep(now: float | None = None) -> list[str]:
+def sweep(now: float | None = None, db: redis.Redis = store) -> list[str]:
     """Queue again the submitted jobs the broker lost; return their keys.
 
     Kombu's Redis transport takes a message off the queue before it records
@@ -267,21 +267,19 @@ def sweep(now: float | None = None) -> list[str]:
     and it is neither answered, followed, queued nor unacknowledged.
     """
     now = time.time() if now is None else now
-    stale = store.zrangebyscore(JOBS, 0, now - VISIBILITY_TIMEOUT_S - 2 * RESTORE_S)
-    done = [
-        k for k in stale if store.exists(_key(k, "answer")) or not store.exists(_key(k, "prompt"))
-    ]
+    stale = db.zrangebyscore(JOBS, 0, now - VISIBILITY_TIMEOUT_S - 2 * RESTORE_S)
+    done = [k for k in stale if db.exists(_key(k, "answer")) or not db.exists(_key(k, "prompt"))]
     if done:
-        store.zrem(JOBS, *done)
-    lost = {k for k in stale if k not in done and not store.exists(_key(k, "lease"))}
+        db.zrem(JOBS, *done)
+    lost = {k for k in stale if k not in done and not db.exists(_key(k, "lease"))}
     if lost:  # the broker's own lists: the queue, and what workers hold
-        held = [json.loads(m) for m in store.lrange("celery", 0, -1)]
-        held += [json.loads(m)[0] for m in store.hvals("unacked")]
+        held = [json.loads(m) for m in db.lrange("celery", 0, -1)]
+        held += [json.loads(m)[0] for m in db.hvals("unacked")]
         lost -= {m["headers"]["id"] for m in held}
     for key in sorted(lost):
         log.warning("job %s: lost by the broker; queued again", key)
-        store.zadd(JOBS, {key: now})
-        run_agent.apply_async((store.get(_key(key, "prompt")),), {"job_key": key}, task_id=key)
+        db.zadd(JOBS, {key: now})
+        run_agent.apply_async((db.get(_key(key, "prompt")),), {"job_key": key}, task_id=key)
     return sorted(lost)
 
 
@@ -291,12 +289,14 @@ def _start_sweeping(**_: Any) -> None:
 
 
 def _sweep_forever() -> None:
+    # A client of its own: the pool processes forked from this one inherit `store` unused.
+    db = redis.Redis.from_url(REDIS_URL, decode_responses=True)
     every = max(1.0, VISIBILITY_TIMEOUT_S / 2)
     while True:
         time.sleep(every)
         try:  # every worker looks; a lock makes it one sweep per period in the fleet
-            if store.set("mantyx:sweep", "1", nx=True, px=int(every * 1000)):
-                sweep()
+            if db.set("mantyx:sweep", "1", nx=True, px=int(every * 1000)):
+                sweep(db=db)
         except redis.RedisError as exc:
             log.warning("could not look for lost jobs: %s", exc)
 
