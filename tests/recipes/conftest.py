@@ -71,7 +71,6 @@ def redis_server_path() -> str:
 @pytest.fixture(scope="module")
 def redis_url(redis_server_path: str) -> Iterator[str]:
     """A real redis-server on a free loopback port, for one module's tests; nothing saved."""
-    pytest.importorskip("celery", reason='the Celery tests need celery: pip install -e ".[test]"')
     port = free_port()
     args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
     server = LoggedProcess([redis_server_path, *args], os.environ, ready="Ready to accept")

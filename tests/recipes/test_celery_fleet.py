@@ -31,6 +31,8 @@ pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups, /proc"),
     pytest.mark.timeout(300),
 ]
+for module in ("celery", "redis"):
+    pytest.importorskip(module, reason='needs celery[redis]: pip install -e ".[test]"')
 
 JOBS = 40
 REGIONS = ("north", "south", "east", "west", "central")

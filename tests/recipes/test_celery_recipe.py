@@ -31,6 +31,8 @@ from mantyx_sync.testing import LocalMantyx
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process groups, /proc"
 )
+for module in ("celery", "redis"):
+    pytest.importorskip(module, reason='needs celery[redis]: pip install -e ".[test]"')
 
 
 @pytest.fixture
