@@ -104,7 +104,6 @@ def test_celery_fleet_survives_a_worker_killed_while_its_tools_run(
             workers.append(w2)
             started = time.monotonic()
             results = [recipe.submit(prompt) for prompt in prompts]
-
             answered = sales_model.answered
 
             # Once the fleet is well into the queue, kill w1 (main process and pool
