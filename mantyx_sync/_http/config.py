@@ -77,7 +77,7 @@ class ClientConfig:
     stream_idle_timeout: float = attrs.field(default=120.0, validator=_positive)
     max_retries: int = attrs.field(default=4, validator=_non_negative_int)
     stream_reconnects: int = attrs.field(default=8, validator=_non_negative_int)
-    max_workers: int = attrs.field(default=32, validator=_non_negative_int)
+    max_workers: int = attrs.field(default=32, validator=_positive_int)
     tool_timeout: float | None = attrs.field(default=None, validator=_optional_positive)
     cancel_timeout: float = attrs.field(default=5.0, validator=_positive)
     max_event_bytes: int = attrs.field(default=MAX_FRAME_BYTES, validator=_positive_int)
@@ -103,8 +103,6 @@ class ClientConfig:
             raise ConfigurationError(
                 f"base_url is not a valid URL (scheme://host[:port]): {self.base_url!r}"
             )
-        if self.max_workers < 1:
-            raise ConfigurationError("max_workers must be >= 1")
         register_secret(self.api_key)
 
     @classmethod

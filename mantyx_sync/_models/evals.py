@@ -7,7 +7,7 @@ Values are immutable and thread-safe.
 
 from __future__ import annotations
 
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import attrs
 
@@ -23,8 +23,6 @@ __all__ = [
     "EvalRunDetail",
     "EvalRunSummary",
 ]
-
-T = TypeVar("T")
 
 EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
 """Statuses after which an evaluation changes no more."""

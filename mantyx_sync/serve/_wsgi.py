@@ -35,7 +35,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 StartResponse = Callable[..., Any]
-WSGIApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
 Authenticate = Callable[[dict[str, Any]], "str | bool | None"]
 """``authenticate(environ)``: the caller's name (a ``str``), ``True`` for a caller
 without a name, or a false value to refuse the request."""

@@ -47,7 +47,6 @@ class FeedbackStore:
         self._records: dict[str, dict[str, Any]] = {}
         self._order: dict[str, int] = {}
         self._numbers = itertools.count(1)
-        self.writes = 0
 
     def give(self, run_id: str, body: Any) -> tuple[int, dict[str, Any]]:
         """Create (``201``) or replace (``200``) ``run_id``'s feedback.
@@ -57,7 +56,6 @@ class FeedbackStore:
         _validate(body)
         now = time.time()
         with self._lock:
-            self.writes += 1
             existing = self._records.get(run_id)
             record: dict[str, Any] = {
                 "id": existing["id"] if existing else f"fb_{secrets.token_hex(5)}",

@@ -58,35 +58,24 @@ class _Headers(Mapping[str, str]):
         return len(self._values)
 
 
-class _Answer:
-    """A response whose body is already whole."""
-
-    def __init__(self, status: int, headers: _Headers, content: bytes) -> None:
-        self.status = status
-        self.headers = headers
-        self._content = content
-
-    def __iter__(self) -> Iterator[bytes]:
-        return iter((self._content,))
-
-    def close(self) -> None:
-        """Nothing to release."""
-
-
-class _Streamed:
-    """A response whose body a pump thread reads from the app as it is produced."""
+class _Response:
+    """An answer: its body already whole (``send``), or read from the app by a
+    pump thread as it is produced (``stream``)."""
 
     def __init__(
-        self, status: int, headers: _Headers, body: Iterable[bytes], read_timeout: float
+        self, status: int, headers: _Headers, body: Iterable[bytes], read_timeout: float | None
     ) -> None:
         self.status = status
         self.headers = headers
         self._timeout = read_timeout
         self._chunks: queue.SimpleQueue[bytes | BaseException | None] = queue.SimpleQueue()
         self._closed = threading.Event()
-        threading.Thread(
-            target=self._pump, args=(body,), name="mantyx-wsgi-stream", daemon=True
-        ).start()
+        if read_timeout is None:
+            self._pump(body)
+        else:
+            threading.Thread(
+                target=self._pump, args=(body,), name="mantyx-wsgi-stream", daemon=True
+            ).start()
 
     def _pump(self, body: Iterable[bytes]) -> None:
         try:
@@ -147,13 +136,13 @@ class WSGITransport:
         self._app = app
         self._builder = EnvironBuilder
         self._run = run_wsgi_app
-        self._streams: weakref.WeakSet[_Streamed] = weakref.WeakSet()
+        self._streams: weakref.WeakSet[_Response] = weakref.WeakSet()
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<WSGITransport {self._app!r}>"
 
-    def _call(self, request: _Request) -> tuple[Iterable[bytes], int, _Headers]:
+    def _call(self, request: _Request) -> tuple[int, _Headers, Iterable[bytes]]:
         parts = urlsplit(request.url)
         body = request.body
         data = body if body is None or isinstance(body, bytes) else b"".join(body)
@@ -166,23 +155,15 @@ class WSGITransport:
             data=data,
         ).get_environ()
         app_iter, status, headers = self._run(self._app, environ, buffered=False)
-        return app_iter, int(status.split(" ", 1)[0]), _Headers(headers.items())
+        return int(status.split(" ", 1)[0]), _Headers(headers.items()), app_iter
 
-    def send(self, request: _Request) -> _Answer:
+    def send(self, request: _Request) -> _Response:
         """Call the app and read the whole body."""
-        body, status, headers = self._call(request)
-        try:
-            content = b"".join(body)
-        finally:
-            close = getattr(body, "close", None)
-            if close is not None:
-                close()
-        return _Answer(status, headers, content)
+        return _Response(*self._call(request), read_timeout=None)
 
-    def stream(self, request: _Request) -> _Streamed:
+    def stream(self, request: _Request) -> _Response:
         """Call the app and hand its body over as it is produced."""
-        body, status, headers = self._call(request)
-        streamed = _Streamed(status, headers, body, request.timeout[1])
+        streamed = _Response(*self._call(request), read_timeout=request.timeout[1])
         with self._lock:
             self._streams.add(streamed)
         return streamed

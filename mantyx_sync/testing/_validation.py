@@ -67,10 +67,6 @@ def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
                 "systemPrompt: required unless agentId is set "
                 "or messages include a non-empty system message"
             )
-    if "modelId" in body:
-        if not isinstance(body["modelId"], str) or not body["modelId"]:
-            raise _fail("modelId: must be a non-empty string")
-        resolve_model(body["modelId"])
     _check_overrides(body)
     if "budgets" in body and not isinstance(body["budgets"], dict):
         raise _fail("budgets: must be an object")
@@ -85,10 +81,6 @@ def validate_message_body(body: Any) -> None:
     if not isinstance(body, dict):
         raise _fail("body must be a JSON object")
     _check_input(body)
-    if "modelId" in body:
-        if not isinstance(body["modelId"], str) or not body["modelId"]:
-            raise _fail("modelId: must be a non-empty string")
-        resolve_model(body["modelId"])
     _check_overrides(body)
 
 
@@ -160,6 +152,10 @@ def _has_system_text(messages: Any) -> bool:
 
 
 def _check_overrides(body: dict[str, Any]) -> None:
+    if "modelId" in body:
+        if not isinstance(body["modelId"], str) or not body["modelId"]:
+            raise _fail("modelId: must be a non-empty string")
+        resolve_model(body["modelId"])
     if "reasoningLevel" in body:
         _check_reasoning(body["reasoningLevel"])
     if "tools" in body:

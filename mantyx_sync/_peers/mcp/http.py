@@ -49,31 +49,14 @@ _SHORT_READ_S: Final = 30.0
 _JOIN_S: Final = 5.0
 
 
-def _socket_of(response: requests.Response) -> socket.socket | None:
-    """The socket a streamed ``response`` reads from, if it can be found."""
-    raw = response.raw
-    sock = getattr(getattr(raw, "_connection", None), "sock", None)
-    if isinstance(sock, socket.socket):
-        return sock
-    # When the server will close the connection, http.client hands the socket
-    # over to the response object and the connection no longer holds it.
-    reader = getattr(getattr(raw, "_fp", None), "fp", None)
-    sock = getattr(getattr(reader, "raw", None), "_sock", None)
-    return sock if isinstance(sock, socket.socket) else None
-
-
 def _abort(response: requests.Response) -> None:
     """Unblock a thread reading ``response`` by shutting its socket down.
 
     The response is not closed here: closing waits for the reader's buffer
     lock; the thread that owns the response closes it once unblocked.
     """
-    sock = _socket_of(response)
-    if sock is None:
-        logger.debug("no socket found to abort a reply stream")
-        return
-    with contextlib.suppress(OSError):
-        sock.shutdown(socket.SHUT_RDWR)
+    with contextlib.suppress(Exception):  # already released to the pool, or closed
+        response.raw.shutdown()
 
 
 class _TrackingAdapter(requests.adapters.HTTPAdapter):
