@@ -91,6 +91,7 @@ if TYPE_CHECKING:
         CancelledPayload,
         ErrorPayload,
         EventPayload,
+        EventType,
         LocalToolCall,
         LocalToolResultIn,
         LoopDetected,
@@ -175,6 +176,7 @@ __all__ = (
     "Evals",
     "EventPayload",
     "EventReplay",
+    "EventType",
     "Feedback",
     "InvalidRequestError",
     "Listing",
@@ -279,11 +281,11 @@ _LAZY: dict[str, str] = {
     ),
     ".messages": "Attachment Message",
     ".events": (
-        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"
-        " LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep PlanTransition"
-        " ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict TaskPlan"
-        " TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent ToolFile"
-        " ToolFiles ToolResultEvent UnknownPayload"
+        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload EventType"
+        " LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
+        " PlanTransition ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict"
+        " TaskPlan TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent"
+        " ToolFile ToolFiles ToolResultEvent UnknownPayload"
     ),
     ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
     ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",

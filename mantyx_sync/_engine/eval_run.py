@@ -29,6 +29,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from types import TracebackType
+from typing import cast
 
 from .._base.argcheck import checked
 from .._http.paths import eval_path, run_path
@@ -38,7 +39,7 @@ from .._http.stream import RunStream, read_backlog
 from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
-from ..events import MalformedEvent, RunEvent
+from ..events import EventType, MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
 from .resolution import ResolvedTools
@@ -47,7 +48,7 @@ __all__ = ["EvalRun"]
 
 log = logging.getLogger(__name__)
 
-_TERMINAL_STATUS_EVENT = {
+_TERMINAL_STATUS_EVENT: dict[str, EventType] = {
     "succeeded": "run_completed",
     "failed": "run_error",
     "cancelled": "run_cancelled",
@@ -183,7 +184,9 @@ class _FlatFrames:
         self._current.add(data_text)
         self.count += 1
         return RunEvent(
-            seq=self.count, type=kind, data={k: v for k, v in obj.items() if k != "type"}
+            seq=self.count,
+            type=cast("EventType", kind),  # an unknown type passes through as sent
+            data={k: v for k, v in obj.items() if k != "type"},
         )
 
 
