@@ -20,6 +20,7 @@ Values are immutable and thread-safe; a :class:`Listing` or
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 from urllib.parse import quote
@@ -39,6 +40,7 @@ from ._models.paging import (
 from ._models.wire import ALIASES, RAW, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
+from .messages import Message
 
 __all__ = ["EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSummary"]
 
@@ -94,7 +96,8 @@ class SessionSummary:
 
     :ivar status: ``active`` or ``ended``.
     :ivar summary: a short description of the conversation, when the server has one.
-    :ivar creation_date: ISO-8601 timestamp, as sent.
+    :ivar created_at: ISO-8601 timestamp, as sent (named as on :class:`RunSummary`).
+    :ivar last_interaction_at: ISO-8601 timestamp of the latest message, as sent.
     :ivar raw: the item as sent.
     """
 
@@ -102,11 +105,24 @@ class SessionSummary:
     status: str | None = None
     summary: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
-    creation_date: str | None = attrs.field(default=None, metadata={ALIASES: ("createdAt",)})
-    last_interaction_date: str | None = attrs.field(
-        default=None, metadata={ALIASES: ("lastInteractionAt",)}
+    created_at: str | None = attrs.field(
+        default=None, metadata={_wire.WIRE: "creationDate", ALIASES: ("createdAt",)}
+    )
+    last_interaction_at: str | None = attrs.field(
+        default=None,
+        metadata={_wire.WIRE: "lastInteractionDate", ALIASES: ("lastInteractionAt",)},
     )
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @property
+    def creation_date(self) -> str | None:
+        """Deprecated: :attr:`created_at`, the name every summary uses."""
+        return _renamed(self.created_at, "creation_date", "created_at")
+
+    @property
+    def last_interaction_date(self) -> str | None:
+        """Deprecated: :attr:`last_interaction_at`."""
+        return _renamed(self.last_interaction_at, "last_interaction_date", "last_interaction_at")
 
     @classmethod
     def from_wire(cls, body: Mapping[str, Any]) -> SessionSummary:
@@ -115,6 +131,13 @@ class SessionSummary:
         :raises WireFormatError: (a ``ValueError``) the item is not a session.
         """
         return _wire.structure(body, cls)
+
+
+def _renamed(value: str | None, old: str, new: str) -> str | None:
+    warnings.warn(
+        f"SessionSummary.{old} is deprecated: use .{new}", DeprecationWarning, stacklevel=3
+    )
+    return value
 
 
 _ROLE_OF_TYPE: Final = {"user_message": "user", "assistant_message": "assistant"}
@@ -143,6 +166,13 @@ class SessionEvent:
         """``user``/``assistant`` for those types, else the ``role`` the server sent."""
         role = _ROLE_OF_TYPE.get(self.type) or self.raw.get("role")
         return role if isinstance(role, str) else None
+
+    @property
+    def message(self) -> Message | None:
+        """This entry as a :class:`~mantyx_sync.Message`, the value
+        :meth:`Session.history` returns (``None`` when it names no role)."""
+        role = self.role
+        return None if role is None else Message(role, self.text or "", self.attachments)
 
     @classmethod
     def from_wire(cls, body: Mapping[str, Any]) -> SessionEvent:

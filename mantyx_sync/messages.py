@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Union
@@ -65,6 +66,19 @@ class Message:
     role: str
     content: str
     attachments: tuple[AttachmentLike, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    def __getitem__(self, key: str) -> Any:
+        """``message["content"]``, deprecated: from when a session's history was
+        dicts; read ``message.content`` (``role``, ``attachments``) instead."""
+        if key not in ("role", "content", "attachments"):
+            raise KeyError(key)
+        warnings.warn(
+            f"message[{key!r}] is deprecated: history messages are Message values, "
+            f"use message.{key}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, key)
 
 
 def _coerce_attachment(item: Any, path: str) -> Attachment | JSONDict:

@@ -24,6 +24,7 @@ from ._models.wire import ALIASES, RAW, WIRE
 from .errors import OutputParseError
 from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
 from .feedback import Feedback, FeedbackLink
+from .messages import Message
 from .spec import OutputSchema
 
 __all__ = [
@@ -270,11 +271,26 @@ class RunSnapshot:
 
 
 @attrs.frozen(kw_only=True)
+class _Said:
+    """One message of a session's history as the server sends it."""
+
+    role: str
+    content: str = ""
+    attachments: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class _SessionMessages:
+    messages: tuple[_Said, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class SessionInfo:
     """A session as ``GET /agent-sessions/{id}`` reports it.
 
     :ivar status: ``active`` or ``ended``.
-    :ivar messages: the conversation so far, as sent.
+    :ivar messages: the conversation so far, as :class:`~mantyx_sync.Message`
+        values (the shape a run's ``messages=`` takes).
     :ivar spec: the stored agent spec, as sent.
     :ivar raw: the body as sent.
     """
@@ -282,7 +298,7 @@ class SessionInfo:
     id: str = attrs.field(metadata={WIRE: "sessionId", ALIASES: ("id",)})
     status: str | None = None
     metadata: dict[str, Any] | None = None
-    messages: tuple[dict[str, Any], ...] = ()
+    messages: tuple[Message, ...] = ()
     spec: dict[str, Any] | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
@@ -292,4 +308,7 @@ class SessionInfo:
 
         :raises WireFormatError: (a ``ValueError``) the body is not a session.
         """
-        return _wire.structure(body, cls)
+        said = _wire.structure(body, _SessionMessages).messages
+        info = _wire.structure({k: v for k, v in body.items() if k != "messages"}, cls)
+        messages = tuple(Message(m.role, m.content, m.attachments) for m in said)
+        return attrs.evolve(info, messages=messages, raw=dict(body))

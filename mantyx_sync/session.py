@@ -19,7 +19,7 @@ from ._http.transport import HttpTransport
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
-from .messages import turn_input
+from .messages import Message, turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import (
@@ -189,9 +189,11 @@ class Session:
         )
         return SessionInfo.from_wire(reply.body or {})
 
-    def history(self) -> list[dict[str, Any]]:
-        """The conversation so far, as ``{"role", "content"}`` messages."""
-        return [dict(message) for message in self.info().messages]
+    def history(self) -> list[Message]:
+        """The conversation so far, as :class:`~mantyx_sync.Message` values
+        (``role``, ``content``, ``attachments``): the shape ``messages=`` takes,
+        and what :meth:`info` and each replayed :meth:`events` item hold."""
+        return list(self.info().messages)
 
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.

@@ -38,10 +38,7 @@ def _show_history(session: Session, term: Terminal) -> None:
     if not messages:
         term.note(term.dim("(no messages yet)"))
     for message in messages:
-        role = str(message.get("role", "?"))
-        content = message.get("content", "")
-        shown = content if isinstance(content, str) else repr(content)
-        term.line(f"{role}: {shown}")
+        term.line(f"{message.role}: {message.content}")
 
 
 def _cancel_running(client: Client, session: Session, term: Terminal) -> None:

@@ -282,7 +282,7 @@ def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
             term.line(json.dumps(summary.raw, ensure_ascii=False, default=str))
         return OK
     for summary in sessions:
-        when = summary.last_interaction_date or summary.creation_date or ""
+        when = summary.last_interaction_at or summary.created_at or ""
         term.line(
             f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
             f"{one_line(summary.summary or '', 50)}".rstrip()
