@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._base.argcheck import checked
 from ._engine.executor import ToolActivity
@@ -11,6 +11,7 @@ from ._models.controls import plan_only
 from .client import Client
 from .errors import ArgumentTypeError
 from .events import RunEvent
+from .messages import AttachmentLike, MessageLike
 from .results import RunResult
 from .run import Run
 from .session import Session
@@ -67,8 +68,8 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once.
@@ -101,8 +102,8 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         timeout: float | None = None,
     ) -> RunResult:
@@ -122,8 +123,8 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
     ) -> Run:
         """Start a run and iterate its events as they arrive.
@@ -147,7 +148,7 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:

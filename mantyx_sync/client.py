@@ -20,7 +20,7 @@ from ._http.ratelimit import RateLimits
 from ._http.retry import create_policy, safe_policy
 from ._http.transport import HttpTransport
 from .errors import ArgumentTypeError, MantyxError
-from .messages import turn_input
+from .messages import AttachmentLike, MessageLike, turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, json_poster, start_run
 from .session import Session
@@ -198,8 +198,8 @@ class Client:
         spec: AgentSpec,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         timeout: float | None = None,
@@ -257,7 +257,7 @@ class Client:
         session_id: str,
         *,
         tools: Sequence[Any] = (),
-        output_schema: Any = None,
+        output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> Session:
@@ -287,7 +287,7 @@ class Client:
         run_id: str,
         *,
         tools: Sequence[Any] = (),
-        output_schema: Any = None,
+        output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         settle: float = 0.5,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Union, cast
+from typing import Any, Final, Union, cast
 
 import attrs
 
@@ -21,6 +21,7 @@ from ._models import wire as _wire
 from ._models.payloads import (
     CancelledPayload,
     ErrorPayload,
+    EventType,
     ModelFallback,
     ModelInfo,
     PlanStep,
@@ -70,39 +71,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-EventType = Literal[
-    # a run's events, each with its payload class (see RunEvent.payload)
-    "started",
-    "assistant_delta",
-    "thinking_delta",
-    "assistant_message",
-    "tool_call",
-    "tool_result",
-    "local_tool_call",
-    "local_tool_result_in",
-    "loop_detected",
-    "tool_budget_exceeded",
-    "result",
-    "error",
-    "cancelled",
-    "model_fallback",
-    "supervisor",
-    "task_plan",
-    "tool_files",
-    # an evaluation's own events (their payload is an UnknownPayload)
-    "case_started",
-    "case_completed",
-    "run_completed",
-    "run_error",
-    "run_cancelled",
-]
-"""Every event type this SDK knows: the type of :attr:`RunEvent.type`, so a type
-checker flags a misspelt comparison (``event.type == "asistant_delta"``).
-
-A type the server adds later still arrives: ``event.type`` is then that
-string and ``event.payload`` an :class:`UnknownPayload`.
-"""
 
 TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 """Event types that end a run; the server closes the stream after one of them."""

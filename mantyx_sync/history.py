@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import attrs
 
+from ._base.handout import handed_out
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
 from ._models.paging import (
@@ -183,6 +184,7 @@ class SessionEvent:
         return _wire.structure(body, cls)
 
 
+@handed_out("Session.events() and Client.session_events() return one")
 class EventReplay:
     """A session's conversation, replayed oldest-first (``GET …/events``).
 

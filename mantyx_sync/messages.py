@@ -49,7 +49,7 @@ AttachmentLike = Union[Attachment, Path, Mapping[str, Any]]  # noqa: UP007 - run
 a file) or an ``attachments[]`` wire dict."""
 
 
-def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+def _to_tuple(value: Iterable[AttachmentLike]) -> tuple[AttachmentLike, ...]:
     return tuple(value)
 
 
@@ -79,6 +79,11 @@ class Message:
             stacklevel=2,
         )
         return getattr(self, key)
+
+
+MessageLike = Union[Message, Mapping[str, Any], tuple[str, str]]  # noqa: UP007 - runtime alias
+"""What a messages list accepts: a :class:`Message`, a ``{"role", "content"}``
+dict (``"attachments"`` too) or a ``(role, content)`` tuple."""
 
 
 def _coerce_attachment(item: Any, path: str) -> Attachment | JSONDict:

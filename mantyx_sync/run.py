@@ -19,6 +19,7 @@ from typing import Any
 import attrs
 
 from ._base.argcheck import checked
+from ._base.handout import handed_out
 from ._display.render import render_html, render_markdown, view_of
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
@@ -190,6 +191,10 @@ def attach_run(
         raise
 
 
+@handed_out(
+    "Agent.start() and Agent.stream() return one, as do a Session's start() and "
+    "stream(), Client.start_run() and Client.attach_run()"
+)
 class Run:
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 

@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
+from ._base.handout import handed_out
 from ._base.types import UnsetType
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
@@ -19,7 +20,7 @@ from ._http.transport import HttpTransport
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
-from .messages import Message, turn_input
+from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import (
@@ -39,12 +40,11 @@ __all__ = ["Session"]
 log = logging.getLogger(__name__)
 
 
+@handed_out("Agent.session(), Client.create_session() and Client.resume_session() return one")
 class Session:
     """A MANTYX agent session: each :meth:`run` sees the conversation so far.
 
-    Create one with :meth:`Agent.session` or :meth:`Client.create_session`,
-    or re-attach with :meth:`Client.resume_session`. Leaving its ``with``
-    block ends it on the server (``DELETE``), cancelling an in-flight run,
+    Leaving its ``with`` block ends it on the server (``DELETE``), cancelling an in-flight run,
     and closes its MCP/A2A connections.
 
     Each message may override the session's tools, reasoning level, output
@@ -87,8 +87,8 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
@@ -134,8 +134,8 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
@@ -155,8 +155,8 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
@@ -169,7 +169,7 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:

@@ -32,6 +32,7 @@ from types import TracebackType
 from typing import cast
 
 from .._base.argcheck import checked
+from .._base.handout import handed_out
 from .._http.paths import eval_path, run_path
 from .._http.poster import ResultPoster
 from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
@@ -239,6 +240,7 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
+@handed_out("client.evals.start() returns one")
 class EvalRun:
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 

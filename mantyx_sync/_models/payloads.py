@@ -21,6 +21,7 @@ from .wire import ALIASES, RAW
 __all__ = [
     "CancelledPayload",
     "ErrorPayload",
+    "EventType",
     "ModelFallback",
     "ModelInfo",
     "PlanStep",
@@ -36,6 +37,39 @@ __all__ = [
     "ToolFile",
     "ToolFiles",
 ]
+
+EventType = Literal[
+    # a run's events, each with its payload class (see RunEvent.payload)
+    "started",
+    "assistant_delta",
+    "thinking_delta",
+    "assistant_message",
+    "tool_call",
+    "tool_result",
+    "local_tool_call",
+    "local_tool_result_in",
+    "loop_detected",
+    "tool_budget_exceeded",
+    "result",
+    "error",
+    "cancelled",
+    "model_fallback",
+    "supervisor",
+    "task_plan",
+    "tool_files",
+    # an evaluation's own events (their payload is an UnknownPayload)
+    "case_started",
+    "case_completed",
+    "run_completed",
+    "run_error",
+    "run_cancelled",
+]
+"""Every event type this SDK knows: the type of :attr:`mantyx_sync.RunEvent.type`,
+so a type checker flags a misspelt comparison (``event.type == "asistant_delta"``).
+
+A type the server adds later still arrives: ``event.type`` is then that
+string and ``event.payload`` an :class:`~mantyx_sync.UnknownPayload`.
+"""
 
 
 @attrs.frozen(kw_only=True)
