@@ -59,6 +59,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._base.types import UNSET, UnsetType
+    from ._display.text import TextPiece
     from ._engine.executor import ToolActivity
     from ._http.auth import TokenSet, TokenSource
     from ._http.config import ClientConfig
@@ -238,6 +239,7 @@ __all__ = (
     "SupervisorVerdict",
     "TaskPlan",
     "TaskPlanUpdate",
+    "TextPiece",
     "ThinkingDelta",
     "Timeout",
     "TokenSet",
@@ -272,6 +274,7 @@ __all__ = (
 # TYPE_CHECKING above state the same (tests/core/test_public_names.py).
 _LAZY: dict[str, str] = {
     "._base.types": "UNSET UnsetType",
+    "._display.text": "TextPiece",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
     ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",

@@ -21,6 +21,7 @@ import attrs
 from ._base.argcheck import checked
 from ._base.handout import handed_out
 from ._display.render import render_html, render_markdown, view_of
+from ._display.text import TextPiece, follow_text
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.outcome import failure_of
@@ -357,6 +358,19 @@ class Run:
             raise
         self._handle(event)
         return event
+
+    def text_stream(self, *, thinking: bool = False) -> Iterator[TextPiece]:
+        """Iterate the run as text to print: ``print(piece, end="", flush=True)``.
+
+        Each :class:`~mantyx_sync.TextPiece` is the answer as it streams, the
+        line end that closes a model turn (so the next one starts a line of its
+        own), or a whole line for a tool call and one for its answer. It reads
+        the run as iterating it does: a failed run raises
+        :class:`~mantyx_sync.RunError` here too, and :attr:`result` is set at the end.
+
+        :param thinking: include the model's reasoning, as ``"thinking"`` pieces.
+        """
+        return follow_text(self, thinking=thinking)
 
     @checked(ArgumentTypeError)
     def wait(

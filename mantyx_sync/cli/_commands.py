@@ -10,7 +10,7 @@ import sys
 import threading
 from typing import Any
 
-from .._display.render import one_line
+from .._display.text import one_line
 from ..client import Client
 from ..errors import MantyxError
 from ..messages import Attachment

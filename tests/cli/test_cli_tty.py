@@ -42,17 +42,18 @@ def test_on_a_terminal_tool_lines_are_dim_and_a_spinner_runs(mantyx_server: Loca
     assert status == 0, text
     spinners = SPINNER.findall(text)
     assert "thinking" in spinners
-    assert f"{DIM}  ✓ add(" in text
+    assert f"{DIM}  → add(" in text and f"{DIM}  ✓ add → 2" in text
     assert re.search(re.escape(DIM) + r"\d+ tokens \(\d+ in, \d+ out\) · 2 turns", text)
     # The spinner is wiped before anything else is written: the screen ends clean.
     plain = ANSI.sub("", text.replace(CLEAR_LINE, "\n")).replace("\r", "")
     lines = [line for line in plain.split("\n") if line and not SPINNER_TEXT.match(line)]
-    # In the order it happened: the turn, its tool call, the answer, the footer.
+    # In the order it happened: the turn, its tool call and answer, the reply, the footer.
     assert lines[0] == "Calling add."
-    assert lines[1].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
-    assert lines[2:4] == ["You said: hello", "add → 2"]
-    assert re.match(r"\d+ tokens", lines[4])
-    assert len(lines) == 5
+    assert lines[1] == '  → add({"a": 1, "b": 1})'
+    assert lines[2].startswith("  ✓ add → 2  ")
+    assert lines[3:5] == ["You said: hello", "add → 2"]
+    assert re.match(r"\d+ tokens", lines[5])
+    assert len(lines) == 6
 
 
 SPINNER_TEXT = re.compile(r"^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ")
@@ -64,7 +65,7 @@ def test_no_color_removes_colour_but_keeps_the_spinner(mantyx_server: LocalManty
     )
     assert status == 0, text
     assert DIM not in text and RED not in text and "\x1b[0m" not in text
-    assert "  ✓ add(" in text
+    assert "  ✓ add → 2" in text
     assert SPINNER.search(text)
 
 

@@ -65,6 +65,7 @@ EXPECTED = {
     "AgentApiConnection",
     # what comes back
     "RunEvent",
+    "TextPiece",
     "RunResult",
     "TaskPlan",
     "StructuredOutputInfo",
@@ -292,6 +293,8 @@ def test_py_typed_ships_in_a_build(tmp_path: Path) -> None:
 TYPED_USAGE = '''
 from __future__ import annotations
 
+from pathlib import Path
+
 import mantyx_sync
 from mantyx_sync import A2ATool, Agent, Client, MantyxTool, McpTool, ModelCatalog, PluginTool
 from mantyx_sync import LoopDetection, RunResult
@@ -334,6 +337,13 @@ def main() -> None:
     with agent.stream("hi") as run:
         for event in run:
             print(event.type, event.text)
+    with agent.stream("hi") as run:
+        for piece in run.text_stream(thinking=True):
+            print(piece, end="", flush=True)
+    agent.run(messages=[("user", "hi")], attachments=[Path("report.pdf")])
+    agent.run(messages=[{"role": "user", "content": "hi"}])
+    history: list[mantyx_sync.Message] = agent.session().history()
+    agent.run(messages=[*history, mantyx_sync.Message("user", "and now?")])
     with agent.session() as chat:
         chat.run("x", reasoning_level="low")
     with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
