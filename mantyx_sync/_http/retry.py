@@ -39,6 +39,7 @@ from ..errors import (
     TransportError,
 )
 from .config import ClientConfig
+from .progress import report
 
 if TYPE_CHECKING:
     import tenacity
@@ -189,6 +190,7 @@ class RetryPolicy:
                 exc,
                 state.upcoming_sleep,
             )
+            report("retrying", state.attempt_number + 1, max(1, self.attempts), exc)
 
         return tenacity.Retrying(
             stop=stop,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
+from .progress import report
 from .retry import Backoff, RetryPolicy, Safety
 from .transport import EventSource, HttpTransport
 
@@ -300,6 +301,8 @@ class RunStream:
             try:
                 source = self._open()
                 opened = True
+                if failures:
+                    report("reconnected", failures, self._reconnects)
                 reader = _FrameReader(
                     self._idle_timeout,
                     max_frame=self._max_frame,
@@ -372,6 +375,7 @@ class RunStream:
                         f"{failures - 1} reconnects (stream_reconnects): {exc}{hint}",
                         run_id=run_id,
                     ) from exc
+                report("reconnecting", failures, self._reconnects, exc)
                 delay = self._backoff.delay(failures, exc)
                 remaining = self._remaining()
                 if remaining is not None:

@@ -13,7 +13,7 @@ import importlib
 from ..client import Client
 from ..errors import RunError
 from ..session import Session
-from ._commands import agent_spec, confirm_cancel, follow, message_overrides
+from ._commands import agent_spec, confirm_cancel, follow, message_overrides, reaching
 from ._exit import INTERRUPTED, OK
 from ._term import Terminal
 from ._tools import load_tools
@@ -62,10 +62,11 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
     tools = load_tools(args.tool, args.mcp, args.mcp_url)
     _enable_line_editing()
     with Client() as client:
-        if args.session:
-            session = client.resume_session(args.session, tools=tools)
-        else:
-            session = client.create_session(agent_spec(args, tools))
+        with reaching(client, term):
+            if args.session:
+                session = client.resume_session(args.session, tools=tools)
+            else:
+                session = client.create_session(agent_spec(args, tools))
         term.note(term.dim(f"session {session.id} · {_HELP}"))
         while True:
             try:
@@ -93,10 +94,12 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
             if prompt.startswith("/"):
                 term.note(term.dim(f"unknown command {prompt.split()[0]}; {_HELP}"))
                 continue
-            run = session.start(prompt, **overrides)
-            try:
-                follow(run, RunView(term, show_thinking=args.reasoning_level is not None))
-            except KeyboardInterrupt:
-                confirm_cancel(run, term)
-            except RunError as exc:
-                term.error(str(exc))
+            view = RunView(term, show_thinking=args.reasoning_level is not None)
+            with reaching(client, term, view):
+                run = session.start(prompt, **overrides)
+                try:
+                    follow(run, view)
+                except KeyboardInterrupt:
+                    confirm_cancel(run, term)
+                except RunError as exc:
+                    term.error(str(exc))

@@ -8,11 +8,14 @@ import json
 import socket
 import sys
 import threading
+from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._display.text import one_line
+from .._http.progress import Attempt, reporting
 from ..client import Client
-from ..errors import MantyxError
+from ..errors import ConnectError, MantyxError
 from ..messages import Attachment
 from ..run import Run
 from ..spec import AgentSpec, OverrideKeywords
@@ -35,6 +38,7 @@ __all__ = [
     "confirm_cancel",
     "follow",
     "message_overrides",
+    "reaching",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -63,6 +67,45 @@ def message_overrides(args: argparse.Namespace) -> dict[str, Any]:
             f"--session continues an existing session with its own agent; drop {', '.join(fixed)}"
         )
     return {k: v for k, v in given.items() if k in OverrideKeywords.__annotations__}
+
+
+def _attempt_text(attempt: Attempt, host: str) -> str | None:
+    if attempt.what == "reconnected":
+        return None
+    count = f"(attempt {attempt.number} of {attempt.limit})"
+    if attempt.what == "reconnecting":
+        return f"reconnecting to {host} {count}…"
+    if isinstance(attempt.error, ConnectError):
+        return f"connecting to {host} {count}…"
+    return f"retrying {host} {count}…"
+
+
+@contextlib.contextmanager
+def reaching(
+    client: Client, term: Terminal, view: RunView | JsonView | None = None
+) -> Iterator[None]:
+    """Around a command's calls to the server: on a terminal, the spinner says
+    which server it is connecting to, then each retry and reconnect with its
+    attempt count (through ``view`` while it follows a run; none for ``--json``
+    or ``--quiet``); it stops with the block.
+    """
+    host = urlsplit(client.config.base_url).netloc or client.config.base_url
+    shown = view is None or (isinstance(view, RunView) and not view.quiet)
+    if shown:
+        term.status(f"connecting to {host}…")
+
+    def show(attempt: Attempt) -> None:
+        text = _attempt_text(attempt, host)
+        if isinstance(view, RunView):
+            view.trouble(text)
+        elif shown:
+            term.status(text or f"connecting to {host}…")
+
+    try:
+        with reporting(show):
+            yield
+    finally:
+        term.status(None)
 
 
 def _prompt(args: argparse.Namespace) -> str:
@@ -124,7 +167,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
         view = JsonView(term)
     else:
         view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning_level is not None)
-    with Client() as client:
+    with Client() as client, reaching(client, term, view):
         if args.session:
             session = client.resume_session(args.session, tools=tools)
             run = session.start(
@@ -147,7 +190,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync models``: one line per model, the default marked ``*``."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         catalog = client.models()
     if args.json:
         rows = [
@@ -182,7 +225,7 @@ def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync run-info ID``: the run's state, usage and answer."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         snapshot = client.get_run(args.run_id)
     if args.json:
         term.line(json.dumps(snapshot.raw, ensure_ascii=False, default=str))
@@ -210,7 +253,7 @@ def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync cancel ID``."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         client.cancel(args.run_id)
     term.note(f"cancelled run {args.run_id}")
     return OK
@@ -255,7 +298,7 @@ def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync runs``: recent runs, newest first."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         runs = list(client.list_runs(status=args.status, max_items=args.limit))
     if args.json:
         for summary in runs:
@@ -275,7 +318,7 @@ def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync sessions``: sessions, newest first."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         sessions = list(client.list_sessions(status=args.status, max_items=args.limit))
     if args.json:
         for summary in sessions:

@@ -31,34 +31,45 @@ class RunView:
 
     def __init__(self, term: Terminal, *, quiet: bool = False, show_thinking: bool = False) -> None:
         self._term = term
-        self._quiet = quiet
+        self.quiet = quiet
         self._flow = TextFlow(thinking=show_thinking and not quiet)
+        self._doing: str | None = None  # what the spinner says the run is doing
+        self._trouble: str | None = None  # a retry or reconnect under way
 
     def started(self, run_id: str) -> None:
         """The server accepted the run; the model is thinking."""
-        if not self._quiet:
-            self._term.status("thinking…")
+        self._spin("thinking…")
+
+    def trouble(self, text: str | None) -> None:
+        """Show ``text`` (a retry or reconnect under way) until it is over (``None``)."""
+        self._trouble = text
+        self._spin(self._doing)
 
     def on_event(self, event: RunEvent) -> None:
         """Render one event."""
         pieces = self._flow.feed(event)
-        if not self._quiet:
-            # The spinner first: a line written next is redrawn under the right label.
-            running = self._flow.running
-            if event.type in TERMINAL_TYPES or (event.type in _FLOWING and not running):
-                self._term.status(None)
-            elif running:
-                self._term.status(f"running {', '.join(running)}…")
-            else:
-                self._term.status("thinking…")
+        # The spinner first: a line written next is redrawn under the right label.
+        self._trouble = None  # an event came: the stream is open
+        running = self._flow.running
+        if event.type in TERMINAL_TYPES or (event.type in _FLOWING and not running):
+            self._spin(None)
+        elif running:
+            self._spin(f"running {', '.join(running)}…")
+        else:
+            self._spin("thinking…")
         for piece in pieces:
             self._show(piece)
+
+    def _spin(self, doing: str | None) -> None:
+        self._doing = doing
+        if not self.quiet:
+            self._term.status(self._trouble or doing)
 
     def finished(self, result: RunResult | None) -> None:
         """The run ended (or was abandoned): end the text, show the footer."""
         self._term.status(None)
         self._term.end_text()
-        if result is not None and not self._quiet:
+        if result is not None and not self.quiet:
             self._term.note(
                 self._term.dim(summary(result.run_id, result.tokens, result.turns, result.model))
             )
@@ -66,7 +77,7 @@ class RunView:
     def _show(self, piece: TextPiece) -> None:
         if piece.kind == "text":
             self._term.text(piece.text)
-        elif self._quiet or not piece.text.strip():
+        elif self.quiet or not piece.text.strip():
             return  # a line end closing reasoning: each of its notes is a line already
         else:
             self._term.note(self._term.dim(piece.text.rstrip("\n")))
