@@ -130,13 +130,13 @@ class Agent:
         """Start a run and iterate its events as they arrive.
 
         Every event is yielded, the terminal one included; a failed run then
-        raises :class:`RunError`. Use it in a ``with`` block: leaving early
-        cancels the run on the server and closes the connection::
+        raises :class:`RunError`. :meth:`Run.text_stream` yields the run's text
+        as it grows instead. Use it in a ``with`` block: leaving early cancels
+        the run on the server and closes the connection::
 
-            with agent.stream("Tell me a story", timeout=300) as events:
-                for event in events:
-                    if event.type == "assistant_delta":
-                        print(event.text, end="")
+            with agent.stream("Tell me a story", timeout=300) as run:
+                for piece in run.text_stream():
+                    print(piece, end="", flush=True)
 
         :param timeout: seconds the run may take (``None``: no limit); past it
             the next step cancels the run and raises
