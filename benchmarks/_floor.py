@@ -1,8 +1,8 @@
 """The floor of the design card's libraries: requests + sseclient-py + ``json.loads``.
 
-What any client built on them must pay, and nothing else (the SDK has since
-replaced sseclient-py, whose parsing is quadratic in a frame's line count,
-with its own linear frame reader): one ``requests.Session``; the stream read
+What any client built on them must pay, and nothing else (the SDK parses with
+sseclient-py as well, handing it whole frames its own linear framer found):
+one ``requests.Session``; the stream read
 with ``raw.read1`` chunks (as :class:`mantyx_sync._http.transport.EventSource`
 does), parsed by
 sseclient-py, each frame's data decoded with ``json.loads``; each

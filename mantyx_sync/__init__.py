@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     from ._http.auth import TokenSet, TokenSource
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimit, RateLimits
+    from ._http.transport import HttpRequest, HttpResponse, Transport
     from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
     from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
     from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
@@ -179,6 +180,8 @@ __all__ = (
     "EventReplay",
     "EventType",
     "Feedback",
+    "HttpRequest",
+    "HttpResponse",
     "InvalidRequestError",
     "Listing",
     "LocalA2A",
@@ -256,6 +259,7 @@ __all__ = (
     "ToolOutput",
     "ToolResolutionError",
     "ToolResultEvent",
+    "Transport",
     "TransportError",
     "UnknownPayload",
     "UnsetType",
@@ -296,6 +300,7 @@ _LAZY: dict[str, str] = {
     "._http.auth": "TokenSet TokenSource",
     "._http.config": "ClientConfig",
     "._http.ratelimit": "RateLimit RateLimits",
+    "._http.transport": "HttpRequest HttpResponse Transport",
     "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
     "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
     "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",

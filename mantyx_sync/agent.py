@@ -152,7 +152,7 @@ class Agent:
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:
-        """Make a plan without carrying it out: a plan-only run (NEWER item 8).
+        """Make a plan without carrying it out: a plan-only run.
 
         The result's :attr:`~mantyx_sync.RunResult.plan` holds the brief and the
         steps; such a run uses no tokens and reports ``turns == 0``.

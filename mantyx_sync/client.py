@@ -12,17 +12,29 @@ from ._base.argcheck import checked
 from ._base.redact import mask
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
+from ._http.api import Api
 from ._http.auth import TokenSource
 from ._http.client_config import client_config
 from ._http.config import ClientConfig
-from ._http.paths import run_path, session_path
 from ._http.ratelimit import RateLimits
-from ._http.retry import create_policy, safe_policy
-from ._http.transport import HttpTransport
-from .errors import ArgumentTypeError, MantyxError
+from ._http.routes import (
+    cancel_run,
+    create_session,
+    end_session,
+    feedback_pages,
+    feedback_poster,
+    get_run,
+    get_session,
+    models,
+    run_pages,
+    session_event_pages,
+    session_pages,
+)
+from ._http.transport import RequestsTransport, Transport
+from .errors import ArgumentTypeError, ConfigurationError
 from .messages import AttachmentLike, MessageLike, turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
-from .run import Run, RunOptions, attach_run, json_poster, start_run
+from .run import Run, RunOptions, attach_run, start_run
 from .session import Session
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
@@ -78,6 +90,9 @@ class Client:
         instead of buffering whatever a server or proxy sends.
     :param http_session: a ``requests.Session`` to use instead of our own (for
         proxies or custom TLS); it is then shared across forks as given.
+    :param transport: what carries the bytes instead of ``requests`` (see
+        :class:`~mantyx_sync.Transport`), e.g. ``mantyx_sync.testing``'s
+        in-memory one; credentials, retries and rate limits work the same.
 
     Example::
 
@@ -101,6 +116,7 @@ class Client:
         tool_timeout: float | None = None,
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.config: ClientConfig = client_config(
             api_key,
@@ -115,10 +131,10 @@ class Client:
             tool_timeout=tool_timeout,
             max_event_bytes=max_event_bytes,
         )
-        self._transport = HttpTransport(
-            self.config, session=http_session, token_source=token_source
-        )
-        self._safe = safe_policy(self.config)
+        if transport is not None and http_session is not None:
+            raise ConfigurationError("pass either http_session= or transport=, not both")
+        transport = transport or RequestsTransport(self.config.base_url, session=http_session)
+        self._api = Api(self.config, transport, token_source=token_source)
 
     def __repr__(self) -> str:
         credential = (
@@ -139,7 +155,7 @@ class Client:
         run starts, a ``runs`` bucket known to be empty is waited out (up to
         the retry deadline) instead of spending a request on a certain 429.
         """
-        return self._transport.rate_limits
+        return self._api.rate_limits
 
     @property
     def evals(self) -> Evals:
@@ -149,24 +165,22 @@ class Client:
         """
         from ._engine.evals import Evals
 
-        return Evals(self._transport)
+        return Evals(self._api)
 
     def models(self) -> ModelCatalog:
         """The models this workspace can run (``GET /models``).
 
         :raises APIError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
         """
-        reply = self._transport.request("GET", "/models", policy=self._safe)
-        return ModelCatalog.from_wire(reply.body or {})
+        return ModelCatalog.from_wire(models(self._api) or {})
 
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
-        reply = self._transport.request("GET", run_path(run_id), policy=self._safe)
-        return RunSnapshot.from_wire(reply.body or {})
+        return RunSnapshot.from_wire(get_run(self._api, run_id) or {})
 
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
-        self._transport.request("POST", run_path(run_id, "cancel"), policy=self._safe)
+        cancel_run(self._api, run_id)
 
     @keyword_docs(SpecKeywords)
     @checked(ArgumentTypeError)
@@ -215,7 +229,7 @@ class Client:
         options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
-        return start_run(self._transport, "/agent-runs", body, resolved, options, owns_tools=True)
+        return start_run(self._api, body, resolved, options, owns_tools=True)
 
     def _open_session(
         self,
@@ -227,23 +241,12 @@ class Client:
         spec.check_session()
         resolved = resolve_tools(spec.tools)
         try:
-            reply = self._transport.request(
-                "POST",
-                "/agent-sessions",
-                json_body=spec.to_body(resolved.refs),
-                policy=create_policy(self.config),
-            )
-            body = reply.body if isinstance(reply.body, dict) else {}
-            session_id = body.get("sessionId") or body.get("id")
-            if not isinstance(session_id, str) or not session_id:
-                raise MantyxError(
-                    f"the server accepted the session but sent no sessionId (HTTP {reply.status})"
-                )
+            session_id = create_session(self._api, spec.to_body(resolved.refs))
         except BaseException:
             resolved.close()
             raise
         return Session(
-            self._transport,
+            self._api,
             session_id,
             tools=resolved,
             output_schema=spec.output_schema,
@@ -271,11 +274,10 @@ class Client:
         # Bad input fails before anything is sent.
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
         self.get_session(session_id)
-        resolved = resolve_tools(tools)
         return Session(
-            self._transport,
+            self._api,
             session_id,
-            tools=resolved,
+            tools=resolve_tools(tools),
             output_schema=schema,
             max_workers=max_workers,
             on_tool=on_tool,
@@ -304,7 +306,7 @@ class Client:
         """
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
         options = self._run_options(max_workers, on_tool, schema)
-        return attach_run(self._transport, run_id, resolve_tools(tools), options, settle=settle)
+        return attach_run(self._api, run_id, resolve_tools(tools), options, settle=settle)
 
     def _run_options(
         self,
@@ -345,7 +347,7 @@ class Client:
         from . import history
 
         return history.list_runs(
-            self._get_json,
+            run_pages(self._api),
             status=status,
             model_id=model_id,
             agent_id=agent_id,
@@ -373,8 +375,9 @@ class Client:
         """
         from . import history
 
+        pages = session_pages(self._api)
         return history.list_sessions(
-            self._get_json, status=status, metadata=metadata, limit=limit, max_items=max_items
+            pages, status=status, metadata=metadata, limit=limit, max_items=max_items
         )
 
     def session_events(
@@ -388,7 +391,9 @@ class Client:
         """
         from . import history
 
-        return history.replay_session(self._get_json, session_id, last=last, full=full)
+        return history.replay_session(
+            session_event_pages(self._api, session_id), last=last, full=full
+        )
 
     def feedback(
         self,
@@ -410,12 +415,9 @@ class Client:
         """
         from .feedback import send_feedback
 
+        poster = feedback_poster(self._api)
         return send_feedback(
-            json_poster(self._transport),
-            run_id,
-            verdict,
-            explanation=explanation,
-            content_snapshot=content_snapshot,
+            poster, run_id, verdict, explanation=explanation, content_snapshot=content_snapshot
         )
 
     def list_feedback(
@@ -434,25 +436,22 @@ class Client:
         """
         from .feedback import list_feedback
 
+        pages = feedback_pages(self._api)
         return list_feedback(
-            self._get_json, run_id=run_id, verdict=verdict, limit=limit, max_items=max_items
+            pages, run_id=run_id, verdict=verdict, limit=limit, max_items=max_items
         )
-
-    def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
-        return self._transport.request("GET", path, params=params, policy=self._safe).body
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
-        reply = self._transport.request("GET", session_path(session_id), policy=self._safe)
-        return SessionInfo.from_wire(reply.body or {})
+        return SessionInfo.from_wire(get_session(self._api, session_id) or {})
 
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
-        self._transport.request("DELETE", session_path(session_id), policy=self._safe)
+        end_session(self._api, session_id)
 
     def close(self) -> None:
         """Close pooled connections. The client must not be used afterwards."""
-        self._transport.close()
+        self._api.close()
 
     def __enter__(self) -> Client:
         return self

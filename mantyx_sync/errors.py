@@ -80,7 +80,7 @@ class SpecError(MantyxError, ValueError):
     """The agent spec, a tool or a turn input breaks a documented rule.
 
     Raised before any request is sent; the message says what to fix.
-    ``path`` names the offending field in wire terms (e.g. ``tools[2].name``).
+    ``path`` names the argument to fix as the caller wrote it (e.g. ``tools[2].name``).
     """
 
     def __init__(self, message: str, *, path: str | None = None) -> None:

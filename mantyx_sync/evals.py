@@ -1,4 +1,4 @@
-"""Evaluations: run a dataset's cases against an agent and score them (EVALS.md).
+"""Evaluations: run a dataset's cases against an agent and score them.
 
 Reach them through ``client.evals`` (an :class:`Evals`):
 

@@ -106,7 +106,7 @@ class ThinkingDelta:
 
 @attrs.frozen(kw_only=True)
 class AssistantMessage:
-    """``assistant_message``: the complete assistant text of one turn (wire-protocol §4.4).
+    """``assistant_message``: the complete assistant text of one turn.
 
     :ivar turn: 0-based turn index (``None`` on servers that omit it).
     :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
@@ -153,7 +153,7 @@ class ToolResultEvent:
 
 @attrs.frozen(kw_only=True)
 class LocalToolCall:
-    """``local_tool_call``: the SDK must answer this call (wire-protocol §4.3).
+    """``local_tool_call``: the SDK must answer this call.
 
     :ivar args: the model's arguments (``args``, or ``input`` on servers that use it).
     :ivar kind: ``"local"``, ``"a2a_local"`` or ``"mcp_local"`` (``"local"`` when absent).

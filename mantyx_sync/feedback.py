@@ -1,11 +1,11 @@
-"""Feedback on runs: a thumbs up or down, with an optional explanation (NEWER.md item 14).
+"""Feedback on runs: a thumbs up or down, with an optional explanation.
 
 ``POST /agent-runs/{id}/feedback`` creates the run's feedback (``201``) or
 replaces it (``200``): there is one per run, so sending it again is safe and
 it is retried like any idempotent request. ``GET /reply-feedback`` lists it.
 
 This module knows no HTTP: the client (or a :class:`~mantyx_sync.RunResult`)
-hands it a ``post(path, body) -> (status, body)`` callable. Arguments are
+hands it a ``post(run_id, body) -> (status, body)`` callable. Arguments are
 checked before anything is sent. Values are immutable and thread-safe.
 """
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from typing import Any, Final
-from urllib.parse import quote
 
 import attrs
 
@@ -29,7 +28,7 @@ EXPLANATION_MAX_CHARS: Final = 8000
 """The longest ``explanation`` the server accepts."""
 
 Poster = Callable[[str, Mapping[str, Any]], "tuple[int, Any]"]
-"""``post(path, json_body) -> (status, body)``: one POST under the workspace."""
+"""``post(run_id, json_body) -> (status, body)``: the run's feedback route."""
 
 _VERDICTS: Final = {"up": "UP", "down": "DOWN"}
 
@@ -107,7 +106,7 @@ def feedback_body(
             json.dumps(content_snapshot, allow_nan=False)
         except (TypeError, ValueError) as exc:
             raise SpecError(
-                f"must be JSON-serialisable, and is not ({exc})", path="contentSnapshot"
+                f"must be JSON-serialisable, and is not ({exc})", path="content_snapshot"
             ) from exc
         body["contentSnapshot"] = content_snapshot
     return body
@@ -133,7 +132,7 @@ def send_feedback(
     """
     _check_run_id(run_id)
     body = feedback_body(verdict, explanation, content_snapshot)
-    status, reply = post(f"/agent-runs/{quote(run_id, safe='')}/feedback", body)
+    status, reply = post(run_id, body)
     return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
 
 
@@ -154,15 +153,7 @@ def list_feedback(
         params["agentRunId"] = _check_run_id(run_id)
     if verdict is not None:
         params["verdict"] = _wire_verdict(verdict)
-    return paged(
-        get,
-        "/reply-feedback",
-        params,
-        "feedback",
-        Feedback.from_wire,
-        limit=limit,
-        max_items=max_items,
-    )
+    return paged(get, params, "feedback", Feedback.from_wire, limit=limit, max_items=max_items)
 
 
 class FeedbackLink:

@@ -1,17 +1,16 @@
 """Past runs and sessions: typed list items, lazy cursor paging, session replay.
 
 :class:`RunSummary` and :class:`SessionSummary` are the items of
-``GET /agent-runs`` and ``GET /agent-sessions`` (NEWER.md items 10, 12);
-:class:`SessionEvent` is one entry of a session's replay
-(``GET /agent-sessions/{id}/events``, item 13).
+``GET /agent-runs`` and ``GET /agent-sessions``; :class:`SessionEvent` is one
+entry of a session's replay (``GET /agent-sessions/{id}/events``).
 
 :class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
 only when iteration reaches it (it and :func:`paged` live in
 :mod:`mantyx_sync._models.paging`, shared with ``feedback``, and are
 re-exported here); :class:`EventReplay` pages a session's events backwards
 with ``beforeSeq`` and yields them oldest-first. Both are handed a
-``get(path, params) -> body`` callable by the client, so this module knows no
-HTTP. The ``*_query`` functions check the caller's arguments and raise
+``get(params) -> body`` callable for their route by the client, so this
+module knows no HTTP. The ``*_query`` functions check the caller's arguments and raise
 :class:`~mantyx_sync.SpecError` before anything is sent.
 
 Values are immutable and thread-safe; a :class:`Listing` or
@@ -23,7 +22,6 @@ from __future__ import annotations
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
-from urllib.parse import quote
 
 import attrs
 
@@ -195,16 +193,8 @@ class EventReplay:
     Thread-safety: iterate from one thread.
     """
 
-    def __init__(
-        self,
-        get: Getter,
-        path: str,
-        *,
-        last: int | None,
-        full: bool,
-    ) -> None:
+    def __init__(self, get: Getter, *, last: int | None, full: bool) -> None:
         self._get = get
-        self._path = path
         self._last = last
         self._full = full
         self._total: int | None = None
@@ -213,7 +203,7 @@ class EventReplay:
         self._events: Iterator[SessionEvent] | None = None
 
     def __repr__(self) -> str:
-        return f"<EventReplay {self._path} total={self._total}>"
+        return f"<EventReplay total={self._total}>"
 
     @property
     def total(self) -> int | None:
@@ -249,7 +239,7 @@ class EventReplay:
                 params["full"] = 1
             if before is not None:
                 params["beforeSeq"] = before
-            body = self._get(self._path, params)
+            body = self._get(params)
             page = page_of(body, "events", SessionEvent.from_wire)
             assert isinstance(body, Mapping)  # checked by _page
             if self._total is None:
@@ -293,7 +283,9 @@ def _metadata_filters(metadata: Any) -> list[str]:
                 path="metadata",
             )
         if not isinstance(value, str):
-            raise SpecError(f"must be a string, got {type(value).__name__}", path=f"metadata.{key}")
+            raise SpecError(
+                f"must be a string, got {type(value).__name__}", path=f"metadata[{key!r}]"
+            )
         filters.append(f"{key}:{value}")
     return filters
 
@@ -306,7 +298,7 @@ def run_list_query(
     metadata: Mapping[str, str] | None = None,
     include_total: bool = False,
 ) -> dict[str, Any]:
-    """The filters of ``GET /agent-runs`` (NEWER.md item 10), without paging.
+    """The filters of ``GET /agent-runs``, without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """
@@ -333,7 +325,7 @@ def session_list_query(
     status: str | None = None,
     metadata: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """The filters of ``GET /agent-sessions`` (NEWER.md item 12), without paging.
+    """The filters of ``GET /agent-sessions``, without paging.
 
     :raises SpecError: an argument is out of range or of the wrong type.
     """
@@ -357,7 +349,7 @@ def list_runs(
     """
     params = run_list_query(**filters)
     build = RunSummary.from_wire
-    return paged(get, "/agent-runs", params, "runs", build, limit=limit, max_items=max_items)
+    return paged(get, params, "runs", build, limit=limit, max_items=max_items)
 
 
 def list_sessions(
@@ -369,22 +361,16 @@ def list_sessions(
     """
     params = session_list_query(**filters)
     build = SessionSummary.from_wire
-    return paged(
-        get, "/agent-sessions", params, "sessions", build, limit=limit, max_items=max_items
-    )
+    return paged(get, params, "sessions", build, limit=limit, max_items=max_items)
 
 
-def replay_session(
-    get: Getter, session_id: str, *, last: int | None = None, full: bool = False
-) -> EventReplay:
-    """An :class:`EventReplay` of one session (see :meth:`Client.session_events`).
+def replay_session(get: Getter, *, last: int | None = None, full: bool = False) -> EventReplay:
+    """An :class:`EventReplay` of one session's events route ``get`` (see
+    :meth:`Client.session_events`).
 
-    :raises SpecError: ``session_id``, ``last`` or ``full`` is invalid (nothing is sent).
+    :raises SpecError: ``last`` or ``full`` is invalid (nothing is sent).
     """
-    _check_text(session_id, "session_id")
     check_positive(last, "last")
     if not isinstance(full, bool):
         raise SpecError(f"must be True or False, got {full!r}", path="full")
-    return EventReplay(
-        get, f"/agent-sessions/{quote(session_id, safe='')}/events", last=last, full=full
-    )
+    return EventReplay(get, last=last, full=full)

@@ -1,14 +1,14 @@
 """Conversation input: messages and file attachments, checked before anything is sent.
 
-A run's input is a ``prompt`` or a list of ``messages`` (NEWER.md item 3),
-each a :class:`Message` (or a ``{"role", "content"}`` dict, or a ``(role,
-content)`` tuple). The last user message may carry up to 20
+A run's input is a ``prompt`` or a list of ``messages``, each a
+:class:`Message` (or a ``{"role", "content"}`` dict, or a ``(role, content)``
+tuple). The last user message may carry up to 20
 :class:`Attachment` values: inline files (sent base64-encoded, at most 5 MB
 decoded per run) or ``https`` URLs the server fetches.
 
 :func:`turn_input` builds the turn part of a request body and checks every
-documented limit, raising :class:`~mantyx_sync.SpecError` with the wire path
-of the field to fix. A file named by path is read only when the request is
+documented limit, raising :class:`~mantyx_sync.SpecError` that names the
+argument to fix. A file named by path is read only when the request is
 sent, in chunks, each base64-encoded on its way out: neither its bytes nor its
 base64 text are ever held whole (``streamed=True``, what the client uses;
 :mod:`mantyx_sync._models.attachments` holds the :class:`Attachment` value,
@@ -196,10 +196,10 @@ def encode_files(
 
 
 _UNINSTRUCTED: Final = (
-    "required unless agentId is set or messages include a non-empty system message "
+    "required unless agent_id is set or messages include a non-empty system message "
     "(pass system_prompt=, agent_id=, or a Message('system', ...) in messages=)"
 )
-"""Why a run with neither ``systemPrompt``, ``agentId`` nor a system message is refused."""
+"""Why a run with neither ``system_prompt``, ``agent_id`` nor a system message is refused."""
 
 
 def turn_input(
@@ -212,7 +212,7 @@ def turn_input(
 ) -> JSONDict:
     """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
 
-    Every limit of NEWER.md item 3 is checked first: at most 200 messages of at
+    Every limit is checked first: at most 200 messages of at
     most 200,000 characters; the last non-system message is a user message
     (a run with only system messages is valid when one of them has text);
     attachments only on the last user message, at most 20, inline files at
@@ -223,7 +223,7 @@ def turn_input(
     :param messages: :class:`Message` values, ``{"role", "content",
         "attachments"?}`` dicts or ``(role, content)`` tuples.
     :param attachments: files added to the last user message (or to the prompt).
-    :param instructed: whether the spec has a ``systemPrompt`` or ``agentId``;
+    :param instructed: whether the spec has a ``system_prompt`` or ``agent_id``;
         when it has neither, ``messages`` must hold a system message with text
         (whitespace does not count).
     :param streamed: leave each inline file's ``data`` as a ``FileData`` that
@@ -232,7 +232,7 @@ def turn_input(
         :class:`~mantyx_sync.Session` do), so neither the file nor its base64
         text is ever held whole; by default files are read and encoded now and
         ``data`` is a string.
-    :raises SpecError: what to fix, with the wire path (e.g. ``messages[2].content``).
+    :raises SpecError: what to fix, and where (e.g. ``messages[2].content``).
     """
     given: Any = messages
     if prompt is not None and messages is not None:
@@ -242,7 +242,7 @@ def turn_input(
     extra = _attachment_list(attachments)
     if prompt is not None:
         if not instructed:
-            raise SpecError(_UNINSTRUCTED, path="systemPrompt")
+            raise SpecError(_UNINSTRUCTED, path="system_prompt")
         text: Any = prompt
         if not isinstance(text, str) or not text.strip():
             raise SpecError("must be a non-empty string", path="prompt")
@@ -275,7 +275,7 @@ def turn_input(
     if not non_system and not system_text:
         raise SpecError("a run needs a user message or a non-empty system message", path="messages")
     if not instructed and not system_text:
-        raise SpecError(_UNINSTRUCTED, path="systemPrompt")
+        raise SpecError(_UNINSTRUCTED, path="system_prompt")
     if non_system and parsed[non_system[-1]][0] != "user":
         raise SpecError(
             "the last non-system message must be a user message",

@@ -6,12 +6,12 @@ turns an output-schema reply into data. :class:`RunSnapshot`,
 ``GET /agent-runs/{id}``, ``GET /agent-sessions/{id}`` and ``GET /models``.
 
 All values are immutable and safe to share between threads; the compiled
-schema cache used by :meth:`RunResult.parse` is guarded by a lock.
+schema cache used by :meth:`RunResult.parse` (the package's one) is guarded
+by a lock.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
@@ -21,6 +21,7 @@ import attrs
 from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE
+from ._tools.validator import schema_check
 from .errors import OutputParseError
 from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
 from .feedback import Feedback, FeedbackLink
@@ -37,17 +38,6 @@ __all__ = [
 ]
 
 Validator = Callable[[Any], Any]
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(canonical_schema: str) -> Callable[[Any], Any]:
-    # Keyed by canonical JSON so equal schemas share one compiled validator;
-    # lru_cache is thread-safe and bounds the memory a long-lived client uses.
-    # fastjsonschema is imported here, by the first parse() with a schema.
-    import fastjsonschema
-
-    validate: Callable[[Any], Any] = fastjsonschema.compile(json.loads(canonical_schema))
-    return validate
 
 
 def _events_repr(events: tuple[RunEvent, ...]) -> str:
@@ -147,9 +137,8 @@ class RunResult:
         if self.output_schema is not None:
             import fastjsonschema
 
-            canonical = json.dumps(self.output_schema.schema, sort_keys=True)
             try:
-                check = _compiled(canonical)
+                check = schema_check(self.output_schema.schema)
             except fastjsonschema.JsonSchemaDefinitionException as exc:
                 raise OutputParseError(
                     f"run {self.run_id}: the output schema cannot be compiled ({exc})",
@@ -208,7 +197,7 @@ class Model:
 
 @attrs.frozen(kw_only=True)
 class ModelCatalog:
-    """The models a workspace can run (``GET /models``, agent-runs §3).
+    """The models a workspace can run (``GET /models``).
 
     Iterate it for :class:`Model` values; :meth:`get` finds one by id.
     """

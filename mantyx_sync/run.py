@@ -26,17 +26,14 @@ from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.outcome import failure_of
 from ._engine.resolution import ResolvedTools
-from ._http.config import ClientConfig
-from ._http.paths import run_path
+from ._http.api import Api
 from ._http.poster import ResultPoster
-from ._http.ratelimit import RUNS_BUCKET
-from ._http.retry import create_policy, safe_policy
+from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
-from ._http.transport import HttpTransport
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan, outcome_of
-from .feedback import FeedbackLink, Poster
+from .feedback import FeedbackLink
 from .results import RunResult
 from .spec import OutputSchema
 
@@ -59,66 +56,33 @@ class RunOptions:
 
 
 def start_run(
-    transport: HttpTransport,
-    path: str,
+    api: Api,
     body: Mapping[str, Any],
     tools: ResolvedTools,
     options: RunOptions,
     *,
     owns_tools: bool,
 ) -> Run:
-    """POST ``body`` to ``path`` and return the live :class:`Run`.
+    """Start a run (a message of ``options.session_id`` when set) and return the live :class:`Run`.
 
     ``owns_tools``: close ``tools``' connections when the run ends (one-shot
     runs); a session keeps its own open instead.
     """
-    policy = create_policy(transport.config)
     try:
-        # NEWER.md §19: a known-empty "runs" bucket is waited out (within the retry
-        # deadline) rather than spending a request on a certain 429.
-        with transport.rate_limits.slot(RUNS_BUCKET, max_wait=policy.deadline):
-            reply = transport.request("POST", path, json_body=dict(body), policy=policy)
+        run_id, stream_path = create_run(api, dict(body), session_id=options.session_id)
     except BaseException:
         if owns_tools:
             tools.close()
         raise
-    reply_body = reply.body if isinstance(reply.body, dict) else {}
-    run_id = reply_body.get("runId") or reply_body.get("id")
-    if not isinstance(run_id, str):
-        if owns_tools:
-            tools.close()
-        raise MantyxError(f"the server accepted the run but sent no runId (HTTP {reply.status})")
-    stream_path = reply_body.get("streamUrl")
-    if not isinstance(stream_path, str) or not stream_path:
-        stream_path = run_path(run_id, "stream")
     log.debug("started run %s", run_id)
     try:
-        return Run(
-            transport,
-            run_id,
-            stream_path,
-            tools=tools,
-            options=options,
-            owns_tools=owns_tools,
-        )
+        return Run(api, run_id, stream_path, tools=tools, options=options, owns_tools=owns_tools)
     except BaseException:
         # Ctrl-C between the server's answer and the handle: do not leave the run burning.
-        _cancel_quietly(transport, run_id)
+        cancel_run(api, run_id, best_effort=True)
         if owns_tools:
             tools.close()
         raise
-
-
-def json_poster(transport: HttpTransport) -> Poster:
-    """``post(path, body) -> (status, body)`` over ``transport``, retried as safe:
-    for idempotent POSTs such as feedback (one per run)."""
-
-    def post(path: str, body: Mapping[str, Any]) -> tuple[int, Any]:
-        policy = safe_policy(transport.config)
-        reply = transport.request("POST", path, json_body=dict(body), policy=policy)
-        return reply.status, reply.body
-
-    return post
 
 
 class _RunResources:
@@ -152,24 +116,14 @@ class _RunResources:
             self._owned_tools.close()
 
 
-def _abandon(transport: HttpTransport, run_id: str, resources: _RunResources) -> None:
+def _abandon(api: Api, run_id: str, resources: _RunResources) -> None:
     log.warning("run %s was dropped before it ended without close(); cancelling it", run_id)
-    _cancel_quietly(transport, run_id)
+    cancel_run(api, run_id, best_effort=True)
     resources.release()
 
 
-def _cancel_quietly(transport: HttpTransport, run_id: str) -> None:
-    try:
-        transport.request(
-            "POST", run_path(run_id, "cancel"), timeout=transport.config.cancel_timeout
-        )
-        log.info("run %s: cancelled", run_id)
-    except MantyxError as exc:
-        log.warning("run %s: could not cancel: %s", run_id, exc)
-
-
 def attach_run(
-    transport: HttpTransport,
+    api: Api,
     run_id: str,
     tools: ResolvedTools,
     options: RunOptions,
@@ -181,11 +135,11 @@ def attach_run(
     The run's log is read first (until it goes quiet for ``settle`` seconds), so
     a call already answered — by this or another process — is never run again.
     """
-    path = run_path(run_id, "stream")
     try:
-        backlog = read_backlog(transport, path, run_id=run_id, quiet=settle)
+        path = run_stream(run_id)
+        backlog = read_backlog(api, path, run_id=run_id, quiet=settle)
         return Run(
-            transport, run_id, path, tools=tools, options=options, owns_tools=True, backlog=backlog
+            api, run_id, path, tools=tools, options=options, owns_tools=True, backlog=backlog
         )
     except BaseException:
         tools.close()
@@ -231,7 +185,7 @@ class Run:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         run_id: str,
         stream_path: str,
         *,
@@ -242,8 +196,7 @@ class Run:
     ) -> None:
         self.id: str = run_id
         self.session_id: str | None = options.session_id
-        self._transport = transport
-        self._config: ClientConfig = transport.config
+        self._api = api
         self._options = options
         self._tools = tools
         self._owns_tools = owns_tools
@@ -253,7 +206,7 @@ class Run:
         self._failure: RunError | None = None
         self._done = False
         ended = threading.Event()
-        poster = ResultPoster(transport, run_id, run_ended=ended)
+        poster = ResultPoster(api, run_id, run_ended=ended)
         self._executor = ToolExecutor(
             tools.registry(),
             poster.deliver,
@@ -263,7 +216,7 @@ class Run:
             run_label=f"run {run_id}",
         )
         self._stream = RunStream(
-            transport,
+            api,
             stream_path,
             run_id=run_id,
             last_seq=backlog[-1].seq if backlog else 0,
@@ -277,14 +230,14 @@ class Run:
         )
         # A Run dropped mid-stream (``for e in agent.stream(...): break`` without
         # ``with``) is cancelled and released when it is garbage-collected.
-        self._finalizer = weakref.finalize(self, _abandon, transport, run_id, self._resources)
+        self._finalizer = weakref.finalize(self, _abandon, api, run_id, self._resources)
         self._finalizer.atexit = False
         self._replay: collections.deque[RunEvent] = collections.deque(backlog)
         self._absorb(backlog)
 
     def _absorb(self, backlog: Sequence[RunEvent]) -> None:
         # Answers first, then calls: a call whose answer is anywhere in the log
-        # must never run again (wire-protocol §10, at-least-once delivery).
+        # must never run again (events are delivered at least once).
         for event in backlog:
             self._note_answer(event)
         for event in backlog:
@@ -403,9 +356,7 @@ class Run:
     def cancel(self) -> None:
         """Ask the server to cancel the run (idempotent). The stream then ends
         with a ``cancelled`` event; iterate or :meth:`wait` to see it."""
-        self._transport.request(
-            "POST", run_path(self.id, "cancel"), policy=safe_policy(self._config)
-        )
+        cancel_run(self._api, self.id)
 
     def close(self) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort)."""
@@ -413,7 +364,7 @@ class Run:
         # a with-block, and each must not spend another cancel_timeout.
         first = self._finalizer.detach() is not None
         if first and not self._done:
-            _cancel_quietly(self._transport, self.id)
+            cancel_run(self._api, self.id, best_effort=True)
         self._release()
 
     def __enter__(self) -> Run:
@@ -464,7 +415,7 @@ class Run:
             structured_output=getattr(payload, "structured_output", None),
             plan=self._progress.final_plan(getattr(payload, "plan", None)),
             model_fallbacks=self._progress.fallbacks,
-            feedback_link=FeedbackLink(json_poster(self._transport)),
+            feedback_link=FeedbackLink(feedback_poster(self._api)),
         )
         self._result = result
         self._failure = failure_of(outcome, result, self.id)

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._base.argcheck import checked
 from ._base.handout import handed_out
 from ._base.types import UnsetType
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
-from ._http.paths import session_path
-from ._http.retry import safe_policy
+from ._http.api import Api
+from ._http.routes import end_session, get_session, session_event_pages
 from ._http.stream import check_timeout
-from ._http.transport import HttpTransport
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
@@ -62,7 +61,7 @@ class Session:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         session_id: str,
         *,
         tools: ResolvedTools,
@@ -71,10 +70,10 @@ class Session:
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> None:
         self.id: str = session_id
-        self._transport = transport
+        self._api = api
         self._tools = tools
         self._output_schema = output_schema
-        self._max_workers = max_workers or transport.config.max_workers
+        self._max_workers = max_workers or api.config.max_workers
         self._on_tool = on_tool
         self._ended = False
         self._lock = threading.Lock()
@@ -114,20 +113,13 @@ class Session:
         schema = given.output_schema
         options = RunOptions(
             max_workers=self._max_workers,
-            tool_timeout=self._transport.config.tool_timeout,
+            tool_timeout=self._api.config.tool_timeout,
             on_tool=self._on_tool,
             output_schema=schema if isinstance(schema, OutputSchema) else self._output_schema,
             session_id=self.id,
             timeout=timeout,
         )
-        return start_run(
-            self._transport,
-            session_path(self.id, "messages"),
-            body,
-            resolved,
-            options,
-            owns_tools=owns,
-        )
+        return start_run(self._api, body, resolved, options, owns_tools=owns)
 
     @checked(ArgumentTypeError)
     def run(
@@ -184,10 +176,7 @@ class Session:
 
     def info(self) -> SessionInfo:
         """The session as the server has it (status, metadata, messages)."""
-        reply = self._transport.request(
-            "GET", session_path(self.id), policy=safe_policy(self._transport.config)
-        )
-        return SessionInfo.from_wire(reply.body or {})
+        return SessionInfo.from_wire(get_session(self._api, self.id) or {})
 
     def history(self) -> list[Message]:
         """The conversation so far, as :class:`~mantyx_sync.Message` values
@@ -207,11 +196,7 @@ class Session:
         """
         from .history import replay_session  # history is off a plain run's import path
 
-        return replay_session(self._get_json, self.id, last=last, full=full)
-
-    def _get_json(self, path: str, params: Mapping[str, Any]) -> Any:
-        policy = safe_policy(self._transport.config)
-        return self._transport.request("GET", path, params=params, policy=policy).body
+        return replay_session(session_event_pages(self._api, self.id), last=last, full=full)
 
     def end(self) -> None:
         """End the session on the server and close its tool connections. Idempotent."""
@@ -220,9 +205,7 @@ class Session:
                 return
             self._ended = True
         try:
-            self._transport.request(
-                "DELETE", session_path(self.id), policy=safe_policy(self._transport.config)
-            )
+            end_session(self._api, self.id)
         finally:
             self._tools.close()
 

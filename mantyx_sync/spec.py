@@ -5,14 +5,14 @@ message may also give in :class:`OverrideKeywords`): their names, types and
 docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
 :meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
 
-:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``
-(agent-runs §4, wire-protocol §2). :meth:`AgentSpec.build` normalises every
-accepted input shape and checks every documented limit that does not need the
-tools resolved, raising :class:`~mantyx_sync.errors.SpecError` with the wire
-path of the field to fix. :func:`validate_tool_refs` checks the resolved
-``tools[]`` entries just before the body is sent.
+:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``.
+:meth:`AgentSpec.build` normalises every accepted input shape and checks every
+documented limit that does not need the tools resolved, raising
+:class:`~mantyx_sync.errors.SpecError` that names the argument to fix.
+:func:`validate_tool_refs` checks the resolved ``tools[]`` entries just before
+the body is sent.
 
-"Not given" and "given" are kept apart on the wire (wire-protocol §8):
+"Not given" and "given" are kept apart on the wire:
 ``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are
 omitted so the server defaults apply; ``loop_detection=False`` disables the
 guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
@@ -27,7 +27,6 @@ All values here are immutable and safe to share between threads.
 
 from __future__ import annotations
 
-import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
@@ -196,12 +195,13 @@ def _known_ref(tool: Any) -> dict[str, Any]:
     return ref
 
 
-# How each spec keyword's value is checked and normalised (the key is the field).
-_COERCE: dict[str, Callable[[Any], Any]] = {
-    "system_prompt": functools.partial(coerce_text, path="systemPrompt"),
-    "agent_id": functools.partial(coerce_text, path="agentId"),
-    "model_id": functools.partial(coerce_text, path="modelId"),
-    "name": functools.partial(coerce_text, path="name"),
+# How each spec keyword's value is checked and normalised; each takes ``path=``,
+# the keyword itself, so a message names the argument the caller wrote.
+_COERCE: dict[str, Callable[..., Any]] = {
+    "system_prompt": coerce_text,
+    "agent_id": coerce_text,
+    "model_id": coerce_text,
+    "name": coerce_text,
     "tools": _coerce_tools,
     "reasoning_level": coerce_reasoning_level,
     "output_schema": OutputSchema.coerce,
@@ -209,7 +209,7 @@ _COERCE: dict[str, Callable[[Any], Any]] = {
     "tool_budgets": coerce_tool_budgets,
     "budgets": coerce_budgets,
     "metadata": coerce_metadata,
-    "fallback_model_id": functools.partial(coerce_text, path="fallbackModelId"),
+    "fallback_model_id": coerce_text,
     "supervisor": coerce_supervisor,
     "plan": coerce_plan,
 }
@@ -228,7 +228,7 @@ def _coerced(fields: Mapping[str, Any], keywords: type) -> dict[str, Any]:
             f"(expected one of: {', '.join(sorted(keywords.__annotations__))})"
         )
     return {
-        name: _COERCE[name](value)
+        name: _COERCE[name](value, path=name)
         for name, value in fields.items()
         if value is not None and value is not UNSET
     }
@@ -267,27 +267,27 @@ class AgentSpec:
     def build(cls, **fields: Unpack[SpecKeywords]) -> AgentSpec:
         """Normalise and check a spec.
 
-        :raises SpecError: the first rule broken, with its wire path.
+        :raises SpecError: the first rule broken, naming the argument.
         """
         given = _coerced(fields, SpecKeywords)
         fallback = given.get("fallback_model_id")
         if fallback is not None and fallback == given.get("model_id"):
-            raise SpecError("must differ from modelId", path="fallbackModelId")
+            raise SpecError("must differ from model_id", path="fallback_model_id")
         return cls(**given)
 
     @property
     def instructed(self) -> bool:
-        """Whether the spec says who the agent is: a ``systemPrompt`` or an ``agentId``.
+        """Whether the spec says who the agent is: a ``system_prompt`` or an ``agent_id``.
 
         A run of a spec with neither is valid only when its messages include a
-        non-empty system message (NEWER item 3); :func:`turn_input` checks that.
+        non-empty system message; :func:`turn_input` checks that.
         """
         return self.system_prompt is not None or self.agent_id is not None
 
     def check_session(self) -> None:
         """Refuse to create a session (``POST /agent-sessions``) from a spec without instructions.
 
-        The protocol requires ``systemPrompt`` unless ``agentId`` is set when a
+        The server requires ``system_prompt`` unless ``agent_id`` is set when a
         session is created; the newer rule that a system message may stand in
         for both applies to a run's input, which a session's creation has none of.
 
@@ -295,9 +295,9 @@ class AgentSpec:
         """
         if not self.instructed:
             raise SpecError(
-                "required unless agentId is set when creating a session; a system message "
+                "required unless agent_id is set when creating a session; a system message "
                 "only stands in for both in a one-off run (pass system_prompt= or agent_id=)",
-                path="systemPrompt",
+                path="system_prompt",
             )
 
     def replace(self, **overrides: Unpack[SpecKeywords]) -> AgentSpec:
@@ -330,7 +330,7 @@ class AgentSpec:
 
 @attrs.frozen(kw_only=True)
 class MessageOverrides:
-    """Per-message overrides for a session turn (wire-protocol §2.2, §8.4).
+    """Per-message overrides for a session turn.
 
     Each given field replaces the session default for that one run; fields left
     :data:`~mantyx_sync.UNSET` (or ``None``) are not sent.
@@ -350,7 +350,7 @@ class MessageOverrides:
         """Normalise and check overrides with the same rules as :meth:`AgentSpec.build`;
         a keyword given as ``None`` is not sent.
 
-        :raises SpecError: the first rule broken, with its wire path.
+        :raises SpecError: the first rule broken, naming the argument.
         """
         return cls(**_coerced(fields, OverrideKeywords))
 

@@ -74,7 +74,7 @@ class PluginTool:
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class A2ATool:
-    """A remote Agent2Agent peer MANTYX can reach itself (agent-runs §4.2).
+    """A remote Agent2Agent peer MANTYX can reach itself.
 
     ``headers`` are sent by MANTYX on every A2A request; their values never
     appear in this object's repr.
@@ -108,7 +108,7 @@ class A2ATool:
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class McpTool:
-    """A remote MCP server (Streamable HTTP) MANTYX dials itself (agent-runs §4.3).
+    """A remote MCP server (Streamable HTTP) MANTYX dials itself.
 
     MANTYX exposes each of its tools as ``<name>_<tool>``; ``tool_filter`` is an
     allowlist of un-prefixed tool names.
@@ -197,8 +197,8 @@ class ToolOutput:
 
     ``result`` is sent like any return value (a ``str`` as is, anything else as
     JSON); ``files`` (:class:`~mantyx_sync.Attachment` values or
-    ``pathlib.Path`` files) go with it as the tool result's ``files[]``
-    (NEWER item 15): at most 20, 5 MB decoded in total, inline only. A set that
+    ``pathlib.Path`` files) go with it as the tool result's ``files[]``:
+    at most 20, 5 MB decoded in total, inline only. A set that
     breaks a limit is answered to the model as a tool error instead.
 
     Example::

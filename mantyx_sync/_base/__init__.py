@@ -1,5 +1,5 @@
-"""Foundation: JSON type aliases, the UNSET marker, documented limits, secret redaction
-and argument type checks (:mod:`.argcheck`).
+"""Foundation: JSON type aliases, the UNSET marker, documented limits, secret redaction,
+argument type checks (:mod:`.argcheck`) and the event-stream reader (:mod:`.sse`).
 
 Imports nothing else of the package; every other wing may use it.
 """

@@ -1,4 +1,4 @@
-"""Documented protocol limits, in one place (agent-runs §4, wire-protocol §3, §5, §7, §8).
+"""The MANTYX API's documented limits, in one place.
 
 The client checks these before sending so a bad spec fails fast with a message
 that says what to fix; the server enforces the same limits.
@@ -48,11 +48,11 @@ TOOL_BUDGET_KEY_MAX: Final = 120
 TOOL_BUDGET_MAX_CALLS: Final = 1000
 MCP_LOCAL_TOOLS_MAX: Final = 64
 HEADER_VALUE_MAX_BYTES: Final = 8 * 1024
-# wire-protocol §5 says "≤ 2 MB" / "≤ 8 KB"; we take the smaller (decimal) reading.
+# Documented as "≤ 2 MB" / "≤ 8 KB"; we take the smaller (decimal) reading.
 TOOL_RESULT_MAX_BYTES: Final = 2_000_000
 TOOL_ERROR_MAX_BYTES: Final = 8_000
 
-# NEWER.md item 3: conversation input and file attachments.
+# Conversation input and file attachments.
 MESSAGES_MAX: Final = 200
 MESSAGE_CONTENT_MAX_CHARS: Final = 200_000
 ATTACHMENTS_MAX: Final = 20
@@ -76,6 +76,6 @@ ATTACHMENT_MIME_TYPES: Final = frozenset(
         "application/xml",
     }
 )
-# NEWER.md item 15: files on a tool result.
+# Files on a tool result.
 TOOL_FILES_MAX: Final = 20
 TOOL_FILES_MAX_BYTES: Final = 5_000_000

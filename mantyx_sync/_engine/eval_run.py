@@ -1,6 +1,6 @@
 """The :class:`EvalRun` handle: follow an evaluation's stream and answer its case runs' tools.
 
-An evaluation's stream (``GET /eval-runs/{id}/stream``, EVALS.md) carries flat
+An evaluation's stream (``GET /eval-runs/{id}/stream``) carries flat
 JSON events with no ``seq``; a case run that calls a client-resolved tool
 emits ``local_tool_call`` there with its ``agentRunId``. Each call goes to a
 :class:`~mantyx_sync._engine.executor.ToolExecutor` of that agent run, whose
@@ -33,11 +33,11 @@ from typing import cast
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
-from .._http.paths import eval_path, run_path
+from .._http.api import Api
 from .._http.poster import ResultPoster
-from .._http.retry import Backoff, RetryPolicy, Safety, safe_policy
+from .._http.retry import Attempts, reconnect_policy
+from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
-from .._http.transport import HttpTransport
 from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
 from ..events import EventType, MalformedEvent, RunEvent
@@ -65,14 +65,14 @@ class _CaseRuns:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         tools: ResolvedTools,
         *,
         max_workers: int,
         tool_timeout: float | None,
         on_tool: Callable[[ToolActivity], None] | None,
     ) -> None:
-        self._transport = transport
+        self._api = api
         self._registry = tools.registry()
         self._max_workers = max_workers
         self._tool_timeout = tool_timeout
@@ -94,7 +94,7 @@ class _CaseRuns:
                 return None
             executor = self._executors.get(agent_run_id)
             if executor is None:
-                poster = ResultPoster(self._transport, agent_run_id, run_ended=self._ended)
+                poster = ResultPoster(self._api, agent_run_id, run_ended=self._ended)
                 executor = ToolExecutor(
                     self._registry,
                     poster.deliver,
@@ -123,15 +123,12 @@ class _CaseRuns:
             return
         try:
             backlog = read_backlog(
-                self._transport,
-                run_path(agent_run_id, "stream"),
-                run_id=agent_run_id,
-                quiet=settle,
+                self._api, run_stream(agent_run_id), run_id=agent_run_id, quiet=settle
             )
         except MantyxError as exc:
             log.warning("eval case run %s: could not read its log: %s", agent_run_id, exc)
             return
-        # Answers first, then calls (wire-protocol §10), as attach_run does.
+        # Answers first, then calls (an answered call must never run again), as attach_run does.
         for event in backlog:
             note_answer(executor, event)
         if backlog and backlog[-1].is_terminal:
@@ -214,18 +211,9 @@ class _Resources:
         self.tools.close()
 
 
-def _cancel_quietly(transport: HttpTransport, eval_id: str) -> None:
-    try:
-        transport.request(
-            "POST", eval_path(eval_id, "cancel"), timeout=transport.config.cancel_timeout
-        )
-    except MantyxError as exc:
-        log.warning("evaluation %s: could not cancel: %s", eval_id, exc)
-
-
-def _abandon(transport: HttpTransport, eval_id: str, resources: _Resources) -> None:
+def _abandon(api: Api, eval_id: str, resources: _Resources) -> None:
     log.warning("evaluation %s was dropped before it ended without close(); cancelling it", eval_id)
-    _cancel_quietly(transport, eval_id)
+    cancel_eval(api, eval_id, best_effort=True)
     resources.release()
 
 
@@ -261,7 +249,7 @@ class EvalRun:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         eval_id: str,
         stream_path: str,
         *,
@@ -271,30 +259,31 @@ class EvalRun:
         settle: float = 0.5,
     ) -> None:
         self.id: str = eval_id
-        self._transport = transport
+        self._api = api
         self._path = stream_path
         self._tools = tools
         self._settle = settle
         self._cases = _CaseRuns(
-            transport,
+            api,
             tools,
             max_workers=max_workers,
-            tool_timeout=transport.config.tool_timeout,
+            tool_timeout=api.config.tool_timeout,
             on_tool=on_tool,
         )
         self._frames = _FlatFrames()
-        self._policy = RetryPolicy(safety=Safety.SAFE)
-        self._backoff = Backoff()
+        self._policy = reconnect_policy(api.config)
         self._resources = _Resources(self._cases, tools)
-        self._finalizer = weakref.finalize(self, _abandon, transport, eval_id, self._resources)
+        self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)
         self._finalizer.atexit = False
         self._connections = 0
         self._opened = False
-        self._failures = 0
         self._events: list[RunEvent] = []
         self._failure: RunError | None = None
         self._done = False
         self._closed = threading.Event()
+        self._reconnects = Attempts(
+            self._policy, label=f"evaluation {eval_id} stream", abort=self._closed
+        )
 
     def __repr__(self) -> str:
         return (
@@ -341,7 +330,7 @@ class EvalRun:
                 self._resources.stream = None
                 if self._closed.is_set():
                     raise
-                polled = self._interrupted(MantyxError("the evaluation stream ended early"))
+                polled = self._interrupted(StreamError("the evaluation stream ended early"))
                 if polled is None:
                     continue
                 event = polled
@@ -358,7 +347,7 @@ class EvalRun:
                     continue
                 event = polled
             else:
-                self._failures = 0
+                self._reconnects.reset()
             self._handle(event)
             return event
 
@@ -372,22 +361,17 @@ class EvalRun:
         for event in self:
             if on_event is not None:
                 on_event(event)
-        reply = self._transport.request(
-            "GET", eval_path(self.id), policy=safe_policy(self._transport.config)
-        )
-        return EvalRunDetail.from_wire(reply.body or {})
+        return EvalRunDetail.from_wire(get_eval(self._api, self.id) or {})
 
     def cancel(self) -> None:
         """Ask the server to cancel the evaluation (its stream then ends)."""
-        self._transport.request(
-            "POST", eval_path(self.id, "cancel"), policy=safe_policy(self._transport.config)
-        )
+        cancel_eval(self._api, self.id)
 
     def close(self) -> None:
         """Stop following; an evaluation still going is cancelled (best effort)."""
         first = self._finalizer.detach() is not None
         if first and not self._done:
-            _cancel_quietly(self._transport, self.id)
+            cancel_eval(self._api, self.id, best_effort=True)
         self._closed.set()
         self._release()
 
@@ -406,7 +390,7 @@ class EvalRun:
         self._frames.new_connection()
         self._opened = False
         return RunStream(
-            self._transport,
+            self._api,
             self._path,
             run_id=self.id,
             last_seq=self._frames.count,
@@ -429,19 +413,10 @@ class EvalRun:
     def _interrupted(self, exc: MantyxError) -> RunEvent | None:
         """The stream broke: the terminal event if the evaluation is over, else ``None``
         after a backoff (then the stream is reopened)."""
-        quiet = self._opened and isinstance(exc, Timeout)
-        self._failures = 1 if quiet else self._failures + 1
-        config = self._transport.config
-        if self._failures > config.stream_reconnects:
-            self._release()
-            raise StreamError(
-                f"evaluation {self.id}: the stream could not be followed after "
-                f"{self._failures - 1} reconnects: {exc}",
-                run_id=self.id,
-            ) from exc
+        if self._opened and isinstance(exc, Timeout):
+            self._reconnects.reset()  # quiet, not broken: a new outage
         try:
-            reply = self._transport.request("GET", eval_path(self.id), policy=safe_policy(config))
-            summary = EvalRunSummary.from_wire(reply.body or {})
+            summary = EvalRunSummary.from_wire(get_eval(self._api, self.id) or {})
         except MantyxError as poll_error:
             log.debug("evaluation %s: poll failed: %s", self.id, poll_error)
             summary = None
@@ -453,9 +428,13 @@ class EvalRun:
                 type=_TERMINAL_STATUS_EVENT[summary.status],
                 data={**summary.raw, "polled": True},
             )
-        delay = self._backoff.delay(self._failures, exc)
-        log.debug("evaluation %s: stream interrupted (%s); reopening in %.2fs", self.id, exc, delay)
-        self._closed.wait(delay)
+        if not self._reconnects.failed(exc) and not self._closed.is_set():
+            self._release()
+            raise StreamError(
+                f"evaluation {self.id}: the stream could not be followed after "
+                f"{self._reconnects.failures - 1} reconnects: {exc}",
+                run_id=self.id,
+            ) from exc
         return None
 
     def _handle(self, event: RunEvent) -> None:

@@ -1,4 +1,4 @@
-"""Evaluations (EVALS.md): the ``client.evals`` front — datasets, starting, reading, comparing.
+"""Evaluations: the ``client.evals`` front — datasets, starting, reading, comparing.
 
 Arguments are checked before anything is sent; :meth:`Evals.start` returns an
 :class:`~mantyx_sync._engine.eval_run.EvalRun` that follows the evaluation and
@@ -14,13 +14,20 @@ from typing import Any, Protocol, Union
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
-from .._http.paths import eval_path, path_id
-from .._http.retry import create_policy, safe_policy
-from .._http.transport import HttpTransport
+from .._http.api import Api
+from .._http.routes import (
+    cancel_eval,
+    compare_evals,
+    eval_dataset,
+    eval_datasets,
+    get_eval,
+    list_evals,
+    start_eval,
+)
 from .._models import evals as values
 from .._models.evals import EvalRunDetail
 from .._models.wire import camel
-from ..errors import ArgumentTypeError, MantyxError, SpecError
+from ..errors import ArgumentTypeError, SpecError
 from ..spec import AgentSpec
 from .eval_run import EvalRun
 from .executor import ToolActivity
@@ -142,23 +149,17 @@ class Evals:
         print(detail.passed_cases, "/", detail.total_cases)
     """
 
-    def __init__(self, transport: HttpTransport) -> None:
-        self._transport = transport
-
-    def _get(self, path: str, params: Mapping[str, Any] | None = None) -> Any:
-        policy = safe_policy(self._transport.config)
-        return self._transport.request("GET", path, params=params, policy=policy).body or {}
+    def __init__(self, api: Api) -> None:
+        self._api = api
 
     def datasets(self) -> list[values.EvalDatasetSummary]:
         """The workspace's datasets (``GET /eval-datasets``)."""
-        body = self._get("/eval-datasets")
+        body = eval_datasets(self._api) or {}
         return [values.EvalDatasetSummary.from_wire(d) for d in body.get("datasets") or ()]
 
     def dataset(self, dataset_id: str) -> values.EvalDataset:
         """One dataset with its cases (``GET /eval-datasets/{id}``)."""
-        return values.EvalDataset.from_wire(
-            self._get("/eval-datasets/" + path_id(dataset_id, "dataset_id"))
-        )
+        return values.EvalDataset.from_wire(eval_dataset(self._api, dataset_id) or {})
 
     def list(
         self,
@@ -181,23 +182,20 @@ class Evals:
             )
             if value is not None
         }
-        body = self._get("/eval-runs", params)
+        body = list_evals(self._api, params) or {}
         return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
 
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""
-        return EvalRunDetail.from_wire(self._get(eval_path(eval_id)))
+        return EvalRunDetail.from_wire(get_eval(self._api, eval_id) or {})
 
     def compare(self, a: str, b: str) -> values.EvalComparison:
         """Two evaluations of one dataset, case by case (``GET /eval-runs/compare``)."""
-        return values.EvalComparison.from_wire(self._get("/eval-runs/compare", {"a": a, "b": b}))
+        return values.EvalComparison.from_wire(compare_evals(self._api, a, b) or {})
 
     def cancel(self, eval_id: str) -> bool:
         """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
-        reply = self._transport.request(
-            "POST", eval_path(eval_id, "cancel"), policy=safe_policy(self._transport.config)
-        )
-        return bool(isinstance(reply.body, dict) and reply.body.get("ok"))
+        return cancel_eval(self._api, eval_id)
 
     @checked(ArgumentTypeError)
     def start(
@@ -247,27 +245,16 @@ class Evals:
                 path="agent",
             )
         try:
-            reply = self._transport.request(
-                "POST", "/eval-runs", json_body=body, policy=create_policy(self._transport.config)
-            )
-            reply_body = reply.body if isinstance(reply.body, dict) else {}
-            eval_id = reply_body.get("runId") or reply_body.get("id")
-            if not isinstance(eval_id, str) or not eval_id:
-                raise MantyxError(
-                    f"the server accepted the evaluation but sent no runId (HTTP {reply.status})"
-                )
+            eval_id, stream_path = start_eval(self._api, body)
         except BaseException:
             resolved.close()
             raise
-        stream_path = reply_body.get("streamUrl")
-        if not isinstance(stream_path, str) or not stream_path:
-            stream_path = eval_path(eval_id, "stream")
         log.debug("started evaluation %s", eval_id)
         return EvalRun(
-            self._transport,
+            self._api,
             eval_id,
             stream_path,
             tools=resolved,
-            max_workers=max_workers or self._transport.config.max_workers,
+            max_workers=max_workers or self._api.config.max_workers,
             on_tool=on_tool,
         )

@@ -107,7 +107,7 @@ def _accept_all(args: Any) -> str | None:
 
 
 class ToolRegistry:
-    """Finds the handler for a ``local_tool_call`` (wire-protocol §13: dispatch by ``kind``).
+    """Finds the handler for a ``local_tool_call`` (dispatch by ``kind``).
 
     ``local`` calls are looked up by ``name``; ``a2a_local`` by ``name``;
     ``mcp_local`` by the ``mcpServer`` label, then the declared tool name.

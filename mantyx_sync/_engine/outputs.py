@@ -1,6 +1,6 @@
 """A handler's return value as a tool result: text, plus files from a :class:`ToolOutput`.
 
-Files are checked against NEWER.md item 15 before anything is posted (at most
+Files are checked against the limits before anything is posted (at most
 20, 5 MB decoded in total, inline files only); a set that breaks a limit
 becomes a :class:`~mantyx_sync.ToolError` for the model, never a failed POST.
 When the call is answered with an error instead of a result, its files are

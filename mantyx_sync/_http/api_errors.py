@@ -4,8 +4,8 @@ The status picks the class (400/422 :class:`InvalidRequestError`, 401
 :class:`AuthError`, 403 :class:`PermissionDenied`, 404, 409, 429
 :class:`RateLimitError`, 5xx :class:`ServerError`); the body's ``error`` /
 ``code`` / ``message`` / ``hint`` / ``candidates`` and the ``Retry-After``,
-``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in
-(NEWER.md §1, §19). Everything kept from the body is redacted. No HTTP library is involved: the
+``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in.
+Everything kept from the body is redacted. No HTTP library is involved: the
 transport hands over status, headers and the decoded body.
 """
 
@@ -81,7 +81,7 @@ def _bearer_params(header: str | None) -> dict[str, str]:
 
 
 def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) -> list[str]:
-    """NEWER.md §1: the body's ``required`` (a string or a list), else the
+    """The scopes a 403 asks for: the body's ``required`` (a string or a list), else the
     challenge's space-separated ``scope``."""
     required = fields.get("required")
     if isinstance(required, str) and required.strip():
@@ -108,7 +108,7 @@ def api_error(status: int, reason: str | None, headers: Mapping[str, str], body:
     error_field = fields.get("error") if isinstance(fields.get("error"), str) else None
     message = fields.get("message") if isinstance(fields.get("message"), str) else None
     if isinstance(fields.get("code"), str):
-        # NEWER.md §1/§19: {"error": "<message>", "code": "api_keys_plan" | "rate_limit_exceeded"}
+        # {"error": "<message>", "code": "api_keys_plan" | "rate_limit_exceeded"}
         code: str | None = fields["code"]
         message = message or error_field
     else:

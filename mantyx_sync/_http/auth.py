@@ -95,7 +95,7 @@ class TokenSet:
         """Read an RFC 6749 §5.1 token response.
 
         :param refresh_token: kept when the response has none (refresh tokens
-            that do not rotate, NEWER.md §1).
+            that do not rotate).
         :raises ConfigurationError: the response has no ``access_token``.
         """
         access = body.get("access_token")

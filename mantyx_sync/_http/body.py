@@ -2,7 +2,7 @@
 
 Most bodies are small and become ``bytes`` at once. A body holding
 :class:`~mantyx_sync._models.attachments.FileData` values (the inline files of
-a run's input, NEWER.md item 3) becomes a :class:`StreamedBody` instead: the
+a run's input) becomes a :class:`StreamedBody` instead: the
 JSON around each file is written once, and each file is read from disk and
 base64-encoded piece by piece while the request goes out, so a 5 MB file is
 never held in memory whole, as bytes or as base64 text. Its length is known
@@ -19,7 +19,7 @@ from typing import Any
 
 from .._models.attachments import FileData
 
-__all__ = ["StreamedBody", "encode_body"]
+__all__ = ["encode_body"]
 
 # What json.dumps(..., separators=(",", ":"), ensure_ascii=False) builds on every
 # call, built once: 2.0 instead of 3.7 µs per request body. Stateless between

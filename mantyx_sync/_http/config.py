@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from .._base.redact import register_secret
+from .._base.sse import MAX_FRAME_BYTES
 from .._version import __version__
 from ..errors import ConfigurationError
 
@@ -64,7 +65,8 @@ class ClientConfig:
         answered with an error; ``None`` means no limit.
     :param cancel_timeout: seconds the best-effort cancel on Ctrl-C may take.
     :param max_event_bytes: the largest one event-stream frame may be (default
-        32 MB); a bigger one fails the stream with :class:`~mantyx_sync.StreamError`.
+        32 MB); a bigger one, or one of more than 64 lines, fails the stream
+        with :class:`~mantyx_sync.StreamError`.
     """
 
     api_key: str | None = attrs.field(repr=False)
@@ -78,7 +80,7 @@ class ClientConfig:
     max_workers: int = attrs.field(default=32, validator=_non_negative_int)
     tool_timeout: float | None = attrs.field(default=None, validator=_optional_positive)
     cancel_timeout: float = attrs.field(default=5.0, validator=_positive)
-    max_event_bytes: int = attrs.field(default=32 * 1024 * 1024, validator=_positive_int)
+    max_event_bytes: int = attrs.field(default=MAX_FRAME_BYTES, validator=_positive_int)
     user_agent: str = f"mantyx-sync/{__version__}"
 
     def __attrs_post_init__(self) -> None:

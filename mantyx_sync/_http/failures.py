@@ -14,6 +14,7 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import requests
@@ -22,7 +23,7 @@ import urllib3.exceptions
 from .._base.redact import redact_text
 from ..errors import ConnectError, Timeout, TransportError
 
-__all__ = ["NETWORK_ERRORS", "describe", "gave_up", "translate"]
+__all__ = ["NETWORK_ERRORS", "gave_up", "translate"]
 
 NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
@@ -37,7 +38,8 @@ def describe(exc: BaseException) -> str:
     return redact_text(f"{type(exc).__name__}: {exc}")
 
 
-def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and every exception behind it (cause, context, ``reason``, args), once each."""
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo:
@@ -45,12 +47,13 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
         if cur is None or id(cur) in seen:
             continue
         seen.add(id(cur))
-        if isinstance(cur, kinds):
-            return True
-        todo.extend([cur.__cause__, cur.__context__])
+        yield cur
+        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
         todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
-        todo.append(getattr(cur, "reason", None))
-    return False
+
+
+def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bool:
+    return any(isinstance(cur, kinds) for cur in _chain(exc))
 
 
 def _host(url: str | None) -> str:
@@ -70,33 +73,17 @@ def _host(url: str | None) -> str:
 
 def _os_reason(exc: BaseException) -> str | None:
     """The OS's words for the first socket error in ``exc``'s chain (``strerror``)."""
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        cur = todo.pop()
-        if cur is None or id(cur) in seen:
-            continue
-        seen.add(id(cur))
+    for cur in _chain(exc):
         if isinstance(cur, OSError) and cur.strerror and not isinstance(cur, ssl.SSLError):
             return str(cur.strerror).lower()
-        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
-        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
     return None
 
 
 def _ssl_reason(exc: BaseException) -> str:
-    seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
-    while todo:
-        cur = todo.pop()
-        if cur is None or id(cur) in seen:
-            continue
-        seen.add(id(cur))
+    for cur in _chain(exc):
         if isinstance(cur, ssl.SSLError):
             text = getattr(cur, "verify_message", None) or cur.reason or str(cur)
             return str(text).lower().replace("_", " ")
-        todo.extend([cur.__cause__, cur.__context__, getattr(cur, "reason", None)])
-        todo.extend(a for a in getattr(cur, "args", ()) if isinstance(a, BaseException))
     return "handshake failed"
 
 

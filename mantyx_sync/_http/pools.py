@@ -10,16 +10,13 @@ uses them.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any
-from urllib.parse import urlencode
+from collections.abc import Iterable, Mapping, Sized
+from typing import cast
 
 import requests
 import requests.adapters
 import requests.utils
 from requests.structures import CaseInsensitiveDict
-
-from .body import StreamedBody
 
 __all__ = ["adapter_verify", "close_session", "new_session", "prepare"]
 
@@ -27,19 +24,15 @@ _POOL_SIZE = 64
 
 
 def prepare(
-    method: str,
-    url: str,
-    headers: dict[str, str],
-    body: bytes | StreamedBody | None,
-    params: Mapping[str, Any] | None,
+    method: str, url: str, headers: Mapping[str, str], body: bytes | Iterable[bytes] | None
 ) -> requests.PreparedRequest:
     prepared = requests.PreparedRequest()
     prepared.method = method
-    # doseq: a list value is a repeated key (``metadata=a:1&metadata=b:2``, NEWER.md §10).
-    prepared.url = f"{url}?{urlencode(params, doseq=True)}" if params else url
+    prepared.url = url
     prepared.headers = CaseInsensitiveDict(headers)
     if body is not None or method in ("POST", "PUT", "PATCH"):
-        prepared.headers["Content-Length"] = str(len(body or b""))
+        # Every body the client builds knows its length (bytes, or a StreamedBody).
+        prepared.headers["Content-Length"] = str(len(cast(Sized, body or b"")))
     # The adapter sends any iterable body (a StreamedBody: files encoded as it goes);
     # requests' stubs only name bytes and str.
     prepared.body = body  # type: ignore[assignment]

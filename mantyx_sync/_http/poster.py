@@ -1,8 +1,8 @@
 """Delivering tool results: one POST per ``toolUseId``, and every outcome named.
 
-``POST .../tool-results`` is idempotent by ``toolUseId`` (NOTES.md), so it is
+``POST .../tool-results`` is idempotent by ``toolUseId``, so it is
 retried on connection errors, timeouts, 429 and 5xx under a deadline that ends
-well before the server's own tool timeout. The answers mean (wire-protocol §5):
+well before the server's own tool timeout. The answers mean:
 
 * 2xx: delivered;
 * 409 ``run_terminal``: the run already ended (e.g. the server timed the tool
@@ -25,16 +25,16 @@ from typing import Any
 import attrs
 
 from ..errors import APIError, ConnectError, MantyxError
-from .paths import run_path
+from .api import Api
 from .retry import Backoff, RetryPolicy, Safety
-from .transport import HttpTransport
+from .routes import post_tool_result
 
 __all__ = ["ResultPoster"]
 
 log = logging.getLogger(__name__)
 
 # Bounded to end well inside the server's local tool timeout (60 s in the
-# oldest documents; NOTES.md says never rely on it).
+# oldest documents, and not to be relied on).
 DEFAULT_POST_POLICY = RetryPolicy(
     safety=Safety.SAFE, attempts=8, deadline=40.0, backoff=Backoff(initial=0.2, maximum=5.0)
 )
@@ -71,16 +71,15 @@ class ResultPoster:
 
     def __init__(
         self,
-        transport: HttpTransport,
+        api: Api,
         run_id: str,
         *,
         policy: RetryPolicy = DEFAULT_POST_POLICY,
         run_ended: threading.Event | None = None,
     ) -> None:
-        self._transport = transport
+        self._api = api
         self._run_ended = run_ended
         self.run_id = run_id
-        self._path = run_path(run_id, "tool-results")
         self._policy = policy
 
     def post(
@@ -108,7 +107,7 @@ class ResultPoster:
                 raise _RunEnded("the run ended")
             attempts.made += 1
             try:
-                self._transport.request("POST", self._path, json_body=body)
+                post_tool_result(self._api, self.run_id, body)
             except MantyxError as exc:
                 if not isinstance(exc, (ConnectError, APIError)) or (
                     isinstance(exc, APIError) and exc.status >= 500

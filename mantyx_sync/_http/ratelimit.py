@@ -1,4 +1,4 @@
-"""Rate-limit headers (NEWER.md §19): parsed into values, kept per bucket, used to pace.
+"""Rate-limit headers: parsed into values, kept per bucket, used to pace.
 
 Every MANTYX response may carry ``X-RateLimit-Limit``, ``-Remaining``,
 ``-Reset`` and ``-Bucket``. :func:`parse_rate_limit` turns them into a frozen
@@ -30,7 +30,7 @@ RUNS_BUCKET: Final = "runs"
 """The bucket that run starts draw from (``POST /agent-runs``, session messages)."""
 
 # A Reset above this is an epoch timestamp, below it a number of seconds to wait
-# (NEWER.md §19 allows both). 1e9 s is September 2001; no window is 31 years long.
+# (both are allowed). 1e9 s is September 2001; no window is 31 years long.
 _EPOCH_THRESHOLD = 1e9
 # ... and above this, an epoch timestamp in milliseconds.
 _EPOCH_MS_THRESHOLD = 1e12

@@ -1,7 +1,7 @@
 """Retry policies as small immutable values built from tenacity pieces.
 
 Which failures are worth another attempt depends on whether the request is
-safe to repeat (NOTES.md, "Which requests are safe to repeat"):
+safe to repeat:
 
 * ``SAFE`` requests (every GET, tool-results, cancel, session DELETE) are
   retried on connection errors, timeouts, 429 and any 5xx;
@@ -11,7 +11,9 @@ safe to repeat (NOTES.md, "Which requests are safe to repeat"):
   run would start and bill twice.
 
 Waits grow exponentially with jitter, honour ``Retry-After`` when the server
-sends it, and every loop is bounded in attempts and in time.
+sends it, and every loop is bounded in attempts and in time. An event stream
+that is reopened counts its failures with :class:`Attempts` as a request
+does, its budget renewed by each event.
 
 tenacity is imported only when a request actually needs a second attempt:
 the first attempt is a plain call, and almost every request succeeds on it
@@ -22,11 +24,12 @@ the first attempt is a plain call, and almost every request succeeds on it
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 import threading
 import time
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 
@@ -44,7 +47,15 @@ from .progress import report
 if TYPE_CHECKING:
     import tenacity
 
-__all__ = ["Backoff", "RetryPolicy", "Safety", "create_policy", "safe_policy"]
+__all__ = [
+    "Attempts",
+    "Backoff",
+    "RetryPolicy",
+    "Safety",
+    "create_policy",
+    "reconnect_policy",
+    "safe_policy",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -90,35 +101,29 @@ class Backoff:
     jitter: float = 0.25
     retry_after_cap: float = 60.0
 
-    def _strategy(self) -> tenacity.wait.wait_base:
+    def as_wait(
+        self, cap: Callable[[], float | None] | None = None
+    ) -> Callable[[tenacity.RetryCallState], float]:
+        """A tenacity ``wait``: ``wait_exponential`` plus ``wait_random``, or the
+        failure's ``Retry-After`` when it has one.
+
+        :param cap: seconds no wait may exceed, asked before each wait (``None``:
+            no cap), e.g. what is left of an overall timeout.
+        """
         import tenacity
 
-        exponential = tenacity.wait_exponential(multiplier=self.initial, max=self.maximum)
-        return exponential + tenacity.wait_random(0, self.jitter)
-
-    def delay(self, attempt: int, exc: BaseException | None = None) -> float:
-        """Seconds to wait before attempt ``attempt + 1`` after failure ``exc``."""
-        hinted = _retry_after(exc)
-        if hinted is not None:
-            return min(hinted, self.retry_after_cap)
-        state = _AttemptState(attempt)
-        return float(self._strategy()(state))  # type: ignore[arg-type]
-
-    def as_wait(self) -> Callable[[tenacity.RetryCallState], float]:
-        """A tenacity ``wait`` callable with the same behaviour as :meth:`delay`."""
+        strategy = tenacity.wait_exponential(
+            multiplier=self.initial, max=self.maximum
+        ) + tenacity.wait_random(0, self.jitter)
 
         def wait(state: tenacity.RetryCallState) -> float:
             exc = state.outcome.exception() if state.outcome is not None else None
-            return self.delay(state.attempt_number, exc)
+            hinted = _retry_after(exc)
+            delay = strategy(state) if hinted is None else min(hinted, self.retry_after_cap)
+            limit = None if cap is None else cap()
+            return delay if limit is None else max(0.0, min(delay, limit))
 
         return wait
-
-
-@attrs.frozen
-class _AttemptState:
-    # The two attributes tenacity's wait strategies read from a RetryCallState.
-    attempt_number: int
-    outcome: None = None
 
 
 @attrs.frozen
@@ -142,6 +147,9 @@ class RetryPolicy:
     :param deadline: seconds after which no further attempt starts.
     :param backoff: the waits between attempts.
     :param sleep: injectable for tests (``sleep=list.append`` records the waits).
+    :param shown_as: how each further attempt is reported to whoever shows
+        progress (:mod:`.progress`): a request ``"retrying"``, a stream
+        ``"reconnecting"``.
     """
 
     safety: Safety
@@ -149,6 +157,7 @@ class RetryPolicy:
     deadline: float | None = 60.0
     backoff: Backoff = Backoff()
     sleep: Callable[[float], None] = attrs.field(default=time.sleep, eq=False, repr=False)
+    shown_as: Literal["retrying", "reconnecting"] = "retrying"
 
     def should_retry(self, exc: BaseException) -> bool:
         """Whether ``exc`` is worth another attempt under this policy."""
@@ -160,6 +169,7 @@ class RetryPolicy:
         label: str = "request",
         abort: threading.Event | None = None,
         started: float | None = None,
+        cap: Callable[[], float | None] | None = None,
     ) -> tenacity.Retrying:
         """A fresh tenacity controller for one logical request.
 
@@ -167,6 +177,7 @@ class RetryPolicy:
             at once (e.g. the run the request belongs to has ended).
         :param started: when the request's first attempt started
             (``time.monotonic()``); the deadline counts from it. Default: now.
+        :param cap: see :meth:`Backoff.as_wait`.
         """
         import tenacity
 
@@ -190,11 +201,11 @@ class RetryPolicy:
                 exc,
                 state.upcoming_sleep,
             )
-            report("retrying", state.attempt_number + 1, max(1, self.attempts), exc)
+            report(self.shown_as, state.attempt_number + 1, max(1, self.attempts), exc)
 
         return tenacity.Retrying(
             stop=stop,
-            wait=self.backoff.as_wait(),
+            wait=self.backoff.as_wait(cap),
             retry=tenacity.retry_if_exception(self.should_retry),
             sleep=sleep,
             reraise=True,
@@ -210,31 +221,19 @@ class RetryPolicy:
     ) -> T:
         """Run ``fn`` under this policy; the last error is re-raised when it gives up.
 
-        The first attempt is a plain call. Only when it fails with an error
-        worth retrying is the tenacity controller built; it is handed that
-        first outcome as its attempt 1, so attempts, waits and the deadline
-        (counted from the first attempt's start) are exactly those of a
-        controller that had run every attempt.
+        The first attempt is a plain call: tenacity's controller is built only
+        when an attempt fails with an error worth retrying (see :class:`Attempts`),
+        the deadline counting from the first attempt's start.
 
         :param abort: see :meth:`retrying`.
         """
-        started = time.monotonic()
-        try:
-            return fn()
-        except BaseException as exc:
-            if not self.should_retry(exc):
-                raise
-            first: BaseException | None = exc
-        retrying = self.retrying(label=label, abort=abort, started=started)
-
-        def attempt() -> T:
-            nonlocal first
-            if first is not None:
-                failed, first = first, None
-                raise failed
-            return fn()
-
-        return retrying(attempt)
+        attempts = Attempts(self, label=label, abort=abort, started=time.monotonic())
+        while True:
+            try:
+                return fn()
+            except BaseException as exc:
+                if not self.should_retry(exc) or not attempts.failed(exc):
+                    raise
 
     def call(self, fn: Callable[[], T], *, label: str = "request") -> T:
         """:meth:`run`, with a warning when a retryable failure outlasts the policy."""
@@ -250,8 +249,75 @@ class RetryPolicy:
         return attrs.evolve(self, attempts=attempts)
 
 
+def _raise(exc: BaseException) -> None:
+    raise exc
+
+
+class Attempts:
+    """The failed attempts at one thing under ``policy`` (a request, a stream's
+    reopens), each an attempt of a tenacity controller built from it.
+
+    :meth:`failed` records a failure and sleeps the policy's wait before the
+    next attempt; :meth:`reset` (a stream made progress) starts a fresh
+    controller, so a stream's budget is per outage. The controller, and
+    tenacity, only come with the first failure. Not thread-safe: one caller.
+
+    :param started: see :meth:`RetryPolicy.retrying`; ``abort`` and ``cap`` too.
+    """
+
+    def __init__(
+        self,
+        policy: RetryPolicy,
+        *,
+        label: str,
+        abort: threading.Event | None,
+        started: float | None = None,
+        cap: Callable[[], float | None] | None = None,
+    ) -> None:
+        self._controller = functools.partial(
+            policy.retrying, label=label, abort=abort, started=started, cap=cap
+        )
+        self._attempts: Iterator[tenacity.AttemptManager] | None = None
+        self.failures = 0
+        """Failures since the start or the last :meth:`reset`."""
+
+    def reset(self) -> None:
+        """Progress was made: the next failure is the first of a new outage."""
+        self._attempts, self.failures = None, 0
+
+    def failed(self, exc: BaseException) -> bool:
+        """Record ``exc`` as the next failed attempt and wait before another.
+
+        :returns: ``False`` when the policy gives up instead (attempts or time
+            spent, ``abort`` set, or ``exc`` not worth another attempt).
+        """
+        if self._attempts is None:
+            self._attempts = iter(self._controller())
+            self._attempt = next(self._attempts)
+        self.failures += 1
+        with self._attempt:  # tenacity records the failure as this attempt's outcome
+            _raise(exc)
+        try:
+            self._attempt = next(self._attempts)
+        except BaseException as last:
+            if last is not exc:
+                raise
+            return False  # tenacity stopped, re-raising the last failure
+        return True
+
+
 CREATE_POLICY = RetryPolicy(safety=Safety.CREATE, attempts=5, deadline=60.0)
 SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
+
+
+# Event streams: counted in reconnects (a stream that makes progress earns a
+# fresh budget, see Attempts), never in seconds.
+RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None, shown_as="reconnecting")
+
+
+def reconnect_policy(config: ClientConfig) -> RetryPolicy:
+    """:data:`RECONNECT_POLICY` with the client's ``stream_reconnects`` budget."""
+    return RECONNECT_POLICY.with_attempts(config.stream_reconnects + 1)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:

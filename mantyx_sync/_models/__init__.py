@@ -1,4 +1,4 @@
-"""Wire models' private half: the one cattrs converter (:mod:`.wire`), the limit
+"""Wire models' private half: bodies to values and back (:mod:`.wire`), the limit
 checks (:mod:`.checks`) and the values behind the public value modules ``spec``
 (:mod:`.guards`, :mod:`.controls`), ``messages`` (:mod:`.attachments`),
 ``events`` (:mod:`.payloads`) and ``results`` (:mod:`.progress`), the

@@ -1,4 +1,4 @@
-"""File attachments: inline bytes, files on disk and ``https`` URLs (NEWER.md item 3).
+"""File attachments: inline bytes, files on disk and ``https`` URLs.
 
 An :class:`Attachment` knows its name, MIME type and size; a file on disk is
 read only when it is sent, in chunks, and base64-encoded once as it is read

@@ -1,7 +1,7 @@
 """Limit checks for the values of an agent spec, its turn input and its resolved tool refs.
 
-Each check raises :class:`~mantyx_sync.errors.SpecError` naming the wire path of
-the field to fix and the documented limit, before anything is sent. The value
+Each check raises :class:`~mantyx_sync.errors.SpecError` naming the argument to
+fix and the documented limit, before anything is sent. The value
 classes that use them live in :mod:`mantyx_sync.spec`.
 """
 
@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 REASONING_LEVELS: Final = frozenset({"off", "low", "medium", "high"})
-"""The string forms of ``reasoning_level`` (agent-runs §4.4); integers 0-100 also work."""
+"""The string forms of ``reasoning_level``; integers 0-100 also work."""
 
 
 def is_int(value: Any) -> bool:
@@ -86,7 +86,7 @@ def coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
     return out
 
 
-def coerce_reasoning_level(value: Any, path: str = "reasoningLevel") -> str | int:
+def coerce_reasoning_level(value: Any, path: str = "reasoning_level") -> str | int:
     if isinstance(value, str):
         if value not in REASONING_LEVELS:
             raise SpecError(
@@ -108,7 +108,7 @@ def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
         raise ArgumentTypeError(f"must be a mapping, got {type(value).__name__}", path=path)
     out = dict(value)
     if "maxToolTurns" in out:
-        check_int(out["maxToolTurns"], f"{path}.maxToolTurns", low=1)
+        check_int(out["maxToolTurns"], f"{path}['maxToolTurns']", low=1)
     json_size(out, path)
     return out
 

@@ -1,4 +1,4 @@
-"""Run controls of the newest protocol: supervisor and plan settings (NEWER.md items 7-9).
+"""Run controls: supervisor and plan settings.
 
 The values are public through :mod:`mantyx_sync.spec`. Each coerce function
 accepts every documented shorthand, checks the documented bounds and returns
@@ -39,7 +39,7 @@ TRIGGER_MS_MAX: Final = 600_000
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class ReasoningTrigger:
-    """When the supervisor also looks at long reasoning (NEWER item 7).
+    """When the supervisor also looks at long reasoning.
 
     ``None`` keeps the server defaults (3,000 characters, 30,000 ms).
 
@@ -64,7 +64,7 @@ class ReasoningTrigger:
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Supervisor:
-    """A supervisor model that watches the run and may redirect or finish it (NEWER item 7).
+    """A supervisor model that watches the run and may redirect or finish it.
 
     ``supervisor=True`` turns it on with the server's defaults; this value sets them.
 
@@ -81,14 +81,14 @@ class Supervisor:
     def _check(self, path: str) -> None:
         if self.interval is not None:
             check_int(self.interval, f"{path}.interval", low=1, high=SUPERVISOR_INTERVAL_MAX)
-        coerce_text(self.model_id, f"{path}.modelId")
+        coerce_text(self.model_id, f"{path}.model_id")
         trigger: Any = self.reasoning_trigger
         if isinstance(trigger, ReasoningTrigger):
-            trigger._check(f"{path}.reasoningTrigger")
+            trigger._check(f"{path}.reasoning_trigger")
         elif trigger is not None and trigger is not False:
             raise SpecError(
                 f"must be False or a ReasoningTrigger, got {type(trigger).__name__}",
-                path=f"{path}.reasoningTrigger",
+                path=f"{path}.reasoning_trigger",
             )
 
     def to_wire(self) -> dict[str, Any]:
@@ -116,7 +116,7 @@ def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Plan:
-    """Task-plan settings (NEWER item 8).
+    """Task-plan settings.
 
     :ivar mode: ``"auto"`` (the model plans when useful), ``"required"`` or ``"off"``.
     :ivar brief: a one-line goal to seed the plan with.
@@ -141,7 +141,7 @@ class Plan:
             if not isinstance(step, str) or not step.strip():
                 raise SpecError("must be a non-empty string", path=f"{path}.steps[{index}]")
         if self.plan_only is not None and not isinstance(self.plan_only, bool):
-            raise SpecError("must be True or False", path=f"{path}.planOnly")
+            raise SpecError("must be True or False", path=f"{path}.plan_only")
 
     def to_wire(self) -> dict[str, Any]:
         """The ``plan`` object."""
@@ -163,22 +163,15 @@ PlanArg = Union[bool, str, Plan, Mapping[str, Any], None]  # noqa: UP007 - runti
 """What ``plan`` accepts."""
 
 
-_WIRE_NAMES: Final = {
-    "model_id": "modelId",
-    "reasoning_trigger": "reasoningTrigger",
-    "plan_only": "planOnly",
-}
-
 _Control = TypeVar("_Control", ReasoningTrigger, Supervisor, Plan)
 
 
 def _build(cls: type[_Control], path: str, **fields: Any) -> _Control:
-    """``cls(**fields)`` from a wire mapping, a wrong type reported at its wire path."""
+    """``cls(**fields)`` from a mapping, a wrong type reported at its field's path."""
     try:
         return cls(**fields)
     except SpecError as exc:  # an ArgumentTypeError stays one
-        name = _WIRE_NAMES.get(exc.path or "", exc.path)
-        raise type(exc)(str(exc), path=f"{path}.{name}" if name else path) from None
+        raise type(exc)(str(exc), path=f"{path}.{exc.path}" if exc.path else path) from None
 
 
 def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor:
@@ -201,7 +194,7 @@ def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor
         if isinstance(trigger, Mapping):
             trigger = _build(
                 ReasoningTrigger,
-                f"{path}.reasoningTrigger",
+                f"{path}.reasoning_trigger",
                 chars=trigger.get("chars"),
                 ms=trigger.get("ms"),
             )

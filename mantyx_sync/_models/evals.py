@@ -1,4 +1,4 @@
-"""The values of the evaluation routes (EVALS.md): datasets, eval runs, results, comparisons.
+"""The values of the evaluation routes: datasets, eval runs, results, comparisons.
 
 Every field may be missing on an older server and unknown fields pass
 through in ``raw``. Re-exported by the public :mod:`mantyx_sync.evals`.
@@ -30,7 +30,7 @@ __all__ = [
 T = TypeVar("T")
 
 EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
-"""Statuses after which an evaluation changes no more (EVALS.md "Reading")."""
+"""Statuses after which an evaluation changes no more."""
 EVAL_TERMINAL_EVENTS: Final = frozenset({"run_completed", "run_error", "run_cancelled"})
 """Stream event types that end an evaluation's stream."""
 

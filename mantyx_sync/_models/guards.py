@@ -1,10 +1,9 @@
 """Run guards of an agent spec: output schema, loop detection, tool budgets.
 
-The values a spec and a session message take for wire-protocol §7 and §8,
-each with the rules that check it (agent-runs §4.5). They are public through
-:mod:`mantyx_sync.spec`; the ``coerce_*`` functions accept every documented
-input shape and raise :class:`~mantyx_sync.errors.SpecError` with the wire path
-of the field to fix.
+The values a spec and a session message take for these guards, each with the
+rules that check it. They are public through :mod:`mantyx_sync.spec`; the
+``coerce_*`` functions accept every documented input shape and raise
+:class:`~mantyx_sync.errors.SpecError` naming the argument to fix.
 
 All values are immutable and safe to share between threads.
 """
@@ -39,7 +38,7 @@ __all__ = [
     "coerce_tool_budgets",
 ]
 
-# wire-protocol §8.1: the server's thresholds when a field is omitted.
+# The server's thresholds when a field is omitted.
 _DEFAULT_CONSECUTIVE: Final = 3
 _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
@@ -48,7 +47,7 @@ _ENFORCEMENTS: Final = ("best_effort", "strict")
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
-    """A JSON Schema the final reply must satisfy (agent-runs §4.5, wire-protocol §7).
+    """A JSON Schema the final reply must satisfy.
 
     :ivar schema: the JSON Schema; its root must describe a JSON object.
     :ivar name: provider-facing identifier (server default ``"output"``).
@@ -56,7 +55,7 @@ class OutputSchema:
         asked for, and a model that cannot be constrained answers unconstrained)
         or ``"strict"`` (the run fails with ``structured_output_schema_rejected``,
         ``structured_output_not_supported`` or ``structured_output_not_enforced``
-        rather than answer unconstrained); NEWER item 6.
+        rather than answer unconstrained).
     """
 
     schema: dict[str, Any]
@@ -64,7 +63,7 @@ class OutputSchema:
     enforcement: str | None = None
 
     @classmethod
-    def coerce(cls, value: Any, *, path: str = "outputSchema") -> OutputSchema:
+    def coerce(cls, value: Any, *, path: str = "output_schema") -> OutputSchema:
         """Accept an :class:`OutputSchema`, the wire shape ``{"schema", "name"?}`` or a
         bare JSON Schema object, and check the documented limits.
 
@@ -117,7 +116,7 @@ class OutputSchema:
 
 @attrs.frozen(kw_only=True)
 class LoopDetection:
-    """Loop-guard thresholds (wire-protocol §8.1); ``None`` keeps the server default.
+    """Loop-guard thresholds; ``None`` keeps the server default.
 
     ``consecutive_threshold`` (≥ 2, default 3) identical tool batches in a row
     nudge the model; ``hard_cutoff_threshold`` (≥ 3, default 6, and greater than
@@ -129,7 +128,7 @@ class LoopDetection:
     hard_cutoff_threshold: int | None = None
 
     @classmethod
-    def coerce(cls, value: Any, *, path: str = "loopDetection") -> LoopDetection | Literal[False]:
+    def coerce(cls, value: Any, *, path: str = "loop_detection") -> LoopDetection | Literal[False]:
         """Accept ``False``, a :class:`LoopDetection` or a mapping in either key style.
 
         :raises SpecError: what to fix, with the field path.
@@ -151,44 +150,44 @@ class LoopDetection:
     def _check(self, path: str) -> None:
         consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
         if consecutive is not None:
-            check_int(consecutive, f"{path}.consecutiveThreshold", low=2, high=LOOP_THRESHOLD_MAX)
+            check_int(consecutive, f"{path}.consecutive_threshold", low=2, high=LOOP_THRESHOLD_MAX)
         if hard is not None:
-            check_int(hard, f"{path}.hardCutoffThreshold", low=3, high=LOOP_THRESHOLD_MAX)
+            check_int(hard, f"{path}.hard_cutoff_threshold", low=3, high=LOOP_THRESHOLD_MAX)
         effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
         effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
         if effective_hard <= effective_consecutive:
             if hard is None:
                 message = (
-                    f"consecutiveThreshold ({consecutive}) must be below the default "
-                    f"hardCutoffThreshold ({_DEFAULT_HARD_CUTOFF}); set hardCutoffThreshold too"
+                    f"consecutive_threshold ({consecutive}) must be below the default "
+                    f"hard_cutoff_threshold ({_DEFAULT_HARD_CUTOFF}); set hard_cutoff_threshold too"
                 )
-                where = f"{path}.consecutiveThreshold"
+                where = f"{path}.consecutive_threshold"
             elif consecutive is None:
                 message = (
-                    f"hardCutoffThreshold ({hard}) must be greater than the default "
-                    f"consecutiveThreshold ({_DEFAULT_CONSECUTIVE})"
+                    f"hard_cutoff_threshold ({hard}) must be greater than the default "
+                    f"consecutive_threshold ({_DEFAULT_CONSECUTIVE})"
                 )
-                where = f"{path}.hardCutoffThreshold"
+                where = f"{path}.hard_cutoff_threshold"
             else:
                 message = (
-                    f"hardCutoffThreshold ({hard}) must be greater than "
-                    f"consecutiveThreshold ({consecutive})"
+                    f"hard_cutoff_threshold ({hard}) must be greater than "
+                    f"consecutive_threshold ({consecutive})"
                 )
-                where = f"{path}.hardCutoffThreshold"
+                where = f"{path}.hard_cutoff_threshold"
             raise SpecError(message, path=where)
 
 
 @attrs.frozen(kw_only=True)
 class ToolBudget:
-    """A per-run call cap for one tool (wire-protocol §8.2); ``0`` disables the tool."""
+    """A per-run call cap for one tool; ``0`` disables the tool."""
 
     max_calls: int
 
     def _check(self, path: str) -> None:
-        check_int(self.max_calls, f"{path}.maxCalls", low=0, high=TOOL_BUDGET_MAX_CALLS)
+        check_int(self.max_calls, f"{path}.max_calls", low=0, high=TOOL_BUDGET_MAX_CALLS)
 
 
-def coerce_tool_budgets(value: Any, path: str = "toolBudgets") -> dict[str, ToolBudget]:
+def coerce_tool_budgets(value: Any, path: str = "tool_budgets") -> dict[str, ToolBudget]:
     """Tool name → ``int`` / :class:`ToolBudget` / ``{"maxCalls": n}``, checked."""
     if not isinstance(value, Mapping):
         raise ArgumentTypeError(

@@ -1,12 +1,12 @@
 """Cursor paging of list routes: a lazy :class:`Listing` that follows ``nextCursor``.
 
-A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}``
-(NEWER.md items 10, 12; EVALS.md and the feedback list share the shape).
+A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}`` (runs,
+sessions, evaluations and feedback alike).
 :func:`paged` checks ``limit``/``max_items`` (raising
 :class:`~mantyx_sync.SpecError` before anything is sent) and returns a
 :class:`Listing` that fetches one page at a time through a
-``get(path, params) -> body`` callable handed in by the client, so this
-module knows no HTTP. Public through :mod:`mantyx_sync.history`; used by
+``get(params) -> body`` callable for one list route, handed in by the
+client, so this module knows no HTTP. Public through :mod:`mantyx_sync.history`; used by
 ``history`` and ``feedback``. A :class:`Listing` is iterated by one thread.
 """
 
@@ -25,8 +25,8 @@ __all__ = ["Getter", "Listing", "check_positive", "int_or_none", "page_of", "pag
 
 T = TypeVar("T")
 
-Getter = Callable[[str, Mapping[str, Any]], Any]
-"""``get(path, params) -> JSON body``: one GET under the workspace, retried as safe."""
+Getter = Callable[[Mapping[str, Any]], Any]
+"""``get(params) -> JSON body``: one page of a list route, retried as safe."""
 
 LIST_LIMIT_MAX: Final = 200
 """The largest page size ``GET /agent-runs`` and ``GET /agent-sessions`` accept."""
@@ -153,7 +153,6 @@ def page_size(limit: int | None, max_items: int | None) -> int | None:
 
 def paged(
     get: Getter,
-    path: str,
     params: Mapping[str, Any],
     key: str,
     build: Callable[[Any], T],
@@ -161,7 +160,7 @@ def paged(
     limit: int | None = None,
     max_items: int | None = None,
 ) -> Listing[T]:
-    """A :class:`Listing` of the ``key`` array of ``GET path``, pages chained by ``cursor``.
+    """A :class:`Listing` of the ``key`` array of ``get``'s pages, chained by ``cursor``.
 
     :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
     """
@@ -172,6 +171,6 @@ def paged(
 
     def fetch(cursor: str | None) -> Page[T]:
         sent = query if cursor is None else {**query, "cursor": cursor}
-        return page_of(get(path, sent), key, build)
+        return page_of(get(sent), key, build)
 
     return Listing(fetch, max_items=max_items)

@@ -112,7 +112,7 @@ class ModelInfo:
 
 @attrs.frozen(kw_only=True)
 class StructuredOutputInfo:
-    """How an output schema was applied to a run (NEWER item 6), from its terminal event.
+    """How an output schema was applied to a run, from its terminal event.
 
     :ivar schema_requested: the run asked for structured output.
     :ivar schema_enforced: the provider constrained the reply to the schema.
@@ -229,7 +229,7 @@ class RunOutcome:
 
 @attrs.frozen(kw_only=True)
 class ModelFallback:
-    """``model_fallback``: the primary model failed and the run switched (NEWER item 4).
+    """``model_fallback``: the primary model failed and the run switched.
 
     :ivar error_class: why, e.g. ``overloaded``, ``server_error``, ``unreachable``.
     :ivar model: the model now serving the run.
@@ -245,7 +245,7 @@ class ModelFallback:
 
 @attrs.frozen(kw_only=True)
 class SupervisorVerdict:
-    """``supervisor``: the supervisor's verdict (NEWER item 7; observability only).
+    """``supervisor``: the supervisor's verdict (observability only).
 
     :ivar action: ``"on_track"``, ``"redirect"`` or ``"finalize"``.
     :ivar redirect: the instruction given to the model on a redirect.
@@ -282,7 +282,7 @@ class PlanTransition:
 
 @attrs.frozen(kw_only=True)
 class TaskPlanUpdate:
-    """``task_plan`` (v2): a revision of the run's plan (NEWER item 8).
+    """``task_plan`` (v2): a revision of the run's plan.
 
     Apply revisions by ``plan_id`` + ``revision`` (see :attr:`mantyx_sync.Run.plan`).
     ``plan`` is the server's canonical snapshot, as sent.

@@ -2,7 +2,8 @@
 
 Schema derivation (:mod:`.schema`), the object schemas a tool declares
 (:mod:`.object_schema`), the function front end (:mod:`.signature`,
-:mod:`.docstring`), argument conversion (:mod:`.convert`), validation
+:mod:`.docstring`), the package's one cattrs converter, wire values' and
+tools' (:mod:`.convert`), validation
 (:mod:`.validator`) and the :class:`~mantyx_sync.LocalTool` value
 (:mod:`.local_tool`). Sits on the foundation only.
 """

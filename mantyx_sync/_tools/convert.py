@@ -1,16 +1,38 @@
-"""Python values to and from JSON for local tools: one private cattrs converter.
+"""The package's one cattrs converter: wire JSON and local tools' values.
 
-Validated argument dicts become the handler's parameter types (attrs classes,
-dataclasses, enums, tuples, sets, datetimes, pydantic models) and return values
-become plain JSON, all through the converter owned by this module. The
-converter (and cattrs) is built on first use: a tool given as a JSON Schema
-receives its arguments as a dict and returns text, and never needs it.
-"""
+Wire values, the package's own attrs classes, go through one pair of hook
+factories:
+
+* Python attribute names are snake_case, wire keys camelCase
+  (``tool_use_id`` ⇄ ``toolUseId``). A field can name its wire key explicitly
+  with ``metadata={WIRE: "inputPer1MUsd"}`` where camel-casing would be wrong.
+* On input, unknown keys are ignored, a missing or ``null`` key falls back to
+  the snake_case spelling and then to any ``ALIASES`` the field declares (e.g.
+  ``args`` falling back to ``input``), and ``null`` for a field whose default
+  is not ``None`` means "use the default". A field marked ``RAW`` receives the
+  whole input object.
+* On output, ``None`` and :data:`~mantyx_sync._base.types.UNSET` values are
+  omitted, and fields marked ``RAW`` or ``OMIT`` are left out. ``False`` and
+  ``{}`` are values and are kept.
+
+Local tools: validated argument dicts become the handler's parameter types
+(attrs classes, dataclasses, enums, tuples, sets, datetimes, pydantic models)
+and return values become plain JSON. Everywhere, scalars are checked, not
+coerced (JSON already has types, and coercing would turn ``"3"`` into ``3`` or
+a dict into its repr), and tuples are written as lists.
+
+The converter is built, and its hooks registered, once, on first use (under a
+lock): importing this module does not import cattrs, so a script that never
+structures a body and whose tools take plain dicts does not pay for it.
+cattrs then generates and caches per-class functions on first use, which is
+idempotent, so the converter is safe to share between threads. Never use
+``cattrs.global_converter``."""
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import re
 import sys
 import threading
 import types
@@ -21,16 +43,22 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
+from .._base.types import UNSET, UnsetType
 from ..errors import ToolError
 
 if TYPE_CHECKING:
     import cattrs
 
 __all__ = [
+    "ALIASES",
     "ANNOTATED",
     "LITERAL",
+    "OMIT",
+    "RAW",
     "REQUIREDNESS_WRAPPERS",
+    "WIRE",
     "Structurer",
+    "camel",
     "converter",
     "describe_type",
     "identity",
@@ -43,6 +71,7 @@ __all__ = [
     "structure_error_message",
     "structurer_for",
     "to_jsonable",
+    "wire_name",
 ]
 
 Structurer = Callable[[Mapping[str, Any]], Any]
@@ -50,6 +79,22 @@ Structurer = Callable[[Mapping[str, Any]], Any]
 _MESSAGE_MAX_CHARS: Final = 500
 # Exact types the converter returns unchanged (subclasses such as IntEnum are not).
 _PLAIN: Final = frozenset({str, int, float, bool})
+
+WIRE: Final = "mantyx_wire_name"
+"""Field metadata key: the exact wire key, when camel-casing the name is wrong."""
+ALIASES: Final = "mantyx_wire_aliases"
+"""Field metadata key: further input keys tried, in order, when the wire key is absent."""
+RAW: Final = "mantyx_wire_raw"
+"""Field metadata key: the field receives the whole input object (never written out)."""
+OMIT: Final = "mantyx_wire_omit"
+"""Field metadata key: the field is never written out (it is sent some other way)."""
+
+# The key a RAW field is read from. No field's wire key looks like it, and it is
+# always overwritten with the whole object before use, so a server cannot feed it.
+# cattrs before 26.2 pastes keys into generated source: no quote, backslash or NUL.
+_RAW_KEY: Final = "<raw body>"
+
+_CAMEL_RE = re.compile(r"_([a-z0-9])")
 
 
 def identity(args: Mapping[str, Any]) -> Any:
@@ -113,11 +158,119 @@ ANNOTATED: Final = _Forms("Annotated")
 LITERAL: Final = _Forms("Literal")
 
 
+def camel(name: str) -> str:
+    """``tool_use_id`` → ``toolUseId``."""
+    return _CAMEL_RE.sub(lambda m: m.group(1).upper(), name)
+
+
+def wire_name(a: attrs.Attribute[Any]) -> str:
+    explicit = a.metadata.get(WIRE)
+    return explicit if isinstance(explicit, str) else camel(a.name)
+
+
+def _is_wire_class(cls: Any) -> bool:
+    # The package's own values; a tool's attrs classes keep cattrs' plain hooks.
+    return isinstance(cls, type) and attrs.has(cls) and cls.__module__.startswith("mantyx_sync.")
+
+
+def _structure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
+    from cattrs.gen import make_dict_structure_fn, override
+
+    fields = attrs.fields(cls)
+    overrides = {}
+    lookups: list[tuple[str, tuple[str, ...]]] = []
+    defaulted: list[str] = []
+    has_raw = False
+    for a in fields:
+        if a.metadata.get(RAW):
+            overrides[a.name] = override(rename=_RAW_KEY)
+            has_raw = True
+            continue
+        wire = wire_name(a)
+        overrides[a.name] = override(rename=wire)
+        alternatives = tuple(k for k in (a.name, *a.metadata.get(ALIASES, ())) if k != wire)
+        if alternatives:
+            lookups.append((wire, alternatives))
+        if a.default is not attrs.NOTHING and a.default is not None:
+            defaulted.append(wire)
+    generated = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
+
+    def structure_wire(data: Any, _: type[Any]) -> Any:
+        if not isinstance(data, Mapping):
+            raise TypeError(f"expected a JSON object, got {type(data).__name__}")
+        values = dict(data)
+        for wire, alternatives in lookups:
+            if values.get(wire) is None:
+                for key in alternatives:
+                    if values.get(key) is not None:
+                        values[wire] = values[key]
+                        break
+        for wire in defaulted:
+            if wire in values and values[wire] is None:
+                del values[wire]
+        if has_raw:
+            values[_RAW_KEY] = dict(data)
+        return generated(values, cls)
+
+    return structure_wire
+
+
+def _unstructure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
+    plan = [
+        (a.name, wire_name(a))
+        for a in attrs.fields(cls)
+        if not (a.metadata.get(RAW) or a.metadata.get(OMIT))
+    ]
+
+    def unstructure_wire(obj: Any) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, wire in plan:
+            value = getattr(obj, name)
+            if value is None or value is UNSET:
+                continue
+            out[wire] = conv.unstructure(value)
+        return out
+
+    return unstructure_wire
+
+
+def _strict(kind: type[Any], *accept: type[Any]) -> Callable[[Any, type[Any]], Any]:
+    accepted = accept or (kind,)
+
+    def check(value: Any, _: type[Any]) -> Any:
+        # bool is an int subclass in Python but never a number on the wire.
+        if isinstance(value, bool) and kind is not bool:
+            raise TypeError(f"expected {kind.__name__}, got bool")
+        if not isinstance(value, accepted):
+            raise TypeError(f"expected {kind.__name__}, got {type(value).__name__}")
+        if kind is int and isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError(f"expected an integer, got {value!r}")
+            return int(value)
+        return kind(value) if kind is float else value
+
+    return check
+
+
 def _make_converter() -> cattrs.Converter:
     import cattrs
     from cattrs.strategies import configure_union_passthrough
 
-    conv = cattrs.Converter()
+    conv = cattrs.Converter(detailed_validation=True)
+    conv.register_structure_hook(str, _strict(str))
+    conv.register_structure_hook(bool, _strict(bool))
+    # JSON has one number type; integral floats such as 2.0 are accepted as ints.
+    conv.register_structure_hook(int, _strict(int, int, float))
+    conv.register_structure_hook(float, _strict(float, int, float))
+    conv.register_unstructure_hook(UnsetType, lambda v: v)
+    conv.register_unstructure_hook_func(
+        lambda t: isinstance(t, type) and issubclass(t, tuple) and not attrs.has(t),
+        lambda v: [conv.unstructure(x) for x in v],
+    )
+    conv.register_structure_hook_factory(_is_wire_class, lambda cls: _structure_factory(conv, cls))
+    conv.register_unstructure_hook_factory(
+        _is_wire_class, lambda cls: _unstructure_factory(conv, cls)
+    )
     configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
     conv.register_structure_hook(dt.datetime, lambda v, _: dt.datetime.fromisoformat(v))
     conv.register_structure_hook(dt.date, lambda v, _: dt.date.fromisoformat(v))
@@ -153,7 +306,7 @@ _build_lock = threading.Lock()
 
 
 def converter() -> cattrs.Converter:
-    """The tools' converter, built on first use (thread-safe)."""
+    """The package's only converter, built on first use (thread-safe)."""
     global _built
     conv = _built
     if conv is None:

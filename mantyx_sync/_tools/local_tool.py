@@ -1,4 +1,4 @@
-"""``kind: "local"`` tools: functions that run in this process (wire-protocol §3.1).
+"""``kind: "local"`` tools: functions that run in this process.
 
 Build one with :func:`define_local_tool` (explicit JSON Schema or a model
 class) or the :func:`local_tool` decorator (schema from the signature and

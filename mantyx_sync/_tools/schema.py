@@ -2,7 +2,7 @@
 
 Derivation never fails a tool definition because of an unusual type: an
 unsupported construct becomes a permissive schema (``{}`` for a property) and a
-:class:`SchemaWarning` that names it, as local-tools "Parameter schemas" asks.
+:class:`SchemaWarning` that names it.
 The server validates arguments too.
 
 Schemas are inlined (no ``$ref``) because LLM providers differ in how much of

@@ -1,7 +1,10 @@
-"""Client-side validation of tool arguments: fastjsonschema, compiled once per schema.
+"""JSON Schema validation with fastjsonschema: the package's one cache of compiled schemas.
 
-fastjsonschema is imported when the first schema is compiled (a tool being
-defined), not when the package is imported.
+Each distinct schema (by canonical JSON) is compiled once, under a lock, and
+kept in a bounded LRU cache shared by everything that validates: local tools'
+arguments (:func:`compile_validator`) and structured run output
+(:func:`schema_check`, for ``RunResult.parse``). fastjsonschema is imported
+when the first schema is compiled, not when the package is imported.
 """
 
 from __future__ import annotations
@@ -11,42 +14,54 @@ import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
+
+import attrs
 
 from .convert import shorten
 
-if TYPE_CHECKING:
-    from .schema import JSONSchema
-
-__all__ = ["compile_validator"]
+__all__ = ["compile_validator", "schema_check"]
 
 logger = logging.getLogger(__name__)
 
-_VALIDATOR_CACHE_SIZE: Final = 256
+_CACHE_SIZE: Final = 256
+
+Check = Callable[[Any], Any]
+"""fastjsonschema's validator: returns the value, raises ``JsonSchemaValueException``."""
 
 
-class _ValidatorCache:
-    """Compiled fastjsonschema validators keyed by canonical schema JSON (LRU, thread-safe)."""
+@attrs.frozen
+class _Compiled:
+    """One schema, compiled once: fastjsonschema's check, or why it could not be."""
+
+    check: Check | None
+    error: Exception | None
+    validate: Callable[[Any], str | None]  # the local-tool view of ``check``
+
+
+class _SchemaCache:
+    """Compiled schemas keyed by canonical JSON (LRU, thread-safe)."""
 
     def __init__(self, size: int) -> None:
         self._size = size
         self._lock = threading.Lock()
-        self._entries: OrderedDict[str, Callable[[Any], str | None]] = OrderedDict()
+        self._entries: OrderedDict[tuple[str, bool], _Compiled] = OrderedDict()
 
-    def get(self, schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
-        key = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
+    def get(self, schema: Mapping[str, Any], *, fill_defaults: bool = False) -> _Compiled:
+        canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
+        key = (canonical, fill_defaults)
         with self._lock:
             found = self._entries.get(key)
             if found is not None:
                 self._entries.move_to_end(key)
                 return found
             # Compiling under the lock makes "once per schema" hold across threads;
-            # compiles are rare (one per distinct tool schema) and fast.
-            validator = _compile(json.loads(key))
-            self._entries[key] = validator
+            # compiles are rare (one per distinct schema) and fast.
+            compiled = _compile(json.loads(canonical), fill_defaults)
+            self._entries[key] = compiled
             if len(self._entries) > self._size:
                 self._entries.popitem(last=False)
-            return validator
+            return compiled
 
     def clear(self) -> None:
         with self._lock:
@@ -57,19 +72,20 @@ def _accept_all(_: Any) -> str | None:
     return None
 
 
-def _compile(schema: JSONSchema) -> Callable[[Any], str | None]:
+def _compile(schema: dict[str, Any], fill_defaults: bool) -> _Compiled:
     import fastjsonschema
 
     try:
-        check = fastjsonschema.compile(schema, use_default=False)
+        check = fastjsonschema.compile(schema, use_default=fill_defaults)
     except Exception as exc:
-        logger.warning(
-            "cannot compile a tool schema for client-side validation (%s: %s); "
-            "arguments are passed through unchecked (the server validates them too)",
-            type(exc).__name__,
-            exc,
-        )
-        return _accept_all
+        if not fill_defaults:
+            logger.warning(
+                "cannot compile a tool schema for client-side validation (%s: %s); "
+                "arguments are passed through unchecked (the server validates them too)",
+                type(exc).__name__,
+                exc,
+            )
+        return _Compiled(None, exc, _accept_all)
 
     def validate(value: Any) -> str | None:
         try:
@@ -80,18 +96,31 @@ def _compile(schema: JSONSchema) -> Callable[[Any], str | None]:
             logger.warning("schema validation crashed (%s); accepting the arguments", exc)
         return None
 
-    return validate
+    return _Compiled(check, None, validate)
 
 
-_validators: Final = _ValidatorCache(_VALIDATOR_CACHE_SIZE)
+_schemas: Final = _SchemaCache(_CACHE_SIZE)
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
-    """A validator for ``schema``, compiled once per distinct schema and cached.
+    """A local tool's argument validator for ``schema``, compiled once per distinct schema.
 
     :param schema: a JSON Schema dict.
     :returns: ``validate(value)``: None when valid, else a short model-readable
         message such as ``"invalid arguments: data.path must be string"``. When the
         schema cannot be compiled, a warning is logged once and every value is accepted.
     """
-    return _validators.get(schema)
+    return _schemas.get(schema).validate
+
+
+def schema_check(schema: Mapping[str, Any]) -> Check:
+    """fastjsonschema's check for ``schema`` (defaults it declares filled into the
+    value), compiled once per distinct schema.
+
+    :raises fastjsonschema.JsonSchemaDefinitionException: the schema cannot be compiled.
+    """
+    compiled = _schemas.get(schema, fill_defaults=True)
+    if compiled.error is not None:
+        raise compiled.error.with_traceback(None)
+    assert compiled.check is not None
+    return compiled.check

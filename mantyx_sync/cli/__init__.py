@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from types import FrameType
 from typing import TextIO
 
+from ..errors import SpecError
 from ._chat import cmd_chat
 from ._commands import (
     cmd_cancel,
@@ -31,7 +32,7 @@ from ._commands import (
     cmd_sessions,
 )
 from ._exit import INTERRUPTED, exit_code_for
-from ._parser import build_parser
+from ._parser import SPEC_OPTIONS, build_parser
 from ._term import Terminal
 
 __all__ = ["main"]
@@ -88,6 +89,10 @@ def _is_ours(exc: BaseException) -> bool:
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
+    # A spec keyword an option set is named as that option: `--model`, not `model_id`.
+    keyword = (exc.path or "") if isinstance(exc, SpecError) else ""
+    if keyword in SPEC_OPTIONS and text.startswith(f"{keyword}:"):
+        text = SPEC_OPTIONS[keyword] + text[len(keyword) :]
     return text if _is_ours(exc) else f"{type(exc).__name__}: {text}"
 
 

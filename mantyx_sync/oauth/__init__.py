@@ -1,6 +1,6 @@
 """Sign in to MANTYX with OAuth 2.0 and stay signed in.
 
-:class:`OAuth` talks to a MANTYX authorization server (NEWER.md §1, §20):
+:class:`OAuth` talks to a MANTYX authorization server:
 
 * :meth:`OAuth.sign_in` runs Authorization Code with PKCE (S256) for scripts
   and notebooks: a one-shot listener on ``127.0.0.1`` (random port) takes the

@@ -156,14 +156,14 @@ class OAuth:
         The sign-in URL is always shown: written to stderr (it must reach a
         person even with logging off; notebooks show stderr) with a browser
         opened too when ``open_browser`` — or handed to ``on_url`` instead of
-        stderr. Nothing secret is in that URL.
+        stderr. Nothing secret is in that URL. A request to the listener with a
+        wrong or missing ``state`` (one this sign-in did not start) is answered
+        400 and ignored.
 
         :param scopes: e.g. ``["runs:read", "runs:write", "mantyx.identity:read"]``
             (add the last to let ``Client(token_source=...)`` find the workspace).
         :param timeout: seconds to wait for the redirect.
         :param redirect_port: a fixed port, for an OAuth app registered with one.
-        A request to the listener with a wrong or missing ``state`` (one this
-        sign-in did not start) is answered 400 and ignored.
 
         :raises SignInError: refused (``code`` from the server), ``timeout``,
             ``state_mismatch`` (the time ran out and only requests with the

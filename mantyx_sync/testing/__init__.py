@@ -34,6 +34,7 @@ from ._runs import EmulatedRun
 from ._server import LocalMantyx
 from ._sessions import EmulatedSession
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
+from ._transport import WSGITransport
 
 __all__ = [
     "Emit",
@@ -54,4 +55,5 @@ __all__ = [
     "ToolCall",
     "ToolFiles",
     "Turn",
+    "WSGITransport",
 ]

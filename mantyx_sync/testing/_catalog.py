@@ -1,4 +1,4 @@
-"""The emulator's model catalog (agent-runs §3) and ``modelId`` resolution."""
+"""The emulator's model catalog and ``modelId`` resolution."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ __all__ = ["ModelNotFound", "models_body", "resolve_model"]
 DEFAULT_MODEL_ID: Final = "platform:cm6abc123"
 
 # Two entries share a vendor id so the bare "gpt-5.5" shorthand is ambiguous
-# (agent-runs §3: a bare vendor id only works when exactly one model runs it).
+# (a bare vendor id only works when exactly one model runs it).
 MODELS: Final[tuple[dict[str, Any], ...]] = (
     {
         "id": "platform:cm6abc123",
@@ -77,7 +77,7 @@ def _by_id(model_id: str) -> dict[str, Any] | None:
 def resolve_model(model_id: str | None) -> dict[str, Any]:
     """The ``model`` block (``id``, ``provider``, ``vendorModelId``) for a ``modelId``.
 
-    Accepts every form of agent-runs §3 and NEWER item 2: a catalog id,
+    Accepts every documented form: a catalog id,
     ``provider:<id>:<vendor>``, ``{provider}/{vendorModelId}``, a bare vendor id
     run by exactly one model, or nothing (the default model).
 

@@ -1,4 +1,4 @@
-"""How the emulator serves the newest run controls (NEWER.md items 4, 6-9, 15, 16).
+"""How the emulator serves the newer run controls.
 
 Validation of ``fallbackModelId``, ``supervisor``, ``plan``,
 ``outputSchema.enforcement`` and tool flags (restated here, independently of
@@ -26,7 +26,7 @@ STEP_STATUSES: Final = frozenset({"pending", "in_progress", "done", "blocked", "
 FALLBACK_ERROR_CLASSES: Final = frozenset(
     {"overloaded", "server", "server_error", "unreachable", "upstream_timeout", "upstream_deadline"}
 )
-"""The failures a ``fallbackModelId`` covers (NEWER item 4: overload, server errors, an
+"""The failures a ``fallbackModelId`` covers (overload, server errors, an
 unreachable or timed-out upstream); any other (``rate_limit``, ``auth``, ...) fails the run."""
 
 

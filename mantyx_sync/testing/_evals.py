@@ -1,11 +1,11 @@
-"""Evaluations (EVALS.md): stored datasets and the bodies of the ``/eval-runs`` routes.
+"""Evaluations: stored datasets and the bodies of the ``/eval-runs`` routes.
 
 :class:`EvalStore` keeps the datasets and the evaluations, checks a
 ``POST /eval-runs`` body (exactly one dataset source and one agent source) and
 builds the list, detail and compare bodies. Each evaluation plays its cases
 as real emulated runs in :mod:`._evaluation`.
 
-Emulator conventions where EVALS.md says nothing: ``toolMocks`` (dataset or
+Emulator conventions where the API leaves it open: ``toolMocks`` (dataset or
 case) is ``{tool name: canned result}``, answered server-side instead of by
 the client unless named in ``overrides.disabledMocks``; scorers are described
 in :mod:`._evaluation`.

@@ -10,7 +10,7 @@ progress events, and ends with ``run_completed``, ``run_error`` or
 ``run_cancelled``. Frames are flat ``{type, ...}`` objects without ``seq``;
 every connection replays the whole log (a client must drop what it saw).
 
-Scorers (an emulator convention; EVALS.md says nothing):
+Scorers (an emulator convention):
 ``{"type": "contains"|"equals", "value": str}`` check the final text and
 ``{"type": "tool_called", "name": str}`` the calls made; other scorer types
 are ignored. A case passes when its run succeeded and every scorer passed.

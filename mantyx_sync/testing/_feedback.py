@@ -1,4 +1,4 @@
-"""Run feedback: one record per run, created (201) then replaced (200) (NEWER.md item 14).
+"""Run feedback: one record per run, created (201) then replaced (200).
 
 ``GET /reply-feedback`` lists the records newest first, filtered by
 ``agentRunId`` and ``verdict``, paged with an opaque ``cursor`` (the body is

@@ -1,7 +1,7 @@
 """Run and session lists with cursors and filters, and session event replay.
 
 The bodies of ``GET /agent-runs``, ``GET /agent-sessions`` and
-``GET /agent-sessions/{id}/events`` (NEWER.md items 10, 12, 13), built from
+``GET /agent-sessions/{id}/events``, built from
 the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
 number marks the last item already returned. Without ``full=1`` a replayed
 text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says

@@ -1,4 +1,4 @@
-"""Server-side checks of conversation input and files (NEWER.md items 3 and 15).
+"""Server-side checks of conversation input and files.
 
 Written independently of the SDK, like :mod:`._validation`: the limits are
 restated here so that a wrong limit in the client cannot also hide here.
@@ -54,7 +54,7 @@ def _decoded_len(data: Any, where: str, fail: Any) -> int:
 
 
 def check_attachments(messages: list[dict[str, Any]], fail: Any) -> None:
-    """Check content lengths and every message's ``attachments`` (item 3).
+    """Check content lengths and every message's ``attachments``.
 
     :param fail: the exception class to raise (the caller's 400 error).
     """
@@ -95,7 +95,7 @@ def check_attachments(messages: list[dict[str, Any]], fail: Any) -> None:
 
 
 def check_tool_files(files: Any, fail: Any) -> None:
-    """Check a tool result's ``files`` (item 15): at most 20, 5 MB decoded in total."""
+    """Check a tool result's ``files``: at most 20, 5 MB decoded in total."""
     if not isinstance(files, list):
         raise fail("files: must be an array")
     if len(files) > MAX_FILES:

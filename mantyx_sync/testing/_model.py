@@ -136,7 +136,7 @@ class Turn:
 @checked_init(TypeError)
 @attrs.frozen
 class Fail:
-    """End the run with a terminal ``error`` event (wire-protocol §4.7).
+    """End the run with a terminal ``error`` event.
 
     With ``partial_text``, an ``assistant_message`` carrying that text (and
     ``finish_reason``) comes first, as on a truncated reply.

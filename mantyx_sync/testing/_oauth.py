@@ -1,4 +1,4 @@
-"""The emulator's OAuth 2.0 authorization server (NEWER.md §1, §20).
+"""The emulator's OAuth 2.0 authorization server.
 
 Authorization Code with PKCE (S256 only) for loopback redirect URIs
 (RFC 8252 §7.3), refresh tokens that do not rotate, revocation (RFC 7009),

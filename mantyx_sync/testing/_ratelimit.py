@@ -1,4 +1,4 @@
-"""Rate-limit buckets (NEWER.md §19): fixed windows per credential, headers and 429s."""
+"""Rate-limit buckets: fixed windows per credential, headers and 429s."""
 
 from __future__ import annotations
 

@@ -23,6 +23,7 @@ from ._recorder import RecordedRequest, Recorder
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
 from ._state import EmulatorState
+from ._transport import WSGITransport
 
 if TYPE_CHECKING:
     from ._app import EmulatorApp
@@ -251,9 +252,9 @@ class LocalMantyx:
             server, thread, wakeup = self._server, self._thread, self._wakeup
             self._server = self._thread = self._wakeup = None
             self._stop.set()
+        self._state.close()  # also ends the runs of in-memory clients
         if server is None:
             return
-        self._state.close()
         if wakeup is not None:
             wakeup[1].send(b"x")
         # socketserver only notices shutdown() when its select() returns; raising
@@ -281,13 +282,21 @@ class LocalMantyx:
     ) -> None:
         self.stop()
 
-    def client(self, **kwargs: Any) -> Any:
+    def client(self, *, in_memory: bool = False, **kwargs: Any) -> Any:
         """A ``mantyx_sync.Client`` for this server (extra keyword arguments pass through).
+
+        :param in_memory: requests go straight to :attr:`app` through a
+            :class:`~mantyx_sync.testing.WSGITransport`, with no socket: the
+            server need not be started (call :meth:`stop` when done, to end
+            its runs).
 
         The SDK is imported here, lazily, so the emulator never depends on it.
         """
         sdk = importlib.import_module("mantyx_sync")
-        options: dict[str, Any] = {"workspace": self.workspace, "base_url": self.base_url}
+        base_url = f"http://{self.host}" if in_memory else self.base_url
+        options: dict[str, Any] = {"workspace": self.workspace, "base_url": base_url}
+        if in_memory:
+            options["transport"] = WSGITransport(self.app)
         if "token_source" not in kwargs:
             options["api_key"] = self.api_key
         options.update(kwargs)
@@ -408,7 +417,7 @@ class LocalMantyx:
 
         :param live_tail_on_reconnect: later connections then start at the end
             of the log, so events sent while the client was away are lost to it
-            (EVALS.md: the stream has no resume).
+            (an evaluation's stream has no resume).
         """
         if drop_after < 0:
             raise ValueError("LocalMantyx.inject_eval_stream_fault(): drop_after must be >= 0")

@@ -51,7 +51,7 @@ class EmulatedSession:
         self.last_interaction_at = self.created_at
         # Set once a run of the session fell back: later runs use that model.
         self.active_model_id: str | None = None
-        # Results of retain tools, replayed to the model on later runs (NEWER item 5).
+        # Results of retain tools, replayed to the model on later runs.
         self.retained: list[dict[str, Any]] = []
         self.lock = threading.Lock()
 

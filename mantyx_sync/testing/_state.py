@@ -21,8 +21,8 @@ from ._sessions import EmulatedSession, RunOptions
 
 __all__ = ["EmulatorState"]
 
-# Per-message fields that replace the session's value for one run (agent-runs §6,
-# wire-protocol §2.2); metadata is merged instead.
+# Per-message fields that replace the session's value for one run; metadata is
+# merged instead.
 _OVERRIDES = (
     "tools",
     "reasoningLevel",

@@ -1,5 +1,5 @@
-"""Script steps for the newest protocol's events: plans, supervisor verdicts,
-model overload (and fallback), and server-tool files (NEWER.md items 4, 7, 8, 16).
+"""Script steps for the newer events: plans, supervisor verdicts, model
+overload (and fallback), and server-tool files.
 
 Like the other steps they are immutable values; :mod:`._controls` plays them.
 """

@@ -23,7 +23,7 @@ __all__ = ["answer_of", "describe_call", "retained"]
 
 CLIENT_KINDS: Final = ("local", "a2a_local", "mcp_local")
 RETAIN_MAX_BYTES: Final = 8 * 1024
-"""How much of a ``retain`` tool's result a session keeps (NEWER.md item 5: ~8 KB)."""
+"""How much of a ``retain`` tool's result a session keeps (about 8 KB)."""
 
 
 def describe_call(spec: Mapping[str, Any], call: ToolCall, tool_use_id: str) -> dict[str, Any]:
@@ -78,7 +78,7 @@ def find_ref(spec: Mapping[str, Any], name: str) -> tuple[dict[str, Any] | None,
 def answer_of(name: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(echo, data)`` of an accepted tool-result body: the model's view and the event's.
 
-    Files appear as metadata only, never their bytes (NEWER.md item 15).
+    Files appear as metadata only, never their bytes.
     """
     tool_use_id = body["toolUseId"]
     echo: dict[str, Any] = {"toolUseId": tool_use_id, "name": name}
@@ -94,7 +94,7 @@ def answer_of(name: str, body: Mapping[str, Any]) -> tuple[dict[str, Any], dict[
 
 
 def retained(spec: Mapping[str, Any], echoes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The results a session keeps from a run: those of ``retain: true`` tools (NEWER item 5).
+    """The results a session keeps from a run: those of ``retain: true`` tools.
 
     Text only (an error, or files, are not kept), cut to :data:`RETAIN_MAX_BYTES`
     of UTF-8; replayed to the model on the session's later runs.

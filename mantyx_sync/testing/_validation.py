@@ -1,8 +1,7 @@
 """Server-side validation of request bodies, written independently of the SDK.
 
-The limits are the documented ones (agent-runs §4, wire-protocol §3, §5, §7,
-§8); they are restated here rather than imported so that a wrong limit in the
-SDK cannot also hide in the emulator.
+The limits are the documented ones, restated here rather than imported so that
+a wrong limit in the SDK cannot also hide in the emulator.
 """
 
 from __future__ import annotations
@@ -95,7 +94,7 @@ def validate_message_body(body: Any) -> None:
 
 
 def validate_tool_result(body: Any) -> None:
-    """Check a tool-result body (wire-protocol §5).
+    """Check a tool-result body.
 
     :raises InvalidRequest: missing ``toolUseId``, both/neither of result/error,
         or a non-string value.
@@ -151,7 +150,7 @@ def _check_input(body: dict[str, Any]) -> None:
 
 
 def _has_system_text(messages: Any) -> bool:
-    # NEWER item 3: a system message counts only when it has text; blank space is none.
+    # A system message counts only when it has text; blank space is none.
     return isinstance(messages, list) and any(
         isinstance(m, dict)
         and m.get("role") == "system"

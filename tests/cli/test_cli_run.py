@@ -192,10 +192,13 @@ def test_usage_errors_exit_2(mantyx_server: LocalMantyx, args: list[str], messag
     assert mantyx_server.runs == {}
 
 
-def test_a_spec_error_exits_2_before_anything_is_sent(mantyx_server: LocalMantyx) -> None:
-    done = run_cli("run", "x", "--system-prompt", "", server=mantyx_server)
+@pytest.mark.parametrize("option", ["--model", "--system-prompt", "--agent-id"])
+def test_a_spec_error_names_the_option_and_exits_2_before_anything_is_sent(
+    mantyx_server: LocalMantyx, option: str
+) -> None:
+    done = run_cli("run", "x", option, "", server=mantyx_server)
     assert done.returncode == 2
-    assert done.stderr.startswith("mantyx-sync: error: systemPrompt")
+    assert done.stderr == f"mantyx-sync: error: {option}: must be a non-empty string\n"
     assert mantyx_server.requests == []
 
 

@@ -1,5 +1,6 @@
 """More of ``mantyx-sync run`` through the console script: the answer as it arrives,
-``--agent-id``, ``--mcp-url``, the spinner while a tool runs, and the README's commands."""
+``--agent-id``, ``--mcp-url``, the spinner while a tool runs, and the commands the
+guide's CLI page shows."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ sys.path.insert(0, str(HERE.parent / "peers"))
 
 import peerkit
 
-README = HERE.parents[1] / "README.rst"
+CLI_PAGE = HERE.parents[1] / "docs" / "guide" / "cli.rst"
 
 
 class _Reader:
@@ -168,10 +169,10 @@ def test_emulator_without_werkzeug_says_what_to_install(tmp_path: Path) -> None:
     )
 
 
-def _readme_commands() -> list[list[str]]:
-    """Every ``mantyx-sync ...`` command in the README's code blocks, as argv."""
+def _guide_commands() -> list[list[str]]:
+    """Every ``mantyx-sync ...`` command in the CLI page's code blocks, as argv."""
     commands = []
-    for line in README.read_text(encoding="utf-8").splitlines():
+    for line in CLI_PAGE.read_text(encoding="utf-8").splitlines():
         if not re.match(r"\s{4}.*\bmantyx-sync ", line) or "pip install" in line:
             continue
         words = shlex.split(line, comments=True)
@@ -186,19 +187,19 @@ def _readme_commands() -> list[list[str]]:
     return commands
 
 
-def test_every_command_in_the_readme_is_accepted() -> None:
-    commands = _readme_commands()
+def test_every_command_in_the_guide_is_accepted() -> None:
+    commands = _guide_commands()
     assert len(commands) >= 12, commands
     parser = build_parser()
     for argv in commands:
         try:
             parser.parse_args(argv)
         except SystemExit:  # pragma: no cover - the failure message says which
-            pytest.fail(f"the README's `mantyx-sync {shlex.join(argv)}` is refused")
+            pytest.fail(f"the guide's `mantyx-sync {shlex.join(argv)}` is refused")
 
 
-def test_the_readme_quickstart_against_the_emulator_is_true() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_guide_quickstart_against_the_emulator_is_true() -> None:
+    text = CLI_PAGE.read_text(encoding="utf-8")
     block = text[text.index("mantyx-sync emulator --port 8765") :].split("\n\n", 1)[0]
     documented = re.findall(r"^\s*export (MANTYX_\w+)=(\S+)$", block, re.MULTILINE)
     assert [name for name, _ in documented] == [

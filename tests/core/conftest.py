@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from core_support import BASE, KEY
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
-from mantyx_sync._http.transport import HttpTransport
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def config() -> ClientConfig:
 
 
 @pytest.fixture
-def transport(config: ClientConfig) -> Iterator[HttpTransport]:
-    t = HttpTransport(config)
+def transport(config: ClientConfig) -> Iterator[Api]:
+    t = Api(config)
     yield t
     t.close()

@@ -226,6 +226,9 @@ NOT_USER_INPUT = {
     "ClientResolvedTool",
     "ToolConnection",
     "TokenSource",
+    "Transport",
+    "HttpResponse",
+    "HttpRequest",  # built by the client for a transport, from checked arguments
     "Run",
     "Session",
     # values parsed from the server's events
@@ -300,6 +303,8 @@ NOT_USER_METHODS = {
     "RefreshingTokenSource.refresh",
     "ToolConnection.call",
     "ToolConnection.input_schema",
+    "Transport.send",
+    "Transport.stream",
     # ... implemented by the SDK's own connections, which the executor calls
     "McpConnection.call",
     "McpConnection.input_schema",

@@ -270,7 +270,7 @@ def test_mantyx_log_keeps_logger_names() -> None:
     with testing.LocalMantyx(api_key="mantyx_subprocess_key_789") as server:
         done = _run_script({"MANTYX_LOG": "debug"}, server.base_url, "mantyx_subprocess_key_789")
     assert done.returncode == 0, done.stderr
-    assert "mantyx_sync._http.transport: GET /models -> 200" in done.stderr
+    assert "mantyx_sync._http.api: GET /models -> 200" in done.stderr
 
 
 @pytest.mark.parametrize("url", ["http://[::1", "http://host:99999", "http://"])

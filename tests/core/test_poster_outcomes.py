@@ -10,9 +10,9 @@ import requests
 import responses
 from core_support import ROOT
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.poster import Delivery, ResultPoster
 from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
-from mantyx_sync._http.transport import HttpTransport
 
 URL = f"{ROOT}/agent-runs/run_1/tool-results"
 
@@ -23,7 +23,7 @@ def waits() -> list[float]:
 
 
 @pytest.fixture
-def poster(transport: HttpTransport, waits: list[float]) -> ResultPoster:
+def poster(transport: Api, waits: list[float]) -> ResultPoster:
     policy = RetryPolicy(
         safety=Safety.SAFE, attempts=5, deadline=30, backoff=Backoff(), sleep=waits.append
     )
@@ -116,9 +116,7 @@ def test_connection_errors_retry(poster: ResultPoster) -> None:
 
 
 @responses.activate
-def test_retries_stop_when_the_run_ends(
-    transport: HttpTransport, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_retries_stop_when_the_run_ends(transport: Api, caplog: pytest.LogCaptureFixture) -> None:
     import threading
 
     ended = threading.Event()

@@ -10,8 +10,8 @@ import responses
 from core_support import ROOT
 
 from mantyx_sync import RateLimit, RateLimitError
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.ratelimit import DEFAULT_BUCKET, RateLimits, parse_rate_limit
-from mantyx_sync._http.transport import HttpTransport
 
 NOW = 1_800_000_000.0
 
@@ -56,9 +56,7 @@ def test_counts_that_are_not_finite_are_unknown_not_a_crash(number: str) -> None
 
 @pytest.mark.parametrize("retry_after", ["inf", "nan", "1e400"])
 @responses.activate
-def test_a_retry_after_that_is_not_finite_is_ignored(
-    transport: HttpTransport, retry_after: str
-) -> None:
+def test_a_retry_after_that_is_not_finite_is_ignored(transport: Api, retry_after: str) -> None:
     responses.get(
         f"{ROOT}/models",
         status=429,
@@ -155,7 +153,7 @@ def test_slot_counts_requests_in_flight() -> None:
 
 
 @responses.activate
-def test_transport_records_every_response(transport: HttpTransport) -> None:
+def test_transport_records_every_response(transport: Api) -> None:
     responses.get(
         f"{ROOT}/models",
         json={"models": []},
@@ -175,7 +173,7 @@ def test_transport_records_every_response(transport: HttpTransport) -> None:
 
 
 @responses.activate
-def test_rate_limit_error_carries_the_bucket_and_a_retry_after(transport: HttpTransport) -> None:
+def test_rate_limit_error_carries_the_bucket_and_a_retry_after(transport: Api) -> None:
     responses.post(
         f"{ROOT}/agent-runs",
         status=429,

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+
 import pytest
 
-from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
+from mantyx_sync._http.retry import Attempts, Backoff, RetryPolicy, Safety
 from mantyx_sync.errors import (
     APIError,
     ConnectError,
@@ -86,14 +90,60 @@ def test_retry_after_is_honoured() -> None:
     assert waits == [7.5]
 
 
+def _failing(*failures: BaseException) -> Callable[[], str]:
+    outcomes = iter(failures)
+
+    def fn() -> str:
+        failure = next(outcomes, None)
+        if failure is not None:
+            raise failure
+        return "ok"
+
+    return fn
+
+
 def test_retry_after_is_capped() -> None:
+    waits: list[float] = []
     backoff = Backoff(retry_after_cap=10.0)
-    assert backoff.delay(1, _api(RateLimitError, 429, retry_after=3600)) == 10.0
+    policy = RetryPolicy(safety=Safety.SAFE, backoff=backoff, sleep=waits.append)
+    assert policy.call(_failing(_api(RateLimitError, 429, retry_after=3600))) == "ok"
+    assert waits == [10.0]
 
 
 def test_backoff_grows_and_is_capped() -> None:
+    waits: list[float] = []
     backoff = Backoff(initial=0.5, maximum=4.0, jitter=0.0)
-    assert [backoff.delay(n) for n in (1, 2, 3, 4, 5, 6)] == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=7, backoff=backoff, sleep=waits.append)
+    assert policy.call(_failing(*[ConnectError("down")] * 6)) == "ok"
+    assert waits == [0.5, 1.0, 2.0, 4.0, 4.0, 4.0]
+
+
+def test_reconnects_count_failures_per_outage_through_tenacity() -> None:
+    # Each failure is an attempt of a tenacity controller: its wait, its stop.
+    waits: list[float] = []
+    backoff = Backoff(initial=0.5, maximum=4.0, jitter=0.0)
+    policy = RetryPolicy(
+        safety=Safety.SAFE, attempts=3, deadline=None, backoff=backoff, sleep=waits.append
+    )
+    reconnects = Attempts(policy, label="s", abort=threading.Event())
+    assert reconnects.failed(Timeout("quiet")) and reconnects.failed(Timeout("quiet"))
+    assert not reconnects.failed(Timeout("quiet"))  # the budget of 3 attempts is spent
+    assert (waits, reconnects.failures) == ([0.5, 1.0], 3)
+    reconnects.reset()  # an event came: a new outage, a fresh budget
+    assert reconnects.failed(_api(RateLimitError, 429, retry_after=2.0))
+    assert waits == [0.5, 1.0, 2.0]
+    assert not reconnects.failed(_api(InvalidRequestError, 400))  # not worth another
+
+
+def test_reconnect_waits_are_capped_and_end_on_abort() -> None:
+    abort = threading.Event()
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=10, deadline=None)
+    reconnects = Attempts(policy, label="s", abort=abort, cap=lambda: 0.05)
+    started = time.monotonic()
+    assert reconnects.failed(ConnectError("down"))  # 0.25 s of backoff, capped at 0.05
+    assert time.monotonic() - started < 0.2
+    abort.set()
+    assert not reconnects.failed(ConnectError("down"))
 
 
 def test_non_retryable_error_is_raised_at_once() -> None:

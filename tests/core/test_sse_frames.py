@@ -1,26 +1,33 @@
-"""Event-stream frames (issue 20, item 13): split and parsed in linear time, and a
-frame that is not UTF-8 ends the stream with a ``StreamError``, never a raw
-``UnicodeDecodeError``."""
+"""Event-stream frames (issue 20, item 13; issue 21, item 4): split in linear time
+and parsed by sseclient-py, with no more than ``MAX_FRAME_LINES`` lines reaching
+it, and a frame that is not UTF-8 ends the stream with a ``StreamError``, never
+a raw ``UnicodeDecodeError``."""
 
 from __future__ import annotations
 
+import configparser
 import json
 import socket
 import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import sseclient
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._base.sse import MAX_FRAME_LINES, FrameError, read_events
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import StreamError
 
 TERMINAL = b'data: {"seq":2,"type":"result","data":{"subtype":"success","text":"ok"}}\n\n'
 
 
-def _stream(server: RawSSE, **config: object) -> tuple[HttpTransport, RunStream]:
-    transport = HttpTransport(
+def _stream(server: RawSSE, **config: object) -> tuple[Api, RunStream]:
+    transport = Api(
         ClientConfig(api_key="mantyx_k", workspace="w", base_url=server.base_url, **config)  # type: ignore[arg-type]
     )
     return transport, RunStream(transport, "/agent-runs/r1/stream", run_id="r1")
@@ -43,11 +50,11 @@ def test_a_frame_that_is_not_utf8_is_a_stream_error_and_not_retried() -> None:
 
 
 @pytest.mark.timeout(20)
-def test_a_4_mb_frame_of_short_lines_is_parsed_in_linear_time() -> None:
-    # One event whose JSON is spread over 700,000 "data:" lines (4 MB) (JSON allows the
-    # line feeds they are joined with). Joining line by line is quadratic: this
-    # frame took well over a minute; gathered and joined once it takes well
-    # under a second. The generous timeout is only there to fail instead of hang.
+def test_a_4_mb_frame_of_short_lines_ends_the_stream_at_once() -> None:
+    # One event whose JSON is spread over 700,000 "data:" lines (4 MB).
+    # sseclient-py joins a frame line by line (work growing with lines x bytes:
+    # over a minute for this frame), so a frame of more than MAX_FRAME_LINES
+    # lines never reaches it: the stream ends with an error naming the limit.
     lines = 700_000
     frame = (
         b'data: {"seq":1,"type":"assistant_delta","data":{"text":"big"}\n'
@@ -55,6 +62,30 @@ def test_a_4_mb_frame_of_short_lines_is_parsed_in_linear_time() -> None:
         + b"data: }\n\n"
     )
     assert len(frame) > 4_000_000
+
+    def write(conn: socket.socket, number: int, stop: threading.Event) -> None:
+        conn.sendall(HEADERS + frame + TERMINAL)
+
+    with RawSSE(write) as server:
+        transport, stream = _stream(server)
+        started = time.monotonic()
+        with pytest.raises(StreamError, match=f"more than {MAX_FRAME_LINES} lines") as info:
+            list(stream)
+        assert time.monotonic() - started < 5
+        assert info.value.run_id == "r1"
+        assert server.connections == 1  # not retried: it would come again
+        transport.close()
+
+
+def test_a_frame_of_many_lines_up_to_the_limit_is_parsed() -> None:
+    # The JSON envelope spread over MAX_FRAME_LINES lines, id: and event: included.
+    body = b"data:\n" * (MAX_FRAME_LINES - 4)
+    frame = (
+        b"id: 1\nevent: assistant_delta\n"
+        + b'data: {"seq":1,"type":"assistant_delta","data":{"text":"big"}\n'
+        + body
+        + b"data: }\n\n"
+    )
 
     def write(conn: socket.socket, number: int, stop: threading.Event) -> None:
         conn.sendall(HEADERS + frame + TERMINAL)
@@ -70,35 +101,73 @@ def test_a_4_mb_frame_of_short_lines_is_parsed_in_linear_time() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('event: result\nid: 7\ndata: {"a": 1}\n\n', ("result", '{"a": 1}', "7")),
-        ("data: one\r\ndata: two\r\n\r\n", (None, "one\ntwo", None)),
-        ("data:one\rdata:  two\r\r", (None, "one\n two", None)),
-        (": a comment\ndata: x\nretry: 10\nmystery: y\n\n", (None, "x", None)),
-        ("data\ndata: x\n\n", (None, "\nx", None)),
-        ("event: ping\n\n", None),
-        (": keep-alive\n\n", None),
-        ("\n", None),
-        ("event:\ndata: x\n\n", (None, "x", None)),
+        ('event: result\nid: 7\ndata: {"a": 1}\n\n', [("result", '{"a": 1}', "7")]),
+        ("data: one\r\ndata: two\r\n\r\n", [("message", "one\ntwo", None)]),
+        ("data:one\rdata:  two\r\r", [("message", "one\n two", None)]),
+        (": a comment\ndata: x\nretry: 10\nmystery: y\n\n", [("message", "x", None)]),
+        ("data\ndata: x\n\n", [("message", "\nx", None)]),
+        ("event: ping\n\n", []),
+        (": keep-alive\n\n", []),
+        ("\n", []),
+        ("event:\ndata: x\n\n", [("message", "x", None)]),
+        # Mixed line ends: LF then CR is a blank line too.
+        ("data: a\n\rdata: b\r\n\r\ndata: c\n\r\n", [("message", x, None) for x in "abc"]),
+        ("data: a\n\n\ndata: b\n\n", [("message", "a", None), ("message", "b", None)]),
     ],
 )
-def test_parse_frame_follows_the_sse_field_rules(
-    text: str, expected: tuple[str | None, str, str | None] | None
+def test_events_follow_the_sse_field_rules(
+    text: str, expected: list[tuple[str, str, str | None]]
 ) -> None:
-    from mantyx_sync._http.stream import parse_frame
+    wire = text.encode()
+    for size in (1, 2, 3, len(wire)):
+        chunks = [wire[i : i + size] for i in range(0, len(wire), size)]
+        got = [(e.event, e.data, e.id) for e in read_events(chunks)]
+        assert got == expected, size
 
-    assert parse_frame(text) == expected
+
+@pytest.mark.parametrize("end", ["\n", "\r\n", "\r"])
+def test_a_frame_may_hold_max_frame_lines_lines_and_no_more(end: str) -> None:
+    def frame(lines: int) -> bytes:
+        return ("".join(f"data: {n}{end}" for n in range(lines)) + end).encode()
+
+    [event] = read_events([frame(MAX_FRAME_LINES)])
+    assert event.data.split("\n") == [str(n) for n in range(MAX_FRAME_LINES)]
+    with pytest.raises(FrameError, match=f"more than {MAX_FRAME_LINES} lines"):
+        list(read_events([frame(MAX_FRAME_LINES + 1)]))
+
+
+def test_each_event_is_handed_over_as_soon_as_its_frame_is_whole() -> None:
+    # A CRLF stream whose chunk ends between the two line ends of a blank line.
+    delivered: list[str] = []
+
+    def chunks() -> Iterator[bytes]:
+        yield b"data: one\r\n\r"
+        assert delivered == ["one"]  # not held back for the next chunk
+        yield b"\ndata: two\n\n"
+
+    for event in read_events(chunks()):
+        delivered.append(event.data)
+    assert delivered == ["one", "two"]
 
 
 def test_frames_are_found_however_the_bytes_are_chunked() -> None:
-    from mantyx_sync._http.stream import _FrameReader
-
     envelopes = [{"seq": n, "type": "assistant_delta", "data": {"text": f"é{n}"}} for n in (1, 2)]
     wire = b"".join(
         f"id: {e['seq']}\r\ndata: {json.dumps(e, ensure_ascii=False)}\r\n\r\n".encode()
         for e in envelopes
     )
     for size in (1, 2, 3, 5, len(wire)):
-        reader = _FrameReader(60.0, max_frame=1024, run_id="r1")
         chunks = [wire[i : i + size] for i in range(0, len(wire), size)]
-        got = [json.loads(data) for _, data, _ in reader.frames(chunks)]
+        got = [json.loads(e.data) for e in read_events(chunks, max_bytes=1024)]
         assert got == envelopes, size
+
+
+def test_sseclient_py_parses_and_is_installed_with_the_package() -> None:
+    # The design card's parser: a runtime dependency, not a test-only one.
+    assert all(isinstance(e, sseclient.Event) for e in read_events([b"data: x\n\n"]))
+    setup = configparser.ConfigParser()
+    setup.read(Path(__file__).resolve().parents[2] / "setup.cfg")
+    required = [line.split(">=")[0] for line in setup["options"]["install_requires"].split()]
+    assert "sseclient-py" in required
+    extras = setup["options.extras_require"]
+    assert not any("sseclient" in extras[name] for name in extras)

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 import pytest
 
 import mantyx_sync
+from mantyx_sync._base.sse import FrameError, read_events
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import ConfigurationError, StreamError
 from mantyx_sync.testing import LocalMantyx, Turn
 
@@ -104,7 +105,7 @@ def test_an_endless_frame_is_refused_as_it_arrives(
         base_url=f"http://127.0.0.1:{port}",
         max_event_bytes=256 * 1024,
     )
-    transport = HttpTransport(config)
+    transport = Api(config)
     stream = RunStream(transport, "/agent-runs/r1/stream", run_id="r1")
     first = next(stream)
     assert first.seq == 1
@@ -121,8 +122,6 @@ def test_an_endless_frame_is_refused_as_it_arrives(
 @pytest.mark.parametrize("end", [b"\n\n", b"\r\n\r\n", b"\r\r"])
 @pytest.mark.parametrize("chunk_size", [1, 7, 1000, 1 << 20])
 def test_the_cap_holds_however_the_bytes_are_chunked(end: bytes, chunk_size: int) -> None:
-    from mantyx_sync._http.stream import _FrameReader
-
     small = b"data: " + b"a" * 90 + end  # 96 + len(end) bytes: under the cap
     big = b"data: " + b"b" * 200 + end  # over it, whole inside one chunk when chunks are big
     wire = small * 3 + big + small
@@ -134,17 +133,15 @@ def test_the_cap_holds_however_the_bytes_are_chunked(end: bytes, chunk_size: int
             read += len(data[i : i + chunk_size])
             yield data[i : i + chunk_size]
 
-    reader = _FrameReader(60.0, max_frame=150, run_id="r1")
     frames = []
-    with pytest.raises(StreamError, match="grew past 150 bytes"):
-        for frame in reader.frames(chunks(wire)):
-            frames.append(frame)
+    with pytest.raises(FrameError, match="grew past 150 bytes"):
+        for frame in read_events(chunks(wire), max_bytes=150):
+            frames.append(frame.data)
     # The frames before it went through; the big one never did.
-    assert frames == [(None, "a" * 90, None)] * 3
+    assert frames == ["a" * 90] * 3
     if chunk_size < len(big):
         # Refused before the big frame had arrived whole.
         assert read < len(small) * 3 + len(big)
 
     read = 0
-    ok = _FrameReader(60.0, max_frame=150, run_id="r1")
-    assert list(ok.frames(chunks(small))) == [(None, "a" * 90, None)]
+    assert [e.data for e in read_events(chunks(small), max_bytes=150)] == ["a" * 90]

@@ -11,12 +11,14 @@ import socket
 import threading
 import time
 
+import attrs
 import pytest
 from raw_sse_support import HEADERS, RawSSE
 
+from mantyx_sync._http import retry
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.errors import SpecError, StreamError, Timeout
 
 # Connections past these get a 503 (a plain failure): with quiet connections
@@ -46,8 +48,8 @@ def _server(
     return RawSSE(write)
 
 
-def _transport(server: RawSSE, **options: object) -> HttpTransport:
-    return HttpTransport(
+def _transport(server: RawSSE, **options: object) -> Api:
+    return Api(
         ClientConfig(api_key="mantyx_k", workspace="w", base_url=server.base_url, **options)  # type: ignore[arg-type]
     )
 
@@ -119,3 +121,25 @@ def test_a_bad_timeout_is_refused(bad: float) -> None:
             RunStream(transport, "/agent-runs/r1/stream", run_id="r1", timeout=bad)
         transport.close()
         assert server.connections == 0
+
+
+def test_stream_reconnects_wait_through_the_reconnect_policy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Every connection fails (503): the stream waits the policy's backoff
+    # between reopens, through tenacity, and gives up after its budget.
+    waits: list[float] = []
+    fast = attrs.evolve(
+        retry.RECONNECT_POLICY,
+        backoff=retry.Backoff(initial=0.01, maximum=0.04, jitter=0.0),
+        sleep=waits.append,
+    )
+    monkeypatch.setattr(retry, "RECONNECT_POLICY", fast)
+    with _server("silent", quiet_connections=0) as server:
+        transport = _transport(server, stream_reconnects=3)
+        stream = RunStream(transport, "/agent-runs/r1/stream", run_id="r1")
+        with pytest.raises(StreamError, match="after 3 reconnects"):
+            next(stream)
+        transport.close()
+    assert waits == [0.01, 0.02, 0.04]
+    assert server.connections == 4

@@ -18,8 +18,8 @@ from mantyx_sync import (
     TokenSet,
     TokenSource,
 )
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
-from mantyx_sync._http.transport import HttpTransport
 from mantyx_sync.oauth import RefreshingTokenSource, _source
 
 
@@ -61,9 +61,9 @@ def source() -> FakeSource:
 
 
 @pytest.fixture
-def oauth_transport(source: FakeSource) -> HttpTransport:
+def oauth_transport(source: FakeSource) -> Api:
     config = ClientConfig(api_key=None, workspace="acme", base_url=BASE, read_timeout=5.0)
-    return HttpTransport(config, token_source=source)
+    return Api(config, token_source=source)
 
 
 def _auth_headers() -> list[str]:
@@ -71,7 +71,7 @@ def _auth_headers() -> list[str]:
 
 
 @responses.activate
-def test_token_is_asked_per_request(oauth_transport: HttpTransport, source: FakeSource) -> None:
+def test_token_is_asked_per_request(oauth_transport: Api, source: FakeSource) -> None:
     responses.get(f"{ROOT}/models", json={"models": []})
     oauth_transport.request("GET", "/models")
     source.generation = 5  # e.g. refreshed on schedule by the source itself
@@ -82,7 +82,7 @@ def test_token_is_asked_per_request(oauth_transport: HttpTransport, source: Fake
 
 @responses.activate
 def test_a_401_refreshes_once_and_repeats_the_request(
-    oauth_transport: HttpTransport, source: FakeSource
+    oauth_transport: Api, source: FakeSource
 ) -> None:
     responses.post(f"{ROOT}/agent-runs", status=401, json={"error": "token_expired"})
     responses.post(f"{ROOT}/agent-runs", status=202, json={"runId": "r1"})
@@ -95,7 +95,7 @@ def test_a_401_refreshes_once_and_repeats_the_request(
 
 @responses.activate
 def test_a_second_401_is_raised_without_another_refresh(
-    oauth_transport: HttpTransport, source: FakeSource
+    oauth_transport: Api, source: FakeSource
 ) -> None:
     responses.get(f"{ROOT}/models", status=401, json={"error": "unauthorized"})
     with pytest.raises(AuthError) as info:
@@ -105,9 +105,7 @@ def test_a_second_401_is_raised_without_another_refresh(
 
 
 @responses.activate
-def test_stream_open_refreshes_after_a_401(
-    oauth_transport: HttpTransport, source: FakeSource
-) -> None:
+def test_stream_open_refreshes_after_a_401(oauth_transport: Api, source: FakeSource) -> None:
     responses.get(f"{ROOT}/agent-runs/r1/stream", status=401, json={"error": "unauthorized"})
     responses.get(
         f"{ROOT}/agent-runs/r1/stream",
@@ -120,7 +118,7 @@ def test_stream_open_refreshes_after_a_401(
 
 
 @responses.activate
-def test_an_api_key_401_is_not_repeated(transport: HttpTransport) -> None:
+def test_an_api_key_401_is_not_repeated(transport: Api) -> None:
     responses.get(f"{ROOT}/models", status=401, json={"error": "unauthorized"})
     with pytest.raises(AuthError):
         transport.request("GET", "/models")
@@ -151,7 +149,7 @@ def test_an_api_key_401_is_not_repeated(transport: HttpTransport) -> None:
 )
 @responses.activate
 def test_insufficient_scope_read_from_the_header_when_the_body_does_not_say(
-    transport: HttpTransport, body: object, header: str, expected: list[str]
+    transport: Api, body: object, header: str, expected: list[str]
 ) -> None:
     if body is None:
         responses.post(
@@ -169,7 +167,7 @@ def test_insufficient_scope_read_from_the_header_when_the_body_does_not_say(
 
 
 @responses.activate
-def test_a_plain_403_has_no_required_scopes(transport: HttpTransport) -> None:
+def test_a_plain_403_has_no_required_scopes(transport: Api) -> None:
     responses.get(
         f"{ROOT}/models", status=403, json={"error": "forbidden", "code": "oauth_apps_plan"}
     )

@@ -7,10 +7,11 @@ import logging
 import pytest
 import requests
 import responses
-from core_support import KEY, ROOT
+from core_support import BASE, KEY, ROOT
 
+from mantyx_sync._http.api import Api
 from mantyx_sync._http.retry import RetryPolicy, Safety
-from mantyx_sync._http.transport import HttpTransport
+from mantyx_sync._http.transport import RequestsTransport
 from mantyx_sync.errors import (
     APIError,
     AuthError,
@@ -27,7 +28,7 @@ from mantyx_sync.errors import (
 
 
 @responses.activate
-def test_request_sends_bearer_and_json(transport: HttpTransport) -> None:
+def test_request_sends_bearer_and_json(transport: Api) -> None:
     responses.post(f"{ROOT}/agent-runs", json={"runId": "run_1"}, status=202)
     reply = transport.request("POST", "/agent-runs", json_body={"prompt": "hi"})
     assert reply.status == 202
@@ -39,7 +40,7 @@ def test_request_sends_bearer_and_json(transport: HttpTransport) -> None:
 
 
 @responses.activate
-def test_empty_2xx_body_is_none(transport: HttpTransport) -> None:
+def test_empty_2xx_body_is_none(transport: Api) -> None:
     responses.post(f"{ROOT}/agent-runs/r/tool-results", status=204)
     assert transport.request("POST", "/agent-runs/r/tool-results", json_body={}).body is None
 
@@ -59,7 +60,7 @@ def test_empty_2xx_body_is_none(transport: HttpTransport) -> None:
 )
 @responses.activate
 def test_status_maps_to_error_class(
-    transport: HttpTransport, status: int, body: dict[str, str], cls: type[APIError]
+    transport: Api, status: int, body: dict[str, str], cls: type[APIError]
 ) -> None:
     responses.get(f"{ROOT}/models", json=body, status=status)
     with pytest.raises(cls) as info:
@@ -73,7 +74,7 @@ def test_status_maps_to_error_class(
 
 
 @responses.activate
-def test_not_found_keeps_hint_and_candidates(transport: HttpTransport) -> None:
+def test_not_found_keeps_hint_and_candidates(transport: Api) -> None:
     responses.get(
         f"{ROOT}/models",
         json={"error": "not_found", "message": "unknown workspace", "hint": "acme-prod"},
@@ -86,7 +87,7 @@ def test_not_found_keeps_hint_and_candidates(transport: HttpTransport) -> None:
 
 
 @responses.activate
-def test_invalid_model_candidates(transport: HttpTransport) -> None:
+def test_invalid_model_candidates(transport: Api) -> None:
     responses.post(
         f"{ROOT}/agent-runs",
         json={"error": "invalid_model", "message": "ambiguous", "candidates": ["a", "b"]},
@@ -99,9 +100,7 @@ def test_invalid_model_candidates(transport: HttpTransport) -> None:
 
 @pytest.mark.parametrize("required", ["runs:write", ["runs:write", "runs:read"]])
 @responses.activate
-def test_insufficient_scope_exposes_required_scopes(
-    transport: HttpTransport, required: object
-) -> None:
+def test_insufficient_scope_exposes_required_scopes(transport: Api, required: object) -> None:
     responses.post(
         f"{ROOT}/agent-runs",
         json={"error": "insufficient_scope", "required": required},
@@ -117,9 +116,7 @@ def test_insufficient_scope_exposes_required_scopes(
 
 @pytest.mark.parametrize(("header", "expected"), [("3", 3.0), ("0.5", 0.5), ("junk", None)])
 @responses.activate
-def test_rate_limit_retry_after(
-    transport: HttpTransport, header: str, expected: float | None
-) -> None:
+def test_rate_limit_retry_after(transport: Api, header: str, expected: float | None) -> None:
     responses.get(
         f"{ROOT}/models",
         json={"error": "rate_limited"},
@@ -132,7 +129,7 @@ def test_rate_limit_retry_after(
 
 
 @responses.activate
-def test_non_json_error_body(transport: HttpTransport) -> None:
+def test_non_json_error_body(transport: Api) -> None:
     responses.get(f"{ROOT}/models", body="<html>bad gateway</html>", status=502)
     with pytest.raises(ServerError) as info:
         transport.request("GET", "/models")
@@ -140,14 +137,14 @@ def test_non_json_error_body(transport: HttpTransport) -> None:
 
 
 @responses.activate
-def test_connection_refused_is_connect_error(transport: HttpTransport) -> None:
+def test_connection_refused_is_connect_error(transport: Api) -> None:
     responses.get(f"{ROOT}/models", body=requests.exceptions.ConnectionError("refused"))
     with pytest.raises(TransportError):
         transport.request("GET", "/models")
 
 
 @responses.activate
-def test_timeouts_map(transport: HttpTransport) -> None:
+def test_timeouts_map(transport: Api) -> None:
     responses.get(f"{ROOT}/models", body=requests.exceptions.ReadTimeout("slow"))
     responses.get(f"{ROOT}/agent-runs/x", body=requests.exceptions.ConnectTimeout("slow"))
     with pytest.raises(Timeout):
@@ -166,11 +163,11 @@ def test_real_refused_connection_is_connect_error() -> None:
         port = sock.getsockname()[1]
     cfg = ClientConfig(api_key=KEY, workspace="w", base_url=f"http://127.0.0.1:{port}")
     with pytest.raises(ConnectError):
-        HttpTransport(cfg).request("GET", "/models")
+        Api(cfg).request("GET", "/models")
 
 
 @responses.activate
-def test_safe_policy_retries_5xx_then_succeeds(transport: HttpTransport) -> None:
+def test_safe_policy_retries_5xx_then_succeeds(transport: Api) -> None:
     responses.get(f"{ROOT}/models", status=503, json={"error": "unavailable"})
     responses.get(f"{ROOT}/models", status=200, json={"models": []})
     waits: list[float] = []
@@ -181,7 +178,7 @@ def test_safe_policy_retries_5xx_then_succeeds(transport: HttpTransport) -> None
 
 
 @responses.activate
-def test_create_policy_never_retries_a_500(transport: HttpTransport) -> None:
+def test_create_policy_never_retries_a_500(transport: Api) -> None:
     responses.post(f"{ROOT}/agent-runs", status=500, json={"error": "internal"})
     policy = RetryPolicy(safety=Safety.CREATE, attempts=4, sleep=lambda s: None)
     with pytest.raises(ServerError):
@@ -190,9 +187,7 @@ def test_create_policy_never_retries_a_500(transport: HttpTransport) -> None:
 
 
 @responses.activate
-def test_secrets_never_in_errors_or_logs(
-    transport: HttpTransport, caplog: pytest.LogCaptureFixture
-) -> None:
+def test_secrets_never_in_errors_or_logs(transport: Api, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG, logger="mantyx_sync")
     responses.get(
         f"{ROOT}/models",
@@ -207,7 +202,8 @@ def test_secrets_never_in_errors_or_logs(
     assert KEY not in repr(transport.config)
 
 
-def test_fork_gets_a_new_session(transport: HttpTransport, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fork_gets_a_new_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    transport = RequestsTransport(BASE)
     first = transport._get_session()
     assert transport._get_session() is first
     import os
@@ -218,7 +214,7 @@ def test_fork_gets_a_new_session(transport: HttpTransport, monkeypatch: pytest.M
 
 
 @responses.activate
-def test_newer_error_bodies_with_code_field(transport: HttpTransport) -> None:
+def test_newer_error_bodies_with_code_field(transport: Api) -> None:
     responses.post(
         f"{ROOT}/agent-runs",
         json={"error": "API keys need a paid plan", "code": "api_keys_plan"},
@@ -265,7 +261,7 @@ def test_body_cut_short_is_a_transport_error() -> None:
     server = threading.Thread(target=serve, daemon=True)
     server.start()
     cfg = ClientConfig(api_key=KEY, workspace="w", base_url=f"http://127.0.0.1:{port}")
-    transport = HttpTransport(cfg)
+    transport = Api(cfg)
     try:
         with pytest.raises(TransportError):
             transport.request("GET", "/models")

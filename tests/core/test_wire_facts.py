@@ -27,7 +27,7 @@ DECLARED_IN = "events.py"
 OTHER_FACTS = {
     ("serve/_agent_api_wire.py", "request_text"): "an Agent API request's input messages",
     ("_engine/evals.py", "_dataset_source"): "an inline evaluation case's input",
-    ("_engine/evals.py", "cancel"): "the evaluation cancel reply's {ok}",
+    ("_http/routes.py", "cancel_eval"): "the evaluation cancel reply's {ok}",
 }
 ARG_KEYS = frozenset({"args", "input"})
 OUTCOME_KEYS = frozenset({"subtype", "ok"})

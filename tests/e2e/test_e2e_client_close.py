@@ -75,7 +75,8 @@ def test_close_from_another_thread_ends_a_live_stream(
     def hold() -> str:
         """Hold the run open until released."""
         started.set()
-        release.wait(10)
+        # Longer than the reader is given below: only close() may end its read.
+        release.wait(30)
         return "released"
 
     port = int(proxy.base_url.rsplit(":", 1)[1])
@@ -92,9 +93,13 @@ def test_close_from_another_thread_ends_a_live_stream(
     reader = threading.Thread(target=follow)
     reader.start()
     assert started.wait(10)
-    client.close()  # from this thread, while the reader's stream is open
+    # Neither close() nor the reader may wait for the quiet stream's next byte.
+    closer = threading.Thread(target=client.close)
+    closer.start()
+    closer.join(10)
     reader.join(10)
     release.set()
+    assert not closer.is_alive()
     assert not reader.is_alive()
     assert len(outcome) == 1 and isinstance(outcome[0], mantyx_sync.MantyxError)
     assert "closed" in str(outcome[0])

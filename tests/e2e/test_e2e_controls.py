@@ -30,8 +30,8 @@ PRIMARY = "platform:cm6abc123"
 FALLBACK = "provider:cm6def456"
 
 
-def test_live_plan_applies_revisions_idempotently(mantyx_server: LocalMantyx) -> None:
-    mantyx_server.set_model(
+def test_live_plan_applies_revisions_idempotently(emulator: LocalMantyx) -> None:
+    emulator.set_model(
         [
             PlanUpdate([("Read", "in_progress"), ("Write", "pending")], brief="Report"),
             PlanUpdate([("Read", "done"), ("Write", "in_progress")], brief="Report"),
@@ -40,7 +40,7 @@ def test_live_plan_applies_revisions_idempotently(mantyx_server: LocalMantyx) ->
             Turn("Drafting."),
         ]
     )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, plan="auto")
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM, plan="auto")
     seen: list[tuple[int | None, list[str]]] = []
     with agent.stream("Write the report") as run:
         for event in run:
@@ -54,7 +54,7 @@ def test_live_plan_applies_revisions_idempotently(mantyx_server: LocalMantyx) ->
     ]
     assert run.result is not None and run.result.plan == run.plan
     assert run.result.plan is not None and run.result.plan.brief == "Report"
-    assert mantyx_server.requests[0].json["plan"] == "auto"
+    assert emulator.requests[0].json["plan"] == "auto"
 
 
 def test_plan_survives_a_reconnect_replay_and_a_replaced_plans_replay(
@@ -84,8 +84,10 @@ def test_plan_survives_a_reconnect_replay_and_a_replaced_plans_replay(
     assert sum(1 for e in run.result.events if e.type == "task_plan") == 4  # each seq once
 
 
-def test_run_plan_is_plan_only(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, plan="required")
+def test_run_plan_is_plan_only(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(
+        emulator.client(in_memory=True), system_prompt=SYSTEM, plan="required"
+    )
     result = agent.run_plan("Migrate the database", steps=["Back up", "Migrate", "Verify"])
     assert result.turns == 0 and result.tokens is not None and result.tokens.total_tokens == 0
     assert result.plan is not None and [s.title for s in result.plan.steps] == [
@@ -94,7 +96,7 @@ def test_run_plan_is_plan_only(mantyx_server: LocalMantyx) -> None:
         "Verify",
     ]
     assert result.plan.brief == "Migrate the database"
-    sent = next(r.json for r in mantyx_server.requests if r.path.endswith("/agent-runs"))["plan"]
+    sent = next(r.json for r in emulator.requests if r.path.endswith("/agent-runs"))["plan"]
     assert sent == {"mode": "required", "steps": ["Back up", "Migrate", "Verify"], "planOnly": True}
     with agent.session() as chat:
         planned = chat.run_plan("Plan a trip", brief="Trip")
@@ -104,14 +106,17 @@ def test_run_plan_is_plan_only(mantyx_server: LocalMantyx) -> None:
         assert chat.history()[0].content == "Hello"
 
 
-def test_fallback_mid_session_stays_switched(mantyx_server: LocalMantyx) -> None:
+def test_fallback_mid_session_stays_switched(emulator: LocalMantyx) -> None:
     agent = mantyx_sync.Agent(
-        mantyx_server.client(), system_prompt=SYSTEM, model_id=PRIMARY, fallback_model_id=FALLBACK
+        emulator.client(in_memory=True),
+        system_prompt=SYSTEM,
+        model_id=PRIMARY,
+        fallback_model_id=FALLBACK,
     )
     with agent.session() as chat:
         first = chat.run("one")
         assert first.model is not None and first.model.id == PRIMARY and first.model_fallbacks == ()
-        mantyx_server.queue_script([Overload(), Turn("after the switch")])
+        emulator.queue_script([Overload(), Turn("after the switch")])
         second = chat.run("two")
         assert second.text == "after the switch"
         assert second.model_fallbacks == (
@@ -132,16 +137,16 @@ def test_fallback_mid_session_stays_switched(mantyx_server: LocalMantyx) -> None
         assert chat.info().spec is not None and chat.info().spec["activeModelId"] == FALLBACK
 
 
-def test_overload_without_fallback_fails_the_run(mantyx_server: LocalMantyx) -> None:
-    mantyx_server.set_model([Overload("server_error")])
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+def test_overload_without_fallback_fails_the_run(emulator: LocalMantyx) -> None:
+    emulator.set_model([Overload("server_error")])
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     with pytest.raises(RunError) as info:
         agent.run("x")
     assert info.value.error_class == "server_error" and info.value.retryable is True
 
 
-def test_supervisor_verdicts_and_tool_files_are_typed(mantyx_server: LocalMantyx) -> None:
-    mantyx_server.set_model(
+def test_supervisor_verdicts_and_tool_files_are_typed(emulator: LocalMantyx) -> None:
+    emulator.set_model(
         [
             Supervise("redirect", "Off track", redirect="Answer the question"),
             ToolFilesStep(
@@ -152,7 +157,9 @@ def test_supervisor_verdicts_and_tool_files_are_typed(mantyx_server: LocalMantyx
         ]
     )
     agent = mantyx_sync.Agent(
-        mantyx_server.client(), system_prompt=SYSTEM, supervisor=mantyx_sync.Supervisor(interval=1)
+        emulator.client(in_memory=True),
+        system_prompt=SYSTEM,
+        supervisor=mantyx_sync.Supervisor(interval=1),
     )
     result = agent.run("x")
     payloads = {e.type: e.payload for e in result.events}
@@ -164,10 +171,10 @@ def test_supervisor_verdicts_and_tool_files_are_typed(mantyx_server: LocalMantyx
     assert [e.type for e in result.events].index("tool_files") < [
         e.type for e in result.events
     ].index("tool_result")
-    assert mantyx_server.requests[0].json["supervisor"] == {"interval": 1}
+    assert emulator.requests[0].json["supervisor"] == {"interval": 1}
 
 
-def test_eight_read_only_calls_answered_out_of_order(mantyx_server: LocalMantyx) -> None:
+def test_eight_read_only_calls_answered_out_of_order(emulator: LocalMantyx) -> None:
     finished = [threading.Event() for _ in range(8)]
     order: list[int] = []
     lock = threading.Lock()
@@ -183,27 +190,27 @@ def test_eight_read_only_calls_answered_out_of_order(mantyx_server: LocalMantyx)
         finished[index].set()
         return f"shard {index}"
 
-    mantyx_server.set_model(
+    emulator.set_model(
         [
             Turn("Looking up.", tool_calls=[ToolCall("lookup", {"index": i}) for i in range(8)]),
             Turn(lambda ctx: ", ".join(r["result"] for r in ctx.tool_results)),
         ]
     )
     agent = mantyx_sync.Agent(
-        mantyx_server.client(), system_prompt=SYSTEM, tools=[lookup], max_workers=8
+        emulator.client(in_memory=True), system_prompt=SYSTEM, tools=[lookup], max_workers=8
     )
     result = agent.run("Look everything up")
     assert order == list(range(7, -1, -1))
     # Answers land in whatever order the POSTs arrive; each one exactly once.
     assert sorted(result.text.split(", ")) == [f"shard {i}" for i in range(8)]
-    run = mantyx_server.runs[result.run_id]
+    run = emulator.runs[result.run_id]
     assert len(run.tool_results) == 8  # each toolUseId answered exactly once
     assert run.spec["tools"][0]["readOnly"] is True
-    posts = [r for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    posts = [r for r in emulator.requests if r.path.endswith("/tool-results")]
     assert len(posts) == 8
 
 
-def test_a_retained_result_reaches_later_turns_of_the_session(mantyx_server: LocalMantyx) -> None:
+def test_a_retained_result_reaches_later_turns_of_the_session(emulator: LocalMantyx) -> None:
     @mantyx_sync.local_tool(retain=True)
     def profile(user: str) -> str:
         """The user's profile."""
@@ -218,10 +225,10 @@ def test_a_retained_result_reaches_later_turns_of_the_session(mantyx_server: Loc
         return "; ".join(f"{r['name']}={len(r['result'].encode())}" for r in ctx.retained)
 
     agent = mantyx_sync.Agent(
-        mantyx_server.client(), system_prompt=SYSTEM, tools=[profile, weather]
+        emulator.client(in_memory=True), system_prompt=SYSTEM, tools=[profile, weather]
     )
     with agent.session() as chat:
-        mantyx_server.queue_script(
+        emulator.queue_script(
             [
                 Turn(
                     "",
@@ -234,15 +241,15 @@ def test_a_retained_result_reaches_later_turns_of_the_session(mantyx_server: Loc
             ]
         )
         first = chat.run("Who am I?")
-        mantyx_server.queue_script([Turn(kept)])
+        emulator.queue_script([Turn(kept)])
         second = chat.run("And now?")
     assert first.text == ""  # nothing retained yet while the first run goes on
     assert second.text == "profile=8192"  # only the retain tool's text, cut to 8 KB
-    tools = next(r.json for r in mantyx_server.requests if r.path.endswith("/agent-sessions"))
+    tools = next(r.json for r in emulator.requests if r.path.endswith("/agent-sessions"))
     assert [t.get("retain") for t in tools["tools"]] == [True, None]
 
 
-def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
+def test_handler_returning_files(emulator: LocalMantyx) -> None:
     @mantyx_sync.local_tool
     def chart(city: str) -> ToolOutput:
         """Draw a chart."""
@@ -257,7 +264,7 @@ def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
             "x", files=[Attachment.from_bytes(b"x", filename=f"{i}.txt") for i in range(n)]
         )
 
-    mantyx_server.set_model(
+    emulator.set_model(
         [
             Turn(
                 "",
@@ -266,13 +273,13 @@ def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
             Turn("done"),
         ]
     )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[chart, too_many])
+    agent = mantyx_sync.Agent(
+        emulator.client(in_memory=True), system_prompt=SYSTEM, tools=[chart, too_many]
+    )
     result = agent.run("x")
     echoes = {e.data["toolUseId"]: e for e in result.events if e.type == "local_tool_result_in"}
     posts = {
-        r.json["toolUseId"]: r.json
-        for r in mantyx_server.requests
-        if r.path.endswith("/tool-results")
+        r.json["toolUseId"]: r.json for r in emulator.requests if r.path.endswith("/tool-results")
     }
     chart_id = next(i for i, p in posts.items() if p.get("result") == "chart of Oslo")
     assert posts[chart_id]["files"] == [
@@ -290,7 +297,7 @@ def test_handler_returning_files(mantyx_server: LocalMantyx) -> None:
 
 
 def test_files_of_a_call_answered_with_an_error_are_dropped_with_a_warning(
-    mantyx_server: LocalMantyx, caplog: pytest.LogCaptureFixture
+    emulator: LocalMantyx, caplog: pytest.LogCaptureFixture
 ) -> None:
     @mantyx_sync.local_tool
     def chart(city: str) -> ToolOutput:
@@ -298,27 +305,27 @@ def test_files_of_a_call_answered_with_an_error_are_dropped_with_a_warning(
         # The result cannot be written as JSON: the model gets an error, not the files.
         return ToolOutput(object(), files=[Attachment.from_bytes(b"\x89PNG", filename="c.png")])
 
-    mantyx_server.set_model(
-        [Turn("", tool_calls=[ToolCall("chart", {"city": "Oslo"})]), Turn("ok")]
-    )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, tools=[chart])
+    emulator.set_model([Turn("", tool_calls=[ToolCall("chart", {"city": "Oslo"})]), Turn("ok")])
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM, tools=[chart])
     with caplog.at_level("WARNING", logger="mantyx_sync"):
         agent.run("x")
-    [post] = [r.json for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    [post] = [r.json for r in emulator.requests if r.path.endswith("/tool-results")]
     assert "files" not in post and "result" not in post and "TypeError" in post["error"]
     assert any("1 file(s) dropped" in r.getMessage() for r in caplog.records)
 
 
-def test_strict_output_success_and_failure(mantyx_server: LocalMantyx) -> None:
+def test_strict_output_success_and_failure(emulator: LocalMantyx) -> None:
     schema = mantyx_sync.OutputSchema(
         schema={"type": "object", "properties": {"a": {"type": "integer"}}, "required": ["a"]},
         enforcement="strict",
     )
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, output_schema=schema)
+    agent = mantyx_sync.Agent(
+        emulator.client(in_memory=True), system_prompt=SYSTEM, output_schema=schema
+    )
     result = agent.run("x")
     assert result.structured_output is not None and result.structured_output.schema_enforced is True
     assert result.structured_output.enforcement_mechanism == "native_schema"
-    assert mantyx_server.requests[0].json["outputSchema"]["enforcement"] == "strict"
+    assert emulator.requests[0].json["outputSchema"]["enforcement"] == "strict"
     failure: dict[str, Any] = {
         "error": "the provider rejected the schema",
         "code": "structured_output_schema_rejected",
@@ -332,7 +339,7 @@ def test_strict_output_success_and_failure(mantyx_server: LocalMantyx) -> None:
             "unconstrainedFallbackOccurred": False,
         },
     }
-    mantyx_server.set_model([Emit("error", failure)])
+    emulator.set_model([Emit("error", failure)])
     with pytest.raises(RunError) as info:
         agent.run("y")
     error = info.value
@@ -341,36 +348,38 @@ def test_strict_output_success_and_failure(mantyx_server: LocalMantyx) -> None:
     assert error.structured_output is not None and error.structured_output.schema_enforced is False
 
 
-def test_session_controls_at_creation_and_per_turn(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+def test_session_controls_at_creation_and_per_turn(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     with agent.session(supervisor=True, plan=Plan(mode="auto")) as chat:
         chat.run("a", supervisor=False, plan="required")
-    created = next(r.json for r in mantyx_server.requests if r.path.endswith("/agent-sessions"))
+    created = next(r.json for r in emulator.requests if r.path.endswith("/agent-sessions"))
     assert created["supervisor"] is True and created["plan"] == {"mode": "auto"}
-    message = next(r.json for r in mantyx_server.requests if r.path.endswith("/messages"))
+    message = next(r.json for r in emulator.requests if r.path.endswith("/messages"))
     assert message["supervisor"] is False and message["plan"] == "required"
 
 
-def test_bad_controls_raise_before_sending(mantyx_server: LocalMantyx) -> None:
-    client = mantyx_server.client()
+def test_bad_controls_raise_before_sending(emulator: LocalMantyx) -> None:
+    client = emulator.client(in_memory=True)
     with pytest.raises(mantyx_sync.SpecError):
         mantyx_sync.Agent(
             client, system_prompt=SYSTEM, supervisor=mantyx_sync.Supervisor(interval=0)
         )
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
     with agent.session() as chat:
-        mantyx_server.clear_requests()
+        emulator.clear_requests()
         with pytest.raises(mantyx_sync.SpecError, match="plan"):
             chat.run("a", plan="maybe")
-        assert not any(r.path.endswith("/messages") for r in mantyx_server.requests)
+        assert not any(r.path.endswith("/messages") for r in emulator.requests)
 
 
 def test_a_failed_result_carries_structured_output_on_the_error(
-    mantyx_server: LocalMantyx,
+    emulator: LocalMantyx,
 ) -> None:
-    mantyx_server.set_model([FailResult("error_max_turns", "too many turns")])
+    emulator.set_model([FailResult("error_max_turns", "too many turns")])
     schema = mantyx_sync.OutputSchema(schema={"type": "object"}, enforcement="strict")
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, output_schema=schema)
+    agent = mantyx_sync.Agent(
+        emulator.client(in_memory=True), system_prompt=SYSTEM, output_schema=schema
+    )
     with pytest.raises(RunError) as info:
         agent.run("x")
     assert info.value.code == "error_max_turns"

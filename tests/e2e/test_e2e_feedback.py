@@ -17,22 +17,22 @@ def _feedback_posts(server: LocalMantyx) -> list[int]:
     ]
 
 
-def test_feedback_created_then_updated(mantyx_server: LocalMantyx) -> None:
-    client = mantyx_server.client()
+def test_feedback_created_then_updated(emulator: LocalMantyx) -> None:
+    client = emulator.client(in_memory=True)
     result = mantyx_sync.Agent(client, system_prompt="s").run("hello")
 
     first = result.feedback("up", content_snapshot=result.text)
     assert isinstance(first, Feedback)
     assert first.created is True and first.verdict == "up"
     assert first.agent_run_id == result.run_id and first.target_kind == "agent_run"
-    stored = mantyx_server.feedback[result.run_id]
+    stored = emulator.feedback[result.run_id]
     assert stored["verdict"] == "UP" and stored["contentSnapshot"] == result.text
 
     second = client.feedback(result.run_id, "DOWN", explanation="It only echoed me.")
     assert second.created is False and second.id == first.id and second.verdict == "down"
-    assert mantyx_server.feedback[result.run_id]["explanation"] == "It only echoed me."
-    assert _feedback_posts(mantyx_server) == [201, 200]
-    sent = [r.json for r in mantyx_server.requests if r.path.endswith("/feedback")]
+    assert emulator.feedback[result.run_id]["explanation"] == "It only echoed me."
+    assert _feedback_posts(emulator) == [201, 200]
+    sent = [r.json for r in emulator.requests if r.path.endswith("/feedback")]
     assert sent == [
         {"verdict": "UP", "contentSnapshot": result.text},
         {"verdict": "DOWN", "explanation": "It only echoed me."},
@@ -42,30 +42,30 @@ def test_feedback_created_then_updated(mantyx_server: LocalMantyx) -> None:
     assert [(f.id, f.verdict, f.created) for f in listed] == [(first.id, "down", None)]
 
 
-def test_feedback_on_a_failed_run_through_its_error(mantyx_server: LocalMantyx) -> None:
-    mantyx_server.queue_script([Fail("boom", code="provider_error")])
+def test_feedback_on_a_failed_run_through_its_error(emulator: LocalMantyx) -> None:
+    emulator.queue_script([Fail("boom", code="provider_error")])
     with pytest.raises(mantyx_sync.RunError) as caught:
-        mantyx_sync.Agent(mantyx_server.client(), system_prompt="s").run("x")
+        mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt="s").run("x")
     assert caught.value.result is not None
     given = caught.value.result.feedback("down", explanation="failed")
     assert given.created is True
-    assert mantyx_server.feedback[caught.value.run_id]["verdict"] == "DOWN"
+    assert emulator.feedback[caught.value.run_id]["verdict"] == "DOWN"
 
 
-def test_list_feedback_filters_and_pages(mantyx_server: LocalMantyx) -> None:
-    client = mantyx_server.client()
+def test_list_feedback_filters_and_pages(emulator: LocalMantyx) -> None:
+    client = emulator.client(in_memory=True)
     agent = mantyx_sync.Agent(client, system_prompt="s")
     results = [agent.run(f"q{i}") for i in range(5)]
     for i, result in enumerate(results):
         result.feedback("up" if i % 2 else "down")
-    mantyx_server.clear_requests()
+    emulator.clear_requests()
     downs = list(client.list_feedback(verdict="down", limit=2))
     assert [f.agent_run_id for f in downs] == [
         results[4].run_id,
         results[2].run_id,
         results[0].run_id,
     ]
-    assert len([r for r in mantyx_server.requests if r.path.endswith("/reply-feedback")]) == 2
+    assert len([r for r in emulator.requests if r.path.endswith("/reply-feedback")]) == 2
     assert [f.agent_run_id for f in client.list_feedback(max_items=1)] == [results[4].run_id]
 
 
@@ -76,40 +76,40 @@ def test_list_feedback_filters_and_pages(mantyx_server: LocalMantyx) -> None:
         ({"verdict": None}, "verdict"),
         ({"verdict": "up", "explanation": "x" * 8001}, "explanation"),
         ({"verdict": "up", "explanation": 3}, "explanation"),
-        ({"verdict": "up", "content_snapshot": object()}, "contentSnapshot"),
+        ({"verdict": "up", "content_snapshot": object()}, "content_snapshot"),
     ],
 )
 def test_feedback_limits_are_checked_before_sending(
-    mantyx_server: LocalMantyx, kwargs: dict[str, object], path: str
+    emulator: LocalMantyx, kwargs: dict[str, object], path: str
 ) -> None:
-    client = mantyx_server.client()
-    mantyx_server.clear_requests()
+    client = emulator.client(in_memory=True)
+    emulator.clear_requests()
     with pytest.raises(mantyx_sync.SpecError) as caught:
         client.feedback("run_x", **kwargs)  # type: ignore[arg-type]
     assert caught.value.path == path
-    assert mantyx_server.requests == []
+    assert emulator.requests == []
     with pytest.raises(mantyx_sync.SpecError):
         client.list_feedback(verdict="sideways")
 
 
-def test_an_explanation_of_exactly_8000_characters_is_accepted(mantyx_server: LocalMantyx) -> None:
-    client = mantyx_server.client()
+def test_an_explanation_of_exactly_8000_characters_is_accepted(emulator: LocalMantyx) -> None:
+    client = emulator.client(in_memory=True)
     result = mantyx_sync.Agent(client, system_prompt="s").run("x")
     assert client.feedback(result.run_id, "up", explanation="x" * 8000).created is True
 
 
-def test_feedback_on_an_unknown_run_is_not_found(mantyx_server: LocalMantyx) -> None:
+def test_feedback_on_an_unknown_run_is_not_found(emulator: LocalMantyx) -> None:
     with pytest.raises(mantyx_sync.NotFoundError):
-        mantyx_server.client().feedback("run_missing", "up")
+        emulator.client(in_memory=True).feedback("run_missing", "up")
 
 
-def test_a_pickled_result_cannot_reach_the_client(mantyx_server: LocalMantyx) -> None:
-    result = mantyx_sync.Agent(mantyx_server.client(), system_prompt="s").run("x")
+def test_a_pickled_result_cannot_reach_the_client(emulator: LocalMantyx) -> None:
+    result = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt="s").run("x")
     copy = pickle.loads(pickle.dumps(result))
     assert copy == result
     with pytest.raises(mantyx_sync.MantyxError, match=r"client\.feedback"):
         copy.feedback("up")
-    assert mantyx_server.feedback == {}
+    assert emulator.feedback == {}
 
 
 def test_feedback_needs_the_feedback_write_scope() -> None:

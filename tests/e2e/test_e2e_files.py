@@ -22,16 +22,16 @@ def _posted_messages(server: LocalMantyx, suffix: str) -> list[dict]:
     ]
 
 
-def test_run_with_files_from_disk_and_url(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
+def test_run_with_files_from_disk_and_url(emulator: LocalMantyx, tmp_path: Path) -> None:
     pdf = tmp_path / "report.pdf"
     pdf.write_bytes(b"%PDF-1.4 fake" * 1000)
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     result = agent.run(
         "Summarise the report",
         attachments=[pdf, Attachment.from_url("https://files.test/chart.png")],
     )
     assert "Received 2 files: application/pdf, image/png" in result.text
-    [messages] = _posted_messages(mantyx_server, "/agent-runs")
+    [messages] = _posted_messages(emulator, "/agent-runs")
     sent = messages[0]["attachments"]
     assert base64.b64decode(sent[0]["data"]) == pdf.read_bytes()
     assert sent[1] == {
@@ -41,8 +41,8 @@ def test_run_with_files_from_disk_and_url(mantyx_server: LocalMantyx, tmp_path: 
     }
 
 
-def test_stream_and_message_values(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+def test_stream_and_message_values(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     note = Attachment.from_bytes(b"a,b\n1,2\n", filename="data.csv")
     with agent.stream(
         messages=[
@@ -56,8 +56,8 @@ def test_stream_and_message_values(mantyx_server: LocalMantyx) -> None:
     assert "Received 1 file: text/csv" in (run.result.text if run.result else "")
 
 
-def test_session_turn_with_files_keeps_metadata_in_history(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+def test_session_turn_with_files_keeps_metadata_in_history(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     with agent.session() as chat:
         first = chat.run("Look", attachments=[Attachment.from_bytes(b"{}", filename="a.json")])
         assert "Received 1 file: application/json" in first.text
@@ -73,21 +73,19 @@ def test_session_turn_with_files_keeps_metadata_in_history(mantyx_server: LocalM
     }
 
 
-def test_bad_input_raises_before_anything_is_sent(
-    mantyx_server: LocalMantyx, tmp_path: Path
-) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
-    mantyx_server.clear_requests()
+def test_bad_input_raises_before_anything_is_sent(emulator: LocalMantyx, tmp_path: Path) -> None:
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
+    emulator.clear_requests()
     too_many = [Attachment.from_bytes(b"x", filename=f"{i}.txt") for i in range(21)]
     with pytest.raises(mantyx_sync.SpecError) as info:
         agent.run("Read", attachments=too_many)
     assert info.value.path == "attachments" and "limit is 20" in str(info.value)
     with agent.session() as chat:
-        mantyx_server.clear_requests()
+        emulator.clear_requests()
         with pytest.raises(mantyx_sync.SpecError, match="last non-system"):
             chat.run(messages=[("user", "a"), ("assistant", "b")])
-        assert not any(r.path.endswith("/messages") for r in mantyx_server.requests)
-    assert not any(r.path.endswith("/agent-runs") for r in mantyx_server.requests)
+        assert not any(r.path.endswith("/messages") for r in emulator.requests)
+    assert not any(r.path.endswith("/agent-runs") for r in emulator.requests)
 
 
 def test_files_stream_from_disk_and_a_resent_post_sends_them_again(
@@ -123,17 +121,17 @@ def test_files_stream_from_disk_and_a_resent_post_sends_them_again(
 
 
 def test_a_file_changed_after_attaching_is_refused_before_sending(
-    mantyx_server: LocalMantyx, tmp_path: Path
+    emulator: LocalMantyx, tmp_path: Path
 ) -> None:
     note = tmp_path / "note.txt"
     note.write_text("short")
     attached = Attachment.from_path(note)
     note.write_text("a longer note now")
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
-    mantyx_server.clear_requests()
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
+    emulator.clear_requests()
     with pytest.raises(mantyx_sync.SpecError, match="changed size after it was attached"):
         agent.run("Read", attachments=[attached])
-    assert not any(r.path.endswith("/agent-runs") for r in mantyx_server.requests)
+    assert not any(r.path.endswith("/agent-runs") for r in emulator.requests)
 
 
 def test_a_callers_requests_session_sends_the_streamed_file_too(

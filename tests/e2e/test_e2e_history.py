@@ -127,7 +127,7 @@ def test_status_filter_finds_failed_runs(mantyx_server: LocalMantyx) -> None:
         ({"limit": True}, "limit"),
         ({"max_items": 0}, "max_items"),
         ({"metadata": {"bad key": "x"}}, "metadata"),
-        ({"metadata": {"k": 1}}, "metadata.k"),
+        ({"metadata": {"k": 1}}, "metadata['k']"),
         ({"status": ""}, "status"),
         ({"include_total": "yes"}, "include_total"),
     ],

@@ -145,6 +145,19 @@ def test_leaving_stream_early_cancels_the_run(
     assert any(r.path.endswith(f"/agent-runs/{run.id}/cancel") for r in mantyx_server.requests)
 
 
+def test_a_best_effort_cancel_is_retried_like_any_cancel(
+    mantyx_server: LocalMantyx, held_agent: mantyx_sync.Agent
+) -> None:
+    # A cancel is idempotent: leaving the block early retries it after a 503
+    # (within cancel_timeout), as Client.cancel and Run.cancel do, instead of
+    # leaving the run burning.
+    mantyx_server.fail_next("POST", r"/cancel$", 503, headers={"Retry-After": "0"})
+    with held_agent.stream("x") as run:
+        next(event for event in run if event.type == "assistant_delta")
+    assert mantyx_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
+    assert [r.status for r in mantyx_server.requests if r.path.endswith("/cancel")] == [503, 200]
+
+
 def test_passthrough_and_observability_events(
     mantyx_server: LocalMantyx, agent: mantyx_sync.Agent
 ) -> None:

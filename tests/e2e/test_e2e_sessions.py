@@ -10,8 +10,10 @@ from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 SYSTEM = "You are a test agent."
 
 
-def test_session_keeps_history_and_ends_on_exit(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM, metadata={"app": "t"})
+def test_session_keeps_history_and_ends_on_exit(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(
+        emulator.client(in_memory=True), system_prompt=SYSTEM, metadata={"app": "t"}
+    )
     with agent.session() as chat:
         first = chat.run("My name is Ada.")
         second = chat.run("What is my name?")
@@ -20,19 +22,17 @@ def test_session_keeps_history_and_ends_on_exit(mantyx_server: LocalMantyx) -> N
         assert [m.role for m in history] == ["user", "assistant", "user", "assistant"]
         assert history[0] == mantyx_sync.Message("user", "My name is Ada.")
         assert chat.info().status == "active"
-    assert mantyx_server.sessions[chat.id].status == "ended"
-    assert any(r.method == "DELETE" and r.path.endswith(chat.id) for r in mantyx_server.requests)
+    assert emulator.sessions[chat.id].status == "ended"
+    assert any(r.method == "DELETE" and r.path.endswith(chat.id) for r in emulator.requests)
     created = next(
-        r
-        for r in mantyx_server.requests
-        if r.method == "POST" and r.path.endswith("/agent-sessions")
+        r for r in emulator.requests if r.method == "POST" and r.path.endswith("/agent-sessions")
     )
     assert created.json["systemPrompt"] == SYSTEM and created.json["metadata"] == {"app": "t"}
     assert "prompt" not in created.json
 
 
-def test_per_message_overrides_go_in_the_message_body(mantyx_server: LocalMantyx) -> None:
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
+def test_per_message_overrides_go_in_the_message_body(emulator: LocalMantyx) -> None:
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
     with agent.session() as chat:
         chat.run(
             "x",
@@ -42,7 +42,7 @@ def test_per_message_overrides_go_in_the_message_body(mantyx_server: LocalMantyx
             metadata={"turn": "1"},
         )
         chat.run("y")
-    messages = [r.json for r in mantyx_server.requests if r.path.endswith("/messages")]
+    messages = [r.json for r in emulator.requests if r.path.endswith("/messages")]
     assert messages[0]["reasoningLevel"] == "high"
     assert messages[0]["loopDetection"] is False
     assert messages[0]["toolBudgets"] == {"recall": {"maxCalls": 2}}
@@ -50,7 +50,7 @@ def test_per_message_overrides_go_in_the_message_body(mantyx_server: LocalMantyx
     assert set(messages[1]) == {"prompt"}
 
 
-def test_session_tools_answered_and_resume(mantyx_server: LocalMantyx) -> None:
+def test_session_tools_answered_and_resume(emulator: LocalMantyx) -> None:
     calls: list[int] = []
 
     @mantyx_sync.local_tool
@@ -59,17 +59,17 @@ def test_session_tools_answered_and_resume(mantyx_server: LocalMantyx) -> None:
         calls.append(a + b)
         return a + b
 
-    mantyx_server.set_model(
+    emulator.set_model(
         [
             Turn(tool_calls=[ToolCall("add", {"a": 2, "b": 3})]),
             Turn(lambda ctx: f"sum is {ctx.tool_results[-1]['result']}"),
         ]
     )
-    client = mantyx_server.client()
+    client = emulator.client(in_memory=True)
     chat = client.create_session(system_prompt=SYSTEM, tools=[add])
     assert chat.run("add").text == "sum is 5"
     # A new process would re-bind the handlers on the same session id.
-    again = mantyx_server.client().resume_session(chat.id, tools=[add])
+    again = emulator.client(in_memory=True).resume_session(chat.id, tools=[add])
     assert again.run("add again").text == "sum is 5"
     assert calls == [5, 5]
     again.end()
@@ -78,17 +78,17 @@ def test_session_tools_answered_and_resume(mantyx_server: LocalMantyx) -> None:
         client.resume_session("ses_does_not_exist", tools=[add])
 
 
-def test_session_message_tools_override(mantyx_server: LocalMantyx) -> None:
+def test_session_message_tools_override(emulator: LocalMantyx) -> None:
     @mantyx_sync.local_tool
     def ping() -> str:
         """Reply pong."""
         return "pong"
 
-    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
-    mantyx_server.set_model(
+    agent = mantyx_sync.Agent(emulator.client(in_memory=True), system_prompt=SYSTEM)
+    emulator.set_model(
         [Turn(tool_calls=[ToolCall("ping", {})]), Turn(lambda ctx: ctx.tool_results[-1]["result"])]
     )
     with agent.session() as chat:
         assert chat.run("x", tools=[ping]).text == "pong"
-    body = next(r.json for r in mantyx_server.requests if r.path.endswith("/messages"))
+    body = next(r.json for r in emulator.requests if r.path.endswith("/messages"))
     assert body["tools"][0]["name"] == "ping"

@@ -45,11 +45,11 @@ def test_without_any_instructions_nothing_is_sent(mantyx_server: LocalMantyx) ->
     ):
         with pytest.raises(SpecError) as info:
             call()
-        assert info.value.path == "systemPrompt"
-        assert "agentId" in str(info.value) and "system message" in str(info.value)
+        assert info.value.path == "system_prompt"
+        assert "agent_id" in str(info.value) and "system message" in str(info.value)
     with pytest.raises(SpecError, match="session") as info:
         agent.session()
-    assert info.value.path == "systemPrompt"
+    assert info.value.path == "system_prompt"
     assert mantyx_server.requests == []
 
 

@@ -11,7 +11,7 @@ import pytest
 from fake_http_mcp import FakeHttpMcp
 from peerkit import tool_call
 
-from mantyx_sync._peers.mcp.http import iter_sse_data
+from mantyx_sync._base.sse import read_events
 from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
@@ -104,4 +104,5 @@ def test_sse_parser_handles_split_chunks_comments_and_crlf() -> None:
         b" 1}\r\n\r\n",
         b"data: x\ndata: y\n\n",
     ]
-    assert list(iter_sse_data(iter(chunks))) == [("message", '{"a": 1}'), ("message", "x\ny")]
+    events = [(e.event, e.data) for e in read_events(chunks)]
+    assert events == [("message", '{"a": 1}'), ("message", "x\ny")]

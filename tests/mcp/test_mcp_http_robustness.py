@@ -15,6 +15,7 @@ from peerkit import tool_call
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
+from mantyx_sync._base.sse import MAX_FRAME_LINES
 from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 
@@ -312,5 +313,41 @@ def test_malformed_ids_keep_reply_streams_and_listener_alive(
         assert peerkit.threads_named("mantyx-mcp-s-get")
         assert _call(conn, 5) == "ok"
         assert _call(conn, 5) == "ok"
+    finally:
+        conn.close()
+
+
+def test_a_reply_stream_with_cr_line_ends_is_answered(serve: Callable[..., Server]) -> None:
+    # CR alone ends a line too (the SSE spec's CR, LF and CRLF): the shared
+    # event reader sees the answer; splitting on LF only never did.
+    def handler(request: Request, body: Any) -> Response | None:
+        if body.get("method") == "tools/call":
+            answer = f"event: message\rdata: {json.dumps(_ok(body['id'], 'ok'))}\r\r"
+            return Response([answer.encode()], content_type="text/event-stream")
+        return None
+
+    server = serve(handler)
+    conn = define_local_mcp("s", url=server.url, timeout=5).connect()
+    try:
+        assert _call(conn, 5) == "ok"
+    finally:
+        conn.close()
+
+
+def test_a_reply_frame_of_too_many_lines_fails_the_call_naming_the_limit(
+    serve: Callable[..., Server],
+) -> None:
+    def handler(request: Request, body: Any) -> Response | None:
+        if body.get("method") == "tools/call":
+            text = json.dumps(_ok(body["id"], "ok"), indent=1).splitlines()
+            frame = "".join(f"data: {line}\n" for line in text) + ": pad\n" * 70 + "\n"
+            return Response([frame.encode()], content_type="text/event-stream")
+        return None
+
+    server = serve(handler)
+    conn = define_local_mcp("s", url=server.url, timeout=5).connect()
+    try:
+        with pytest.raises(ToolError, match=f"answered badly: .*more than {MAX_FRAME_LINES} lines"):
+            _call(conn, 5)
     finally:
         conn.close()

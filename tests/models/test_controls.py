@@ -41,7 +41,7 @@ def test_fallback_model_is_sent_and_must_differ() -> None:
     assert body(model_id="a/b", fallback_model_id="c/d")["fallbackModelId"] == "c/d"
     with pytest.raises(SpecError) as info:
         body(model_id="a/b", fallback_model_id="a/b")
-    assert info.value.path == "fallbackModelId" and "differ" in str(info.value)
+    assert info.value.path == "fallback_model_id" and "differ from model_id" in str(info.value)
     with pytest.raises(SpecError, match="non-empty"):
         body(fallback_model_id="")
 
@@ -73,18 +73,18 @@ def test_supervisor_forms(value: Any, wire: Any) -> None:
     [
         (Supervisor(interval=0), "supervisor.interval"),
         (Supervisor(interval=101), "supervisor.interval"),
-        (Supervisor(model_id=""), "supervisor.modelId"),
+        (Supervisor(model_id=""), "supervisor.model_id"),
         (
             Supervisor(reasoning_trigger=ReasoningTrigger(chars=50_001)),
-            "supervisor.reasoningTrigger.chars",
+            "supervisor.reasoning_trigger.chars",
         ),
         (
             Supervisor(reasoning_trigger=ReasoningTrigger(ms=600_001)),
-            "supervisor.reasoningTrigger.ms",
+            "supervisor.reasoning_trigger.ms",
         ),
-        ({"reasoningTrigger": True}, "supervisor.reasoningTrigger"),
+        ({"reasoningTrigger": True}, "supervisor.reasoning_trigger"),
         ({"interval": "5"}, "supervisor.interval"),
-        ({"reasoningTrigger": {"chars": "many"}}, "supervisor.reasoningTrigger.chars"),
+        ({"reasoningTrigger": {"chars": "many"}}, "supervisor.reasoning_trigger.chars"),
         ({"every": 3}, "supervisor"),
         ("on", "supervisor"),
     ],
@@ -125,7 +125,7 @@ def test_plan_forms(value: Any, wire: Any) -> None:
         ({"steps": "one"}, "plan.steps"),
         ({"brief": 3}, "plan.brief"),
         ({"mode": 1}, "plan.mode"),
-        ({"planOnly": "yes"}, "plan.planOnly"),
+        ({"planOnly": "yes"}, "plan.plan_only"),
         ({"goal": "x"}, "plan"),
         (3, "plan"),
     ],
@@ -154,7 +154,7 @@ def test_output_schema_enforcement() -> None:
     }
     with pytest.raises(SpecError) as info:
         OutputSchema.coerce(OutputSchema(schema=schema, enforcement="hard"))
-    assert info.value.path == "outputSchema.enforcement"
+    assert info.value.path == "output_schema.enforcement"
 
 
 def test_agent_accepts_the_controls_without_a_server() -> None:

@@ -12,14 +12,14 @@ from mantyx_sync.history import list_runs, list_sessions, replay_session
 
 
 class ScriptedGet:
-    """Answers GETs from a list of bodies and records each (path, params)."""
+    """Answers a list route's GETs from a list of bodies and records each one's params."""
 
     def __init__(self, *bodies: Any) -> None:
         self.bodies = list(bodies)
-        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.calls: list[dict[str, Any]] = []
 
-    def __call__(self, path: str, params: Mapping[str, Any]) -> Any:
-        self.calls.append((path, dict(params)))
+    def __call__(self, params: Mapping[str, Any]) -> Any:
+        self.calls.append(dict(params))
         return self.bodies.pop(0)
 
 
@@ -36,13 +36,12 @@ def test_replay_pages_backwards_and_yields_oldest_first() -> None:
         {"total": 5, "events": _events(2, 3), "nextBeforeSeq": 2, "truncated": True},
         {"total": 5, "events": _events(1), "nextBeforeSeq": None},
     )
-    replay = replay_session(get, "ses_1")
+    replay = replay_session(get)
     assert get.calls == [], "lazy until iterated"
     assert [e.seq for e in replay] == [1, 2, 3, 4, 5]
-    assert [c[1].get("beforeSeq") for c in get.calls] == [None, 4, 2]
-    assert all(c[0] == "/agent-sessions/ses_1/events" for c in get.calls)
+    assert [c.get("beforeSeq") for c in get.calls] == [None, 4, 2]
     assert replay.total == 5 and replay.truncated is True
-    assert [e.role for e in replay_session(ScriptedGet({"events": _events(1, 2)}), "s")] == [
+    assert [e.role for e in replay_session(ScriptedGet({"events": _events(1, 2)}))] == [
         "user",
         "assistant",
     ]
@@ -53,8 +52,8 @@ def test_replay_last_stops_once_enough_events_are_in_hand() -> None:
         {"total": 9, "events": _events(8, 9), "nextBeforeSeq": 8},
         {"total": 9, "events": _events(7), "nextBeforeSeq": 7},
     )
-    assert [e.seq for e in replay_session(get, "s", last=3)] == [7, 8, 9]
-    assert [c[1]["lastMessages"] for c in get.calls] == [3, 1]
+    assert [e.seq for e in replay_session(get, last=3)] == [7, 8, 9]
+    assert [c["lastMessages"] for c in get.calls] == [3, 1]
 
 
 def test_replay_refuses_a_server_that_does_not_move_back() -> None:
@@ -63,7 +62,7 @@ def test_replay_refuses_a_server_that_does_not_move_back() -> None:
         {"events": _events(4), "nextBeforeSeq": 5},
     )
     with pytest.raises(WireFormatError, match="does not move back"):
-        list(replay_session(get, "s"))
+        list(replay_session(get))
 
 
 def test_listing_stops_on_a_repeated_cursor() -> None:
@@ -75,7 +74,7 @@ def test_listing_stops_on_a_repeated_cursor() -> None:
     )
     with pytest.raises(WireFormatError, match="repeated the cursor"):
         list(list_runs(get))
-    assert [c[1].get("cursor") for c in get.calls] == [None, "x"]
+    assert [c.get("cursor") for c in get.calls] == [None, "x"]
 
 
 def test_listing_reads_total_once_and_reuses_the_first_page() -> None:
@@ -87,8 +86,8 @@ def test_listing_reads_total_once_and_reuses_the_first_page() -> None:
     assert listing.total == 2 and len(get.calls) == 1
     items = list(listing)
     assert [s.id for s in items] == ["a", "b"] and items[1].raw["extra"] == 1
-    assert get.calls[0][1] == {"metadata": ["k:v", "j:w"]}
-    assert get.calls[1][1] == {"metadata": ["k:v", "j:w"], "cursor": "c1"}
+    assert get.calls[0] == {"metadata": ["k:v", "j:w"]}
+    assert get.calls[1] == {"metadata": ["k:v", "j:w"], "cursor": "c1"}
 
 
 def test_a_body_without_the_list_is_a_wire_format_error() -> None:

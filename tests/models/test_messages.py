@@ -164,9 +164,9 @@ def test_a_non_empty_system_message_stands_in_for_the_instructions(messages: lis
 def test_without_instructions_a_run_is_refused_naming_all_three(kw: dict[str, Any]) -> None:
     with pytest.raises(SpecError) as info:
         turn_input(**kw, instructed=False)
-    assert info.value.path == "systemPrompt"
+    assert info.value.path == "system_prompt"
     message = str(info.value)
-    assert "agentId" in message and "system message" in message and "messages" in message
+    assert "agent_id" in message and "system message" in message and "messages" in message
     # The same input is fine once the spec has a systemPrompt or agentId.
     turn_input(**kw)
 
@@ -178,7 +178,7 @@ def test_the_instructions_are_checked_before_any_file_is_read(tmp_path: Path) ->
     file.unlink()  # reading it now would fail with "cannot read attachment"
     with pytest.raises(SpecError) as info:
         turn_input(messages=[("user", "hi")], attachments=[att], instructed=False)
-    assert info.value.path == "systemPrompt"
+    assert info.value.path == "system_prompt"
 
 
 @pytest.mark.parametrize("content", ["", "   ", "\n"])

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import threading
+import uuid
 from typing import Any
+from unittest import mock
 
+import fastjsonschema
 import pytest
 
-from mantyx_sync import results
+from mantyx_sync._tools import validator
 from mantyx_sync.errors import OutputParseError
 from mantyx_sync.events import RunEvent
 from mantyx_sync.results import RunResult
@@ -104,14 +107,25 @@ def test_uncompilable_schema() -> None:
     assert info.value.raw_text == '{"a": 1}'
 
 
-def test_compiled_schema_is_cached_by_canonical_json() -> None:
-    results._compiled.cache_clear()
-    first = OutputSchema(schema={"type": "object", "required": ["a"]})
-    same = OutputSchema(schema={"required": ["a"], "type": "object"})
-    result('{"a": 1}', first).parse()
-    result('{"a": 2}', same).parse()
-    info = results._compiled.cache_info()
-    assert (info.misses, info.hits) == (1, 1)
+def test_compiled_schema_is_cached_by_canonical_json_in_the_one_schema_cache() -> None:
+    title = uuid.uuid4().hex  # a schema no other test compiled
+    first = OutputSchema(schema={"title": title, "type": "object", "required": ["a"]})
+    same = OutputSchema(schema={"required": ["a"], "type": "object", "title": title})
+    with mock.patch.object(fastjsonschema, "compile", wraps=fastjsonschema.compile) as compile_spy:
+        result('{"a": 1}', first).parse()
+        result('{"a": 2}', same).parse()
+        assert compile_spy.call_count == 1
+        # The cache the local tools' validators live in holds it too.
+        validator._schemas.clear()
+        result('{"a": 3}', same).parse()
+        assert compile_spy.call_count == 2
+
+
+def test_defaults_the_output_schema_declares_are_filled_in() -> None:
+    schema = OutputSchema(
+        schema={"type": "object", "properties": {"n": {"type": "integer", "default": 5}}}
+    )
+    assert result("{}", schema).parse() == {"n": 5}
 
 
 def test_repr_shows_event_count_not_events() -> None:

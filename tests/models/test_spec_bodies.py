@@ -116,7 +116,7 @@ def test_replace_validates() -> None:
     assert spec.model_id is None
     with pytest.raises(SpecError) as info:
         spec.replace(reasoning_level="extreme")
-    assert info.value.path == "reasoningLevel"
+    assert info.value.path == "reasoning_level"
     assert not spec.replace(system_prompt=None).instructed
 
 
@@ -174,10 +174,10 @@ def test_overrides_none_is_not_sent() -> None:
 @pytest.mark.parametrize(
     ("kw", "path"),
     [
-        ({"reasoning_level": 101}, "reasoningLevel"),
-        ({"output_schema": {"type": "array"}}, "outputSchema.schema.type"),
-        ({"loop_detection": {"consecutiveThreshold": 1}}, "loopDetection.consecutiveThreshold"),
-        ({"tool_budgets": {"x": 1001}}, "toolBudgets['x'].maxCalls"),
+        ({"reasoning_level": 101}, "reasoning_level"),
+        ({"output_schema": {"type": "array"}}, "output_schema.schema.type"),
+        ({"loop_detection": {"consecutiveThreshold": 1}}, "loop_detection.consecutive_threshold"),
+        ({"tool_budgets": {"x": 1001}}, "tool_budgets['x'].max_calls"),
         ({"metadata": {"k": 1}}, "metadata['k']"),
         ({"tools": [object()]}, "tools[0]"),
     ],

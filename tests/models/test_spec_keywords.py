@@ -4,6 +4,7 @@ every surface that takes them takes exactly those, documented once (issue 21, it
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -129,3 +130,67 @@ def test_agent_session_overrides_replace_the_agents_spec(
         True,
         True,
     )
+
+
+# A wrong value for each spec keyword, of the right type so the keyword's own rule
+# refuses it, and where the message must point.
+WRONG: dict[str, tuple[Any, str]] = {
+    "system_prompt": ("", "system_prompt: must be a non-empty string"),
+    "agent_id": ("", "agent_id: must be a non-empty string"),
+    "model_id": ("", "model_id: must be a non-empty string"),
+    "name": ("", "name: must be a non-empty string"),
+    "fallback_model_id": ("", "fallback_model_id: must be a non-empty string"),
+    "budgets": ({"maxToolTurns": 0}, "budgets['maxToolTurns']: must be at least 1"),
+    "tools": ([{"kind": "local"}], "tools[0]: is a dict, not a tool"),
+    "reasoning_level": ("extreme", "reasoning_level: must be one of"),
+    "output_schema": ({"type": "array"}, "output_schema.schema.type: the root must"),
+    "loop_detection": (
+        {"consecutiveThreshold": 1},
+        "loop_detection.consecutive_threshold: must be between 2 and 100",
+    ),
+    "tool_budgets": ({"recall": -1}, "tool_budgets['recall'].max_calls: must be between"),
+    "metadata": ({"bad key!": "v"}, "metadata: key 'bad key!' must be"),
+    "supervisor": ({"reasoningTrigger": {"chars": 0}}, "supervisor.reasoning_trigger.chars:"),
+    "plan": ({"planOnly": "yes"}, "plan.plan_only:"),
+}
+
+
+def test_every_spec_keyword_has_a_wrong_value_below() -> None:
+    assert set(WRONG) == SPEC
+
+
+@pytest.mark.parametrize("keyword", sorted(SPEC))
+def test_a_wrong_value_is_named_by_its_python_keyword(
+    server: LocalMantyx, client: Client, keyword: str
+) -> None:
+    value, expected = WRONG[keyword]
+    sent = len(server.requests)
+    with pytest.raises(SpecError) as info:
+        Agent(client, **{keyword: value})
+    message = str(info.value)
+    assert message.startswith(expected), message
+    assert info.value.path is not None and message.startswith(info.value.path)
+    # No wire spelling (``modelId``, ``maxCalls``) outside a key the caller wrote.
+    assert not re.search(r"[a-z][A-Z]", re.sub(r"\[[^]]*\]", "", info.value.path))
+    assert len(server.requests) == sent
+
+
+@pytest.mark.parametrize("keyword", sorted(OVERRIDES))
+def test_a_wrong_message_override_is_named_by_its_python_keyword(
+    server: LocalMantyx, client: Client, keyword: str
+) -> None:
+    value, expected = WRONG[keyword]
+    with client.create_session(system_prompt="s") as session:
+        sent = len(server.requests)
+        with pytest.raises(SpecError, match=f"^{re.escape(expected)}"):
+            session.start("hi", **{keyword: value})
+        assert len(server.requests) == sent
+
+
+def test_the_rules_between_keywords_name_them_in_python() -> None:
+    with pytest.raises(SpecError, match=r"^fallback_model_id: must differ from model_id$"):
+        AgentSpec.build(model_id="m", fallback_model_id="m")
+    with pytest.raises(SpecError, match=r"^system_prompt: required unless agent_id is set"):
+        AgentSpec.build(model_id="m").check_session()
+    with pytest.raises(SpecError, match=r"expected: consecutive_threshold, hard_cutoff_threshold"):
+        AgentSpec.build(loop_detection={"consecutive": 3})

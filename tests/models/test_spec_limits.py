@@ -31,7 +31,7 @@ def compact_size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode())
 
 
-# -- systemPrompt / agentId -------------------------------------------------
+# -- system_prompt / agent_id -----------------------------------------------
 
 
 def test_a_spec_without_instructions_builds_but_cannot_open_a_session() -> None:
@@ -43,8 +43,8 @@ def test_a_spec_without_instructions_builds_but_cannot_open_a_session() -> None:
     assert AgentSpec.build(agent_id="agent_1").instructed
     with pytest.raises(SpecError) as info:
         spec.check_session()
-    assert info.value.path == "systemPrompt"
-    assert "agentId" in str(info.value) and "session" in str(info.value)
+    assert info.value.path == "system_prompt"
+    assert "agent_id" in str(info.value) and "session" in str(info.value)
     AgentSpec.build(agent_id="agent_1").check_session()
 
 
@@ -57,10 +57,10 @@ def test_agent_id_alone_is_enough() -> None:
 @pytest.mark.parametrize(
     ("kw", "path"),
     [
-        ({"system_prompt": ""}, "systemPrompt"),
-        ({"system_prompt": 3}, "systemPrompt"),
-        ({"agent_id": "", "system_prompt": "p"}, "agentId"),
-        ({"model_id": "", "system_prompt": "p"}, "modelId"),
+        ({"system_prompt": ""}, "system_prompt"),
+        ({"system_prompt": 3}, "system_prompt"),
+        ({"agent_id": "", "system_prompt": "p"}, "agent_id"),
+        ({"model_id": "", "system_prompt": "p"}, "model_id"),
         ({"name": 5, "system_prompt": "p"}, "name"),
     ],
 )
@@ -70,7 +70,7 @@ def test_text_fields(kw: dict[str, Any], path: str) -> None:
     assert info.value.path == path
 
 
-# -- outputSchema -----------------------------------------------------------
+# -- output_schema ----------------------------------------------------------
 
 
 @pytest.mark.parametrize("name", ["a" * 64, "weather_report", "a-b_C9", "x"])
@@ -82,21 +82,21 @@ def test_output_schema_name_ok(name: str) -> None:
 def test_output_schema_name_bad(name: Any) -> None:
     with pytest.raises(SpecError) as info:
         OutputSchema.coerce({"schema": {"type": "object"}, "name": name})
-    assert info.value.path in ("outputSchema.name",)
+    assert info.value.path in ("output_schema.name",)
 
 
 @pytest.mark.parametrize("schema", [[{"type": "object"}], None, "object", 3])
 def test_output_schema_must_be_an_object(schema: Any) -> None:
     with pytest.raises(SpecError) as info:
         OutputSchema.coerce({"schema": schema})
-    assert info.value.path == "outputSchema.schema"
+    assert info.value.path == "output_schema.schema"
 
 
 @pytest.mark.parametrize("root", ["array", "string", ["object", "null"]])
 def test_output_schema_root_must_be_object(root: Any) -> None:
     with pytest.raises(SpecError, match="JSON object") as info:
         OutputSchema.coerce({"type": root})
-    assert info.value.path == "outputSchema.schema.type"
+    assert info.value.path == "output_schema.schema.type"
 
 
 def test_output_schema_without_type_is_accepted() -> None:
@@ -115,7 +115,7 @@ def test_output_schema_size_boundary() -> None:
     OutputSchema.coerce(at_limit)
     with pytest.raises(SpecError, match=f"{OUTPUT_SCHEMA_MAX_BYTES + 1} bytes") as info:
         OutputSchema.coerce(_schema_of_size(OUTPUT_SCHEMA_MAX_BYTES + 1))
-    assert info.value.path == "outputSchema"
+    assert info.value.path == "output_schema"
 
 
 def test_output_schema_must_be_json() -> None:
@@ -133,7 +133,7 @@ def test_output_schema_wrong_type() -> None:
         OutputSchema.coerce([{"type": "object"}])
 
 
-# -- loopDetection ----------------------------------------------------------
+# -- loop_detection ---------------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -148,17 +148,17 @@ def test_loop_detection_ok(consecutive: int | None, hard: int | None) -> None:
 @pytest.mark.parametrize(
     ("consecutive", "hard", "path", "match"),
     [
-        (1, None, "consecutiveThreshold", "between 2 and 100"),
-        (101, 200, "consecutiveThreshold", "between 2 and 100"),
-        (None, 2, "hardCutoffThreshold", "between 3 and 100"),
-        (2, 101, "hardCutoffThreshold", "between 3 and 100"),
-        (5, 5, "hardCutoffThreshold", "greater than consecutiveThreshold"),
-        (7, 6, "hardCutoffThreshold", "greater than consecutiveThreshold"),
-        (6, None, "consecutiveThreshold", "default hardCutoffThreshold"),
-        (None, 3, "hardCutoffThreshold", "default consecutiveThreshold"),
-        (100, None, "consecutiveThreshold", "default hardCutoffThreshold"),
-        (True, None, "consecutiveThreshold", "integer"),
-        (3.0, None, "consecutiveThreshold", "integer"),
+        (1, None, "consecutive_threshold", "between 2 and 100"),
+        (101, 200, "consecutive_threshold", "between 2 and 100"),
+        (None, 2, "hard_cutoff_threshold", "between 3 and 100"),
+        (2, 101, "hard_cutoff_threshold", "between 3 and 100"),
+        (5, 5, "hard_cutoff_threshold", "greater than consecutive_threshold"),
+        (7, 6, "hard_cutoff_threshold", "greater than consecutive_threshold"),
+        (6, None, "consecutive_threshold", "default hard_cutoff_threshold"),
+        (None, 3, "hard_cutoff_threshold", "default consecutive_threshold"),
+        (100, None, "consecutive_threshold", "default hard_cutoff_threshold"),
+        (True, None, "consecutive_threshold", "integer"),
+        (3.0, None, "consecutive_threshold", "integer"),
     ],
 )
 def test_loop_detection_bad(consecutive: Any, hard: Any, path: str, match: str) -> None:
@@ -166,7 +166,7 @@ def test_loop_detection_bad(consecutive: Any, hard: Any, path: str, match: str) 
         LoopDetection.coerce(
             LoopDetection(consecutive_threshold=consecutive, hard_cutoff_threshold=hard)
         )
-    assert info.value.path == f"loopDetection.{path}"
+    assert info.value.path == f"loop_detection.{path}"
 
 
 def test_loop_detection_shapes() -> None:
@@ -183,20 +183,20 @@ def test_loop_detection_shapes() -> None:
 def test_loop_detection_wrong_type(value: Any) -> None:
     with pytest.raises(SpecError) as info:
         build(loop_detection=value)
-    assert info.value.path == "loopDetection"
+    assert info.value.path == "loop_detection"
 
 
 def test_loop_detection_string_threshold_rejected() -> None:
     with pytest.raises(SpecError, match="expected int, got str") as info:
         build(loop_detection={"consecutiveThreshold": "3"})
-    assert info.value.path == "loopDetection.consecutiveThreshold"
+    assert info.value.path == "loop_detection.consecutive_threshold"
 
 
 def test_loop_detection_none_means_unset() -> None:
     assert build(loop_detection=None).loop_detection is UNSET
 
 
-# -- toolBudgets ------------------------------------------------------------
+# -- tool_budgets -----------------------------------------------------------
 
 
 def test_tool_budget_entry_count_boundary() -> None:
@@ -204,7 +204,7 @@ def test_tool_budget_entry_count_boundary() -> None:
     assert isinstance(budgets, dict) and len(budgets) == 32
     with pytest.raises(SpecError, match="33 entries") as info:
         build(tool_budgets={f"t{i}": 1 for i in range(33)})
-    assert info.value.path == "toolBudgets"
+    assert info.value.path == "tool_budgets"
 
 
 @pytest.mark.parametrize("key", ["k" * 120, "k", "hive/search.deals"])
@@ -227,14 +227,14 @@ def test_tool_budget_calls_ok(n: int) -> None:
 def test_tool_budget_calls_bad(n: Any) -> None:
     with pytest.raises(SpecError) as info:
         build(tool_budgets={"recall": n})
-    assert info.value.path in ("toolBudgets['recall']", "toolBudgets['recall'].maxCalls")
+    assert info.value.path in ("tool_budgets['recall']", "tool_budgets['recall'].max_calls")
 
 
 @pytest.mark.parametrize("n", [-1, 1001, True])
 def test_tool_budget_calls_bad_in_object(n: Any) -> None:
     with pytest.raises(SpecError) as info:
         build(tool_budgets={"recall": {"maxCalls": n}})
-    assert info.value.path == "toolBudgets['recall'].maxCalls"
+    assert info.value.path == "tool_budgets['recall'].max_calls"
 
 
 def test_tool_budget_shapes() -> None:
@@ -308,7 +308,7 @@ def test_metadata_value_must_be_string(value: Any) -> None:
         build(metadata={"k": value})
 
 
-# -- reasoningLevel ---------------------------------------------------------
+# -- reasoning_level --------------------------------------------------------
 
 
 @pytest.mark.parametrize("level", ["off", "low", "medium", "high", 0, 1, 50, 100])
@@ -320,7 +320,7 @@ def test_reasoning_level_ok(level: str | int) -> None:
 def test_reasoning_level_bad(level: Any) -> None:
     with pytest.raises(SpecError) as info:
         build(reasoning_level=level)
-    assert info.value.path == "reasoningLevel"
+    assert info.value.path == "reasoning_level"
 
 
 # -- budgets ----------------------------------------------------------------
@@ -335,7 +335,7 @@ def test_budgets_passthrough() -> None:
 def test_budgets_max_tool_turns_positive_int(turns: Any) -> None:
     with pytest.raises(SpecError) as info:
         build(budgets={"maxToolTurns": turns})
-    assert info.value.path == "budgets.maxToolTurns"
+    assert info.value.path == "budgets['maxToolTurns']"
 
 
 # -- tools ------------------------------------------------------------------

@@ -12,6 +12,7 @@ import pytest
 from mantyx_sync._base.types import UNSET
 from mantyx_sync._models import wire as _wire
 from mantyx_sync._models.wire import WireFormatError, camel, structure, structure_input, unstructure
+from mantyx_sync._tools import convert
 from mantyx_sync.errors import SpecError
 from mantyx_sync.events import (
     AssistantDelta,
@@ -26,7 +27,7 @@ from mantyx_sync.spec import LoopDetection, MessageOverrides, ToolBudget
 
 
 def test_private_converter_is_not_the_global_one() -> None:
-    assert _wire.converter is not cattrs.global_converter
+    assert convert.converter() is not cattrs.global_converter
     # Our hooks must not leak into users' global converter.
     assert cattrs.global_converter.unstructure(TokenUsage(input_tokens=1)) == {
         "input_tokens": 1,
@@ -34,6 +35,29 @@ def test_private_converter_is_not_the_global_one() -> None:
         "reasoning_tokens": 0,
         "output_tokens": 0,
     }
+
+
+def test_wire_values_and_tool_values_share_one_converter(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[cattrs.Converter] = []
+
+    class Counted(cattrs.Converter):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            built.append(self)
+
+    monkeypatch.setattr(cattrs, "Converter", Counted)
+    for module in (convert, _wire):
+        if hasattr(module, "_built"):
+            monkeypatch.setattr(module, "_built", None)
+
+    @attrs.frozen
+    class Point:  # a tool's own attrs class: plain field names, not camelCase
+        x_pos: int
+
+    assert structure({"inputTokens": 3}, TokenUsage).input_tokens == 3
+    assert convert.structurer_for(Point)({"x_pos": 2}) == Point(x_pos=2)
+    assert convert.to_jsonable(Point(x_pos=2)) == {"x_pos": 2}
+    assert len(built) == 1
 
 
 @pytest.mark.parametrize(
@@ -159,15 +183,17 @@ def test_required_field_missing() -> None:
 
 def test_structure_input_rejects_unknown_keys_with_path() -> None:
     with pytest.raises(SpecError) as info:
-        structure_input({"maxCall": 3}, ToolBudget, path="toolBudgets['x']")
-    assert info.value.path == "toolBudgets['x']"
-    assert "maxCall" in str(info.value) and "maxCalls" in str(info.value)
+        structure_input({"maxCall": 3}, ToolBudget, path="tool_budgets['x']")
+    assert info.value.path == "tool_budgets['x']"
+    assert "'maxCall' (expected: max_calls)" in str(info.value)
 
 
-def test_structure_input_type_error_has_wire_path() -> None:
-    with pytest.raises(SpecError) as info:
-        structure_input({"max_calls": "3"}, ToolBudget, path="toolBudgets['x']")
-    assert info.value.path == "toolBudgets['x'].maxCalls"
+def test_structure_input_type_error_has_python_path() -> None:
+    # The caller's value is named as Python spells it, whichever key style it used.
+    for key in ("max_calls", "maxCalls"):
+        with pytest.raises(SpecError) as info:
+            structure_input({key: "3"}, ToolBudget, path="tool_budgets['x']")
+        assert info.value.path == "tool_budgets['x'].max_calls"
     assert "expected int, got str" in str(info.value)
 
 

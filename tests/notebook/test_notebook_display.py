@@ -27,15 +27,15 @@ HOSTILE = "<script>alert('x')</script> **bold** `a<b`"
 
 
 @pytest.fixture
-def agent(mantyx_server: LocalMantyx) -> Iterator[mantyx_sync.Agent]:
-    with mantyx_server.client() as client:
+def agent(emulator: LocalMantyx) -> Iterator[mantyx_sync.Agent]:
+    with emulator.client(in_memory=True) as client:
         yield mantyx_sync.Agent(client, system_prompt="s", tools=[lookup])
 
 
 def test_a_result_renders_text_tools_and_footer_escaped(
-    mantyx_server: LocalMantyx, agent: mantyx_sync.Agent
+    emulator: LocalMantyx, agent: mantyx_sync.Agent
 ) -> None:
-    mantyx_server.set_model(
+    emulator.set_model(
         [Turn("Looking.", tool_calls=[ToolCall("lookup", {"query": "<b>x</b>"})]), Turn(HOSTILE)]
     )
     result = agent.run("q")
@@ -58,8 +58,8 @@ def test_a_result_renders_text_tools_and_footer_escaped(
     assert md.count("<details>") == 1
 
 
-def test_a_failed_run_shows_why(mantyx_server: LocalMantyx, agent: mantyx_sync.Agent) -> None:
-    mantyx_server.set_model([Fail("the <model> fell over", partial_text="half an answ")])
+def test_a_failed_run_shows_why(emulator: LocalMantyx, agent: mantyx_sync.Agent) -> None:
+    emulator.set_model([Fail("the <model> fell over", partial_text="half an answ")])
     with pytest.raises(mantyx_sync.RunError) as caught:
         agent.run("q")
     page = caught.value.result._repr_html_()
@@ -75,7 +75,7 @@ def release() -> Iterator[threading.Event]:
 
 
 def test_a_live_run_shows_its_progress(
-    mantyx_server: LocalMantyx, agent: mantyx_sync.Agent, release: threading.Event
+    emulator: LocalMantyx, agent: mantyx_sync.Agent, release: threading.Event
 ) -> None:
     def model(ctx: ModelContext) -> Turn:
         if ctx.turn == 1:
@@ -83,7 +83,7 @@ def test_a_live_run_shows_its_progress(
             return Turn("Done.")
         return Turn("Looking it up.", tool_calls=[ToolCall("lookup", {"query": "q"})])
 
-    mantyx_server.set_model(model)
+    emulator.set_model(model)
     with agent.start("q") as run:
         for event in run:
             if event.type == "local_tool_result_in":
@@ -100,7 +100,7 @@ def test_a_live_run_shows_its_progress(
 
 
 def test_show_without_ipython_streams_plain_text(
-    mantyx_server: LocalMantyx, agent: mantyx_sync.Agent
+    emulator: LocalMantyx, agent: mantyx_sync.Agent
 ) -> None:
     out = io.StringIO()
     result = show(agent.start("hello"), out=out)
@@ -113,9 +113,7 @@ def test_show_without_ipython_streams_plain_text(
     assert "\x1b[" not in text
 
 
-def test_show_of_a_result_just_displays_it(
-    mantyx_server: LocalMantyx, agent: mantyx_sync.Agent
-) -> None:
+def test_show_of_a_result_just_displays_it(emulator: LocalMantyx, agent: mantyx_sync.Agent) -> None:
     result = agent.run("hi")
     out = io.StringIO()
     assert show(result, out=out) is result

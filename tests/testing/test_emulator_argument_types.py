@@ -36,6 +36,7 @@ from mantyx_sync.testing import (
     ToolCall,
     ToolFiles,
     Turn,
+    WSGITransport,
 )
 
 WRONG = object()
@@ -80,6 +81,7 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
         lambda c: _idle().inject_eval_stream_fault,
         {"drop_after": 1},
     ),
+    "WSGITransport": (lambda c: WSGITransport, {"app": _idle().app}),
     # LocalMantyx.oauth and LocalMantyx.clock: the test controls on them
     "OAuthServer.deny_next": (lambda c: _idle().oauth.deny_next, {}),
     "OAuthServer.issue_tokens": (lambda c: _idle().oauth.issue_tokens, {"scopes": ["runs:read"]}),
@@ -105,6 +107,7 @@ USED_AT_ONCE = {
     "LocalMantyx.advance_clock": "moves the clock in the call",
     "LocalMantyx.wait_for_run": "waits in the call",
     "LocalMantyx.wait_for_tool_call": "waits in the call",
+    "LocalMantyx.client": "builds the client in the call",
     "OAuthServer.is_active": "looked up in the call",
     "EmulatorClock.advance": "moves the clock in the call",
     "ModelContext": "made by the emulator for each model call; a test's own model reads it",
@@ -129,6 +132,8 @@ NOT_USER_BUILT = {
 NOT_USER_METHODS = {
     "OAuthServer.scopes_of": "asked by the emulator's routes with the request's token",
     "OAuthServer.handle": "the emulator's OAuth routes, called with the parsed request",
+    "WSGITransport.send": "called by mantyx_sync.Client with the request it built",
+    "WSGITransport.stream": "called by mantyx_sync.Client with the request it built",
 }
 
 

@@ -106,7 +106,7 @@ def test_uncompilable_schema_accepts_everything_and_warns_once(
 
 
 def test_cache_is_bounded() -> None:
-    cache = _validator._ValidatorCache(2)
+    cache = _validator._SchemaCache(2)
     schemas = [fresh_schema(a={"type": "integer"}) for _ in range(3)]
     validators = [cache.get(s) for s in schemas]
     assert cache.get(schemas[2]) is validators[2]

@@ -3,8 +3,8 @@
 :func:`define_local_a2a` returns a frozen :class:`LocalA2A`. Its
 :meth:`~LocalA2A.connect` resolves the Agent Card (given inline, or fetched from
 ``<url>/.well-known/agent-card.json`` with a fallback to ``agent.json``) and
-returns an :class:`A2AConnection` that declares the tool (wire-protocol §3.2)
-and answers ``local_tool_call`` events (§4.3.2) by sending ``args.message`` to
+returns an :class:`A2AConnection` that declares the tool and answers
+``local_tool_call`` events by sending ``args.message`` to
 the peer.
 
 **Conversation threading.** A connection remembers the ``contextId`` of the
@@ -192,7 +192,7 @@ class A2AConnection:
             return self._context_id
 
     def wire_ref(self) -> dict[str, Any]:
-        """The ``tools[]`` entry: ``{"kind", "name", "agentCard", "description"?}`` (§3.2)."""
+        """The ``tools[]`` entry: ``{"kind", "name", "agentCard", "description"?}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name, "agentCard": self._card}
         if self._definition.description is not None:
             ref["description"] = self._definition.description
@@ -203,7 +203,7 @@ class A2AConnection:
         return [self.name]
 
     def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
-        """``{"message": string}`` (wire-protocol §4.3.2)."""
+        """``{"message": string}``."""
         return INPUT_SCHEMA if tool_name == self.name else None
 
     def call(self, call: LocalToolCall, *, timeout: float | None) -> str:

@@ -15,13 +15,14 @@ import logging
 import time
 import urllib.parse
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
 import attrs
 import requests
 
 from ..._base.redact import display_url
+from ..._base.sse import FrameError, read_events
 
 __all__ = ["AgentApiClient", "AgentApiError"]
 
@@ -149,34 +150,20 @@ class _Fold:
         return tuple(out)
 
 
-def read_reply(lines: Iterable[str], *, deadline: float | None = None) -> AgentApiReply:
-    """Fold an SSE stream's lines into the reply.
+def read_reply(chunks: Iterable[bytes], *, deadline: float | None = None) -> AgentApiReply:
+    """Fold an SSE stream's bytes into the reply.
 
     :raises AgentApiError: ``deadline`` (a ``time.monotonic`` value) passed.
+    :raises FrameError: an event frame is too large, has too many lines or is
+        not UTF-8.
     """
     fold = _Fold()
-    data: list[str] = []
-    for line in lines:
-        if deadline is not None and time.monotonic() > deadline:
-            raise AgentApiError("the Agent API endpoint did not finish in time")
-        if line.startswith("data:"):
-            data.append(line[5:].removeprefix(" "))
-            continue
-        if line or not data:
-            continue  # comments, event:/id: lines
-        frame, data = "\n".join(data), []
+    for event in read_events(_until(deadline, chunks), flush=True):
         try:
-            obj = json.loads(frame)
+            obj = json.loads(event.data)
         except ValueError:
             logger.debug("skipping a non-JSON Agent API frame")
             continue
-        if isinstance(obj, Mapping):
-            fold.add(obj)
-    if data:
-        try:
-            obj = json.loads("\n".join(data))
-        except ValueError:
-            obj = None
         if isinstance(obj, Mapping):
             fold.add(obj)
     return AgentApiReply(
@@ -186,6 +173,13 @@ def read_reply(lines: Iterable[str], *, deadline: float | None = None) -> AgentA
         error=fold.error,
         session_id=fold.session_id,
     )
+
+
+def _until(deadline: float | None, chunks: Iterable[bytes]) -> Iterator[bytes]:
+    for chunk in chunks:
+        if deadline is not None and time.monotonic() > deadline:
+            raise AgentApiError("the Agent API endpoint did not finish in time")
+        yield chunk
 
 
 class AgentApiClient:
@@ -235,9 +229,9 @@ class AgentApiClient:
                         f"the Agent API endpoint {where} answered HTTP {reply.status_code}: "
                         f"{_short(reply.text)}"
                     )
-                # Decoded here: requests would assume Latin-1 for a text/* reply without charset.
-                lines = (raw.decode("utf-8", "replace") for raw in reply.iter_lines())
-                result = read_reply(lines, deadline=deadline)
+                result = read_reply(reply.iter_content(chunk_size=None), deadline=deadline)
+        except FrameError as exc:
+            raise AgentApiError(f"the Agent API endpoint {where} answered badly: {exc}") from None
         except requests.Timeout as exc:
             raise AgentApiError(
                 f"the Agent API endpoint did not answer within {timeout} s"

@@ -30,13 +30,14 @@ import socket
 import threading
 import time
 import weakref
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import requests
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from ..._base.redact import redact_text
+from ..._base.sse import FrameError, read_events
 from ..jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
 
 __all__ = ["HttpTransport"]
@@ -46,40 +47,6 @@ logger = logging.getLogger(__name__)
 _CONNECT_TIMEOUT_S: Final = 10.0
 _SHORT_READ_S: Final = 30.0
 _JOIN_S: Final = 5.0
-
-
-def iter_sse_data(chunks: Iterator[bytes]) -> Iterator[tuple[str, str]]:
-    """Yield ``(event, data)`` for each dispatched SSE event in a byte stream.
-
-    Comment lines (``: ping``) and ``id``/``retry`` fields are skipped; an event
-    without an ``event:`` field is named ``message``.
-    """
-    buffer = b""
-    event = ""
-    data: list[str] = []
-    for chunk in chunks:
-        buffer += chunk
-        while True:
-            newline = buffer.find(b"\n")
-            if newline < 0:
-                break
-            raw, buffer = buffer[:newline], buffer[newline + 1 :]
-            line = raw.rstrip(b"\r").decode("utf-8", "replace")
-            if not line:
-                if data:
-                    yield (event or "message", "\n".join(data))
-                event, data = "", []
-                continue
-            if line.startswith(":"):
-                continue
-            field, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if field == "event":
-                event = value
-            elif field == "data":
-                data.append(value)
-    if data:
-        yield (event or "message", "\n".join(data))
 
 
 def _socket_of(response: requests.Response) -> socket.socket | None:
@@ -327,6 +294,9 @@ class HttpTransport:
             if self._closed:
                 reason = f"MCP server {self._label!r} connection closed"
             endpoint.fail(request_id, PeerGoneError(reason))
+        except FrameError as exc:
+            reason = f"MCP server {self._label!r} answered badly: {exc}"
+            endpoint.fail(request_id, PeerGoneError(reason))
         except Exception as exc:  # a worker thread must never die silently
             logger.debug("%s: request worker failed", self._label, exc_info=True)
             endpoint.fail(request_id, PeerGoneError(f"MCP request failed: {type(exc).__name__}"))
@@ -372,10 +342,10 @@ class HttpTransport:
                     self.session_id = new_session
             content_type = resp.headers.get("Content-Type", "")
             if "text/event-stream" in content_type:
-                for event, data in iter_sse_data(resp.iter_content(chunk_size=None)):
-                    if event != "message":
-                        continue
-                    if self._deliver_json(endpoint, data, request_id):
+                for event in read_events(resp.iter_content(chunk_size=None), flush=True):
+                    if event.event == "message" and self._deliver_json(
+                        endpoint, event.data, request_id
+                    ):
                         break
             elif status != 202:
                 self._deliver_json(endpoint, resp.content.decode("utf-8", "replace"), request_id)
@@ -432,9 +402,11 @@ class HttpTransport:
             if resp.status_code != 200 or self._closed:
                 logger.debug("%s: no GET stream (HTTP %s)", self._label, resp.status_code)
                 return
-            for event, data in iter_sse_data(resp.iter_content(chunk_size=None)):
-                if event == "message":
-                    self._deliver_json(endpoint, data, None)
+            for event in read_events(resp.iter_content(chunk_size=None), flush=True):
+                if event.event == "message":
+                    self._deliver_json(endpoint, event.data, None)
+        except FrameError as exc:
+            logger.warning("%s: GET stream closed, the server answered badly: %s", self._label, exc)
         except (requests.RequestException, OSError, AttributeError, ValueError):
             # The stream ends this way when close() shuts the socket down.
             pass

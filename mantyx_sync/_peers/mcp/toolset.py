@@ -4,13 +4,13 @@
 :class:`LocalMcp`. Before a run is created the engine calls
 :meth:`LocalMcp.connect`, which starts the server (stdio subprocess) or reaches
 it (Streamable HTTP), runs the MCP handshake and ``tools/list``, and returns an
-:class:`McpConnection` that declares the tools (wire-protocol §3.3) and answers
-``local_tool_call`` events (§4.3.3).
+:class:`McpConnection` that declares the tools and answers
+``local_tool_call`` events.
 
 Model-facing names are the upstream names sanitised to ``[a-zA-Z0-9_]``,
 prefixed with ``<name>_`` (unless ``prefix=False``) and capped at 64 characters
 while staying unique. Calls are routed only through the connection's own map
-from model-facing name to upstream name, never by stripping strings (NOTES.md).
+from model-facing name to upstream name: a sanitised name cannot be turned back.
 """
 
 from __future__ import annotations
@@ -367,7 +367,7 @@ class McpConnection:
             self._tools.append({**tool, "name": model_name})
 
     def wire_ref(self) -> dict[str, Any]:
-        """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}`` (§3.3)."""
+        """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name}
         if self._server_info is not None:
             ref["serverInfo"] = self._server_info

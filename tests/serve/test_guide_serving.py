@@ -1,4 +1,4 @@
-"""README.rst "Serving an agent": its Flask and Django snippets, run as written.
+"""The guide's "Serving an agent" page: its Flask and Django snippets, run as written.
 
 Each snippet becomes a module in a child process (Django configures itself once
 per process), is served by werkzeug, and is talked to over both protocols; then
@@ -25,7 +25,7 @@ from mantyx_sync.testing import LocalMantyx, Turn
 
 pytestmark = pytest.mark.timeout(90)
 
-README = Path(__file__).resolve().parents[2] / "README.rst"
+SERVING = Path(__file__).resolve().parents[2] / "docs" / "guide" / "serving.rst"
 
 RUNNER = """
 import functools
@@ -97,21 +97,21 @@ httpd.shutdown()
 
 
 def _snippets() -> list[str]:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("Serving an agent\n----") : text.index("Notebooks\n----")]
+    """The page's shown Python blocks (``testcode`` without ``:hide:``), as written."""
     blocks = []
-    for chunk in section.split(".. code-block:: python\n")[1:]:
+    for chunk in SERVING.read_text(encoding="utf-8").split(".. testcode::\n")[1:]:
         lines = []
-        for line in chunk.splitlines()[1:]:
+        for line in chunk.splitlines():
             if line and not line.startswith("    "):
                 break
             lines.append(line)
-        blocks.append(textwrap.dedent("\n".join(lines)))
+        if lines[0].strip() != ":hide:":
+            blocks.append(textwrap.dedent("\n".join(lines)).strip() + "\n")
     return blocks
 
 
 @pytest.mark.parametrize(("index", "framework"), [(0, "flask"), (1, "django")])
-def test_readme_snippet_serves_both_protocols(
+def test_guide_snippet_serves_both_protocols(
     mantyx_server: LocalMantyx, tmp_path: Path, index: int, framework: str
 ) -> None:
     held = threading.Event()

@@ -1,0 +1,248 @@
+"""The MANTYX API over any :class:`~mantyx_sync._http.transport.Transport`.
+
+Everything that is not bytes over a connection happens here, so it works the
+same over every transport: each request gets the credential (a fixed API key,
+or a :class:`~mantyx_sync._http.auth.TokenSource` whose access token is
+refreshed, and the request repeated once, after a ``401``), JSON in and out,
+a non-2xx status as the most specific :class:`~mantyx_sync.APIError`
+(:mod:`.api_errors`), its rate-limit headers recorded in :attr:`Api.rate_limits`,
+and retries under a :class:`~mantyx_sync._http.retry.RetryPolicy` when asked.
+A transport's builtin ``OSError`` becomes a :class:`~mantyx_sync.TransportError`
+(:mod:`.failures`). Event streams get the same credential and errors, and hand
+their body over as it arrives.
+"""
+
+from __future__ import annotations
+
+import http
+import json
+import logging
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+from urllib.parse import urlencode
+
+import attrs
+
+from ..errors import APIError, ConfigurationError, MantyxError, TransportError
+from .api_errors import api_error
+from .auth import TokenSource
+from .body import encode_body
+from .config import ClientConfig
+from .failures import gave_up, translate
+from .ratelimit import RateLimits
+from .retry import RetryPolicy
+from .transport import CLOSED, HttpRequest, HttpResponse, RequestsTransport, Transport
+
+__all__ = ["Api", "EventSource", "Reply"]
+
+log = logging.getLogger(__name__)
+
+
+@attrs.frozen
+class Reply:
+    """A successful (2xx) answer: status and parsed JSON body (``None`` when empty)."""
+
+    status: int
+    body: Any
+
+
+class EventSource:
+    """An open ``text/event-stream`` body, read as raw byte chunks as they arrive.
+
+    Iterate on one thread; :meth:`close` may be called from any thread.
+    """
+
+    def __init__(self, response: HttpResponse, url: str, idle_timeout: float) -> None:
+        self._response = response
+        self._url = url
+        self._idle_timeout = idle_timeout
+
+    def __iter__(self) -> Iterator[bytes]:
+        try:
+            yield from self._response
+        except OSError as exc:
+            raise translate(exc, self._url, read_timeout=self._idle_timeout, reading=True) from exc
+
+    def close(self) -> None:
+        """Close the response and its connection. Idempotent, any thread."""
+        self._response.close()
+
+
+def _error(response: HttpResponse, content: bytes) -> APIError:
+    try:
+        body = json.loads(content) if content else None
+    except ValueError:
+        body = None
+    try:
+        reason: str | None = http.HTTPStatus(response.status).phrase
+    except ValueError:
+        reason = None
+    return api_error(response.status, reason, response.headers, body)
+
+
+class Api:
+    """JSON requests and event streams against one workspace's API root.
+
+    :param transport: what carries the bytes (default: a
+        :class:`~mantyx_sync._http.transport.RequestsTransport` of its own).
+    :param token_source: where each request's OAuth access token comes from;
+        when ``None``, ``config.api_key`` is sent.
+
+    :ivar rate_limits: the latest rate-limit headers per bucket.
+
+    Thread-safe: call it from any number of threads.
+    """
+
+    def __init__(
+        self,
+        config: ClientConfig,
+        transport: Transport | None = None,
+        *,
+        token_source: TokenSource | None = None,
+    ) -> None:
+        if token_source is None and not config.api_key:
+            raise ConfigurationError("no credential: pass an API key or a token source")
+        self.config = config
+        self.transport = transport or RequestsTransport(config.base_url)
+        self.rate_limits = RateLimits()
+        self._tokens = token_source
+        self._closed = False
+
+    def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
+        """Absolute URL for ``path`` (relative to the workspace root, or absolute
+        ``/api/...``) with ``params`` as its query (a list value: a repeated key)."""
+        root = self.config.base_url if path.startswith("/api/") else self.config.api_root
+        return f"{root}{path}?{urlencode(params, doseq=True)}" if params else f"{root}{path}"
+
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        json_body: Any = None,
+        params: Mapping[str, Any] | None = None,
+        policy: RetryPolicy | None = None,
+        timeout: float | None = None,
+    ) -> Reply:
+        """Send one JSON request, retried under ``policy`` (a single attempt when ``None``).
+
+        :raises APIError: (a subclass per status) for a non-2xx answer.
+        :raises TransportError: when no answer could be had.
+        """
+        headers = self._headers("application/json")
+        if json_body is not None:
+            headers["Content-Type"] = "application/json"
+        read = timeout if timeout is not None else self.config.read_timeout
+        # Inline files stream into the body as it is sent, afresh by each attempt (body.py).
+        body = None if json_body is None else encode_body(json_body)
+        timeouts = (min(self.config.connect_timeout, read), read)
+        request = HttpRequest(method, self.url(path, params), headers, body, timeouts)
+        attempts = 0
+        started = time.monotonic()
+
+        def send() -> Reply:
+            nonlocal attempts
+            attempts += 1
+            return self._reply(request, path)
+
+        try:
+            return send() if policy is None else policy.call(send, label=f"{method} {path}")
+        except TransportError as exc:
+            # Say how hard we tried; the transport's own exception stays the cause.
+            raise gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
+
+    def _reply(self, request: HttpRequest, path: str) -> Reply:
+        started = time.monotonic()
+        response = self._exchange(request, stream=False)
+        try:
+            content = b"".join(response)
+        finally:
+            response.close()
+        status = response.status
+        elapsed = (time.monotonic() - started) * 1000
+        log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
+        if status >= 300:
+            raise _error(response, content)
+        try:
+            return Reply(status, json.loads(content) if content else None)
+        except ValueError:
+            return Reply(status, None)
+
+    def open_stream(
+        self,
+        path: str,
+        *,
+        last_seq: int | None,
+        idle_timeout: float,
+        connect_timeout: float | None = None,
+    ) -> EventSource:
+        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
+
+        Sends both ``Last-Event-ID`` and ``?lastSeq=``. The read timeout is
+        ``idle_timeout``, so a silent half-open connection is noticed;
+        ``connect_timeout`` defaults to the client's.
+        """
+        headers = self._headers("text/event-stream")
+        headers["Cache-Control"] = "no-cache"
+        params = None
+        if last_seq:
+            headers["Last-Event-ID"] = str(last_seq)
+            params = {"lastSeq": str(last_seq)}
+        timeouts = (connect_timeout or self.config.connect_timeout, idle_timeout)
+        request = HttpRequest("GET", self.url(path, params), headers, None, timeouts)
+        response = self._exchange(request, stream=True)
+        log.debug("GET %s (stream, lastSeq=%s) -> %d", path, last_seq, response.status)
+        source = EventSource(response, request.url, idle_timeout)
+        if response.status >= 300:
+            try:
+                content = b"".join(source)
+            finally:
+                source.close()
+            raise _error(response, content)
+        return source
+
+    def _headers(self, accept: str) -> dict[str, str]:
+        return {"User-Agent": self.config.user_agent, "Accept": accept}
+
+    def _exchange(self, request: HttpRequest, *, stream: bool) -> HttpResponse:
+        """``request`` with the credential; after a 401 on an OAuth token, once
+        more with a refreshed token (the server did not act on a 401)."""
+        if self._closed:
+            raise MantyxError(CLOSED)
+        tokens = self._tokens
+        token = tokens.token() if tokens is not None else str(self.config.api_key)
+        response = self._send(request, token, stream)
+        if response.status == 401 and tokens is not None:
+            response.close()
+            log.debug(
+                "%s %s: 401 on the access token; refreshing it and trying once more",
+                request.method,
+                request.url,
+            )
+            response = self._send(request, tokens.refresh(token), stream)
+        return response
+
+    def _send(self, request: HttpRequest, token: str, stream: bool) -> HttpResponse:
+        headers = {**request.headers, "Authorization": f"Bearer {token}"}
+        url, body, timeout = request.url, request.body, request.timeout
+        authorized = HttpRequest(request.method, url, headers, body, timeout)
+        try:
+            response = (
+                self.transport.stream(authorized) if stream else self.transport.send(authorized)
+            )
+        except OSError as exc:
+            raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
+        except TransportError as exc:
+            log.debug("%s %s failed: %s", request.method, url, exc)
+            raise
+        self.rate_limits.record(response.headers)
+        return response
+
+    def close(self) -> None:
+        """Close every connection; later requests raise :class:`~mantyx_sync.MantyxError`.
+
+        Open event streams end (their readers see the stream stop). Idempotent.
+        """
+        self._closed = True
+        self.transport.close()

@@ -1,0 +1,143 @@
+"""The documentation in docs/ and the README that points into it.
+
+The site itself is built, and every example in it run, by ``tox -e docs`` and
+``.ci/run`` (``sphinx-build -W -b doctest``); these tests keep what that build
+cannot see from drifting: a Python example that would never run, the event
+table against the SDK's own list of event types, the API reference against the
+public names, and the README's links.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import mantyx_sync
+from mantyx_sync import events
+from mantyx_sync.testing import LocalMantyx
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCS = ROOT / "docs"
+GUIDE = DOCS / "guide"
+README = ROOT / "README.rst"
+
+# Directives whose Python is run by sphinx.ext.doctest (hidden or shown).
+RUN = {"testcode", "testoutput", "testsetup", "testcleanup", "doctest"}
+# Code a build cannot run and need not: what a person types in a shell.
+SHELL = {"bash", "console", "shell", "sh", "text", "none"}
+CODE = {"code-block", "code", "sourcecode", "literalinclude", "highlight"}
+DIRECTIVE = re.compile(r"^\s*\.\. ([\w:-]+)::\s*(\S*)")
+
+
+def _pages() -> list[Path]:
+    return sorted(p for p in DOCS.rglob("*.rst") if "_build" not in p.parts)
+
+
+def _unexecuted_python(text: str) -> list[tuple[int, str]]:
+    """``(line, what)`` for each block of Python the doctest build would not run."""
+    found = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        directive = DIRECTIVE.match(line)
+        if directive:
+            name, argument = directive.groups()
+            if name in CODE and argument.lower() not in SHELL:
+                found.append((number, line.strip()))
+        elif line.rstrip().endswith("::") and not line.lstrip().startswith(".."):
+            # A literal block: Sphinx shows it as Python, and nothing runs it.
+            found.append((number, line.strip()))
+    return found
+
+
+def test_the_checker_sees_what_never_runs() -> None:
+    page = (
+        "Text::\n\n    agent.run('x')\n\n"
+        ".. code-block:: python\n\n    agent.run('x')\n\n"
+        ".. code-block:: bash\n\n    pip install x\n\n"
+        ".. testcode::\n\n    agent.run('x')\n"
+    )
+    assert [n for n, _ in _unexecuted_python(page)] == [1, 5]
+
+
+def test_every_python_example_in_the_guide_is_executed() -> None:
+    pages = _pages()
+    guide = [p for p in pages if p.parent == GUIDE]
+    assert len(guide) >= 13, "the guide's pages are missing"
+    offenders = [
+        f"{page.relative_to(ROOT)}:{number}: {what}"
+        for page in pages
+        for number, what in _unexecuted_python(page.read_text(encoding="utf-8"))
+    ]
+    assert offenders == [], (
+        "Python in the docs must be a testcode/doctest block, which the doctest "
+        "build runs against the emulator:\n" + "\n".join(offenders)
+    )
+    shown = sum(p.read_text(encoding="utf-8").count(".. testcode::") for p in guide)
+    assert shown >= 40
+
+
+def test_every_guide_page_is_in_the_site_and_linked_from_the_readme() -> None:
+    index = (DOCS / "index.rst").read_text(encoding="utf-8")
+    readme = README.read_text(encoding="utf-8")
+    for page in sorted(GUIDE.glob("*.rst")):
+        assert f"   guide/{page.stem}\n" in index, f"{page.name} is not in the toctree"
+        assert f"<docs/guide/{page.name}>`_" in readme, f"README does not link {page.name}"
+    for target in re.findall(r"<(docs/[^>]+)>`_", readme):
+        assert (ROOT / target).is_file(), f"README links {target}, which does not exist"
+
+
+def _event_table() -> dict[str, str]:
+    """``event.type`` -> payload class name, as the streaming page's table says."""
+    text = (GUIDE / "streaming.rst").read_text(encoding="utf-8")
+    rows = re.findall(
+        r"^    \* - (``(\w+)``|any other)\n      - :class:`~mantyx_sync\.(\w+)`$", text, re.M
+    )
+    return {event_type or "*": cls for _, event_type, cls in rows}
+
+
+def test_the_event_table_lists_every_event_type_with_its_payload_class() -> None:
+    table = _event_table()
+    known = {event_type: cls.__name__ for event_type, cls in events._PAYLOAD_TYPES.items()}
+    assert {k: v for k, v in table.items() if k != "*"} == known
+    assert table["*"] == "UnknownPayload"
+    for event_type, name in table.items():
+        # Each class named is the one the SDK hands out, importable from the package.
+        assert getattr(mantyx_sync, name) is events._PAYLOAD_TYPES.get(
+            event_type, events.UnknownPayload
+        )
+
+
+def test_the_api_reference_documents_every_public_name() -> None:
+    api = (DOCS / "api.rst").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^\.\. auto(?:class|function|exception|data):: (\w+)$", api, re.M))
+    public = set(mantyx_sync.__all__) - {"__version__"}
+    assert sorted(public - documented) == []
+    assert sorted(documented - public) == []
+    for module in ("credentials", "serve", "notebook", "testing"):
+        assert f".. automodule:: mantyx_sync.{module}\n" in api
+
+
+def _readme_python() -> str:
+    text = README.read_text(encoding="utf-8")
+    block = text.split(".. code-block:: python\n", 1)[1]
+    lines = []
+    for line in block.splitlines()[1:]:
+        if line and not line.startswith("    "):
+            break
+        lines.append(line[4:])
+    return "\n".join(lines)
+
+
+def test_the_readme_example_runs_as_written(
+    mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        ".. code-block:: python"
+        not in README.read_text(encoding="utf-8").split(".. code-block:: python", 1)[1]
+    ), "README keeps one Python example; the rest lives in the guide, where it runs"
+    monkeypatch.setenv("MANTYX_BASE_URL", mantyx_server.base_url)
+    monkeypatch.setenv("MANTYX_WORKSPACE", mantyx_server.workspace)
+    monkeypatch.setenv("MANTYX_API_KEY", mantyx_server.api_key)
+    exec(compile(_readme_python(), str(README), "exec"), {"__name__": "readme"})
+    assert capsys.readouterr().out == "You said: How many words in 'the quick brown fox'?\n"
