@@ -201,7 +201,10 @@ class RetryPolicy:
                 exc,
                 state.upcoming_sleep,
             )
-            report(self.shown_as, state.attempt_number + 1, max(1, self.attempts), exc)
+            # A request's attempts count its first; a stream's reconnects do not.
+            first = int(self.shown_as == "retrying")
+            limit = max(1, self.attempts) - 1 + first
+            report(self.shown_as, state.attempt_number + first, limit, exc)
 
         return tenacity.Retrying(
             stop=stop,

@@ -209,7 +209,7 @@ class RunStream:
                 source = self._open()
                 opened = True
                 if reconnects.failures:
-                    report("reconnected", reconnects.failures + 1, self._policy.attempts)
+                    report("reconnected", reconnects.failures, self._policy.attempts - 1)
                 watch = _Watch(
                     self._idle_timeout,
                     None if self._deadline is None else self._check_deadline,
