@@ -53,7 +53,7 @@ _SESSION_STATUSES: Final = ("active", "ended")
 class RunSummary:
     """One run as ``GET /agent-runs`` lists it (compact; previews, not full texts).
 
-    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar status: ``queued``, ``running``, ``succeeded``, ``failed`` or ``cancelled``.
     :ivar spec_name: the ``name`` the run's spec was given, if any.
     :ivar input_preview: the start of the prompt.
     :ivar output_preview: the start of the reply (``None`` until it ends).

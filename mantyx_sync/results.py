@@ -228,7 +228,7 @@ class ModelCatalog:
 class RunSnapshot:
     """A run as ``GET /agent-runs/{id}`` reports it (no live events).
 
-    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar status: ``queued``, ``running``, ``succeeded``, ``failed`` or ``cancelled``.
     :ivar final_text: the reply, or the salvage text of a failed run.
     :ivar failure_reason: e.g. ``{"errorClass": "truncation", "finishReason": "max_tokens"}``.
     :ivar tokens: usage; ``None`` until the run ends and on older servers.

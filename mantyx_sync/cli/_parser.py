@@ -9,7 +9,7 @@ from .._version import __version__
 
 __all__ = ["SPEC_OPTIONS", "build_parser"]
 
-RUN_STATUSES: Final = ("queued", "running", "completed", "failed", "cancelled")
+RUN_STATUSES: Final = ("queued", "running", "succeeded", "failed", "cancelled")
 """What ``runs --status`` takes: the statuses a run goes through."""
 
 SPEC_OPTIONS: Final = {
