@@ -65,6 +65,7 @@ if TYPE_CHECKING:
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimit, RateLimits
     from ._http.transport import HttpRequest, HttpResponse, Transport
+    from ._models.refs import A2ATool, MantyxTool, McpTool, PluginTool
     from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
     from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
     from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
@@ -135,15 +136,7 @@ if TYPE_CHECKING:
         Supervisor,
         ToolBudget,
     )
-    from .tools import (
-        A2ATool,
-        ClientResolvedTool,
-        MantyxTool,
-        McpTool,
-        PluginTool,
-        ToolConnection,
-        ToolOutput,
-    )
+    from .tools import ClientResolvedTool, ToolConnection, ToolOutput
 
 __all__ = (
     "UNSET",
@@ -281,7 +274,8 @@ _LAZY: dict[str, str] = {
     "._display.text": "TextPiece",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
-    ".tools": "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ToolConnection ToolOutput",
+    ".tools": "ClientResolvedTool ToolConnection ToolOutput",
+    "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
     ".spec": (
         "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
         " SpecKeywords Supervisor ToolBudget"

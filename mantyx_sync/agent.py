@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
 from ._engine.executor import ToolActivity
@@ -72,12 +72,22 @@ class Agent:
         attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
     ) -> Run:
-        """Start a run and return its :class:`Run` handle at once.
+        """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
 
         Pass ``prompt`` or ``messages`` (:class:`~mantyx_sync.Message` values,
         ``{"role", "content"}`` dicts or ``(role, content)`` tuples), not both.
         ``attachments`` (:class:`~mantyx_sync.Attachment` values or
         ``pathlib.Path`` files) go on the prompt or the last user message.
+
+        :meth:`stream` is the same call, for iterating the events as they
+        arrive: every event is yielded, the terminal one included; a failed run
+        then raises :class:`RunError`. :meth:`Run.text_stream` yields the run's
+        text as it grows instead. Use it in a ``with`` block: leaving early
+        cancels the run on the server and closes the connection::
+
+            with agent.stream("Tell me a story", timeout=300) as run:
+                for piece in run.text_stream():
+                    print(piece, end="", flush=True)
 
         :param timeout: seconds the run may take, counted from its start
             (``None``: no limit). Past it, iterating or waiting cancels the run
@@ -87,14 +97,14 @@ class Agent:
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIError: the server refused the run.
         """
+        return self._start(
+            self.spec, prompt, messages=messages, attachments=attachments, timeout=timeout
+        )
+
+    def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run:
+        # Every run of this agent gets its tool pool settings.
         return self.client.start_run(
-            self.spec,
-            prompt,
-            messages=messages,
-            attachments=attachments,
-            max_workers=self._max_workers,
-            on_tool=self._on_tool,
-            timeout=timeout,
+            spec, prompt, max_workers=self._max_workers, on_tool=self._on_tool, **turn
         )
 
     @checked(ArgumentTypeError)
@@ -119,30 +129,7 @@ class Agent:
         with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
             return run.wait(on_event)
 
-    def stream(
-        self,
-        prompt: str | None = None,
-        *,
-        messages: Sequence[MessageLike] | None = None,
-        attachments: Sequence[AttachmentLike] | None = None,
-        timeout: float | None = None,
-    ) -> Run:
-        """Start a run and iterate its events as they arrive.
-
-        Every event is yielded, the terminal one included; a failed run then
-        raises :class:`RunError`. :meth:`Run.text_stream` yields the run's text
-        as it grows instead. Use it in a ``with`` block: leaving early cancels
-        the run on the server and closes the connection::
-
-            with agent.stream("Tell me a story", timeout=300) as run:
-                for piece in run.text_stream():
-                    print(piece, end="", flush=True)
-
-        :param timeout: seconds the run may take (``None``: no limit); past it
-            the next step cancels the run and raises
-            :class:`~mantyx_sync.Timeout` (see :meth:`start`).
-        """
-        return self.start(prompt, messages=messages, attachments=attachments, timeout=timeout)
+    stream = start  # the Run is iterated for its events: see start()
 
     def run_plan(
         self,
@@ -162,10 +149,7 @@ class Agent:
         :raises SpecError: bad input (nothing is sent).
         """
         spec = self.spec.replace(plan=plan_only(self.spec.plan, steps=steps, brief=brief))
-        run = self.client.start_run(
-            spec, prompt, messages=messages, max_workers=self._max_workers, on_tool=self._on_tool
-        )
-        with run:
+        with self._start(spec, prompt, messages=messages) as run:
             return run.wait()
 
     def session(self, **overrides: Unpack[SpecKeywords]) -> Session:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import requests
 
 from ._base.argcheck import checked
 from ._base.redact import mask
+from ._base.types import Closing
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
 from ._http.api import Api
@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 __all__ = ["Client"]
 
 
-class Client:
+class Client(Closing):
     """A connection to one MANTYX workspace.
 
     Arguments left as ``None`` fall back to the environment: ``MANTYX_API_KEY``
@@ -452,14 +452,3 @@ class Client:
     def close(self) -> None:
         """Close pooled connections. The client must not be used afterwards."""
         self._api.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

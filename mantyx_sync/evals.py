@@ -24,26 +24,8 @@ from __future__ import annotations
 
 from ._engine.eval_run import EvalRun
 from ._engine.evals import Evals
-from ._models.evals import (
-    EvalCase,
-    EvalCaseComparison,
-    EvalCaseResult,
-    EvalComparison,
-    EvalDataset,
-    EvalDatasetSummary,
-    EvalRunDetail,
-    EvalRunSummary,
-)
+from ._models import evals as _values
+from ._models.evals import *  # noqa: F403 - the evaluation values, as their __all__ lists them
 
-__all__ = [
-    "EvalCase",
-    "EvalCaseComparison",
-    "EvalCaseResult",
-    "EvalComparison",
-    "EvalDataset",
-    "EvalDatasetSummary",
-    "EvalRun",
-    "EvalRunDetail",
-    "EvalRunSummary",
-    "Evals",
-]
+__all__ = ["EvalRun", "Evals"]
+__all__ += _values.__all__

@@ -13,31 +13,43 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any, Final, Union, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Union, cast
 
 import attrs
 
 from ._models import wire as _wire
-from ._models.payloads import (
+from ._models.terminal import (
     CancelledPayload,
     ErrorPayload,
-    EventType,
-    ModelFallback,
     ModelInfo,
-    PlanStep,
-    PlanTransition,
     ResultPayload,
     RunOutcome,
     StructuredOutputInfo,
-    SupervisorVerdict,
-    TaskPlan,
-    TaskPlanUpdate,
     TokenUsage,
-    ToolFile,
-    ToolFiles,
 )
 from ._models.wire import ALIASES, RAW, camel
 from .errors import MantyxError
+
+if TYPE_CHECKING:
+    from ._models.payloads import (
+        AssistantDelta,
+        AssistantMessage,
+        LocalToolResultIn,
+        LoopDetected,
+        ModelFallback,
+        PlanStep,
+        PlanTransition,
+        Started,
+        SupervisorVerdict,
+        TaskPlan,
+        TaskPlanUpdate,
+        ThinkingDelta,
+        ToolBudgetExceeded,
+        ToolCallEvent,
+        ToolFile,
+        ToolFiles,
+        ToolResultEvent,
+    )
 
 __all__ = [
     "AssistantDelta",
@@ -72,6 +84,39 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+EventType = Literal[
+    # a run's events, each with its payload class (see RunEvent.payload)
+    "started",
+    "assistant_delta",
+    "thinking_delta",
+    "assistant_message",
+    "tool_call",
+    "tool_result",
+    "local_tool_call",
+    "local_tool_result_in",
+    "loop_detected",
+    "tool_budget_exceeded",
+    "result",
+    "error",
+    "cancelled",
+    "model_fallback",
+    "supervisor",
+    "task_plan",
+    "tool_files",
+    # an evaluation's own events (their payload is an UnknownPayload)
+    "case_started",
+    "case_completed",
+    "run_completed",
+    "run_error",
+    "run_cancelled",
+]
+"""Every event type this SDK knows: the type of :attr:`mantyx_sync.RunEvent.type`,
+so a type checker flags a misspelt comparison (``event.type == "asistant_delta"``).
+
+A type the server adds later still arrives: ``event.type`` is then that
+string and ``event.payload`` an :class:`~mantyx_sync.UnknownPayload`.
+"""
+
 TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 """Event types that end a run; the server closes the stream after one of them."""
 
@@ -83,72 +128,6 @@ class MalformedEvent(MantyxError, ValueError):
 
     The stream logs and skips such frames rather than failing the run.
     """
-
-
-@attrs.frozen(kw_only=True)
-class Started:
-    """``started``: the run is running (only some servers send it)."""
-
-
-@attrs.frozen(kw_only=True)
-class AssistantDelta:
-    """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
-
-    text: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class ThinkingDelta:
-    """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
-
-    text: str = ""
-
-
-@attrs.frozen(kw_only=True)
-class AssistantMessage:
-    """``assistant_message``: the complete assistant text of one turn.
-
-    :ivar turn: 0-based turn index (``None`` on servers that omit it).
-    :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
-    :ivar tool_calls: the tool calls the model made on this turn, as sent.
-    :ivar model: the model that produced this turn (after a fallback, the fallback).
-    """
-
-    text: str = ""
-    turn: int | None = None
-    finish_reason: str | None = None
-    tool_calls: tuple[dict[str, Any], ...] = ()
-    model: str | None = None
-
-
-@attrs.frozen(kw_only=True)
-class ToolCallEvent:
-    """``tool_call``: MANTYX is running a server-resolved tool (informational).
-
-    :ivar input: the tool's arguments (``input``, or ``args`` on servers that use it).
-    """
-
-    tool_use_id: str | None = None
-    name: str | None = None
-    input: Any = attrs.field(default=None, metadata={ALIASES: ("args",)})
-    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-
-@attrs.frozen(kw_only=True)
-class ToolResultEvent:
-    """``tool_result``: a server-resolved tool finished (informational).
-
-    Servers send either ``result`` or ``ok`` + ``summary`` (some ``isError``);
-    whatever was sent is here and, untouched, in ``raw``.
-    """
-
-    tool_use_id: str | None = None
-    name: str | None = None
-    result: Any = None
-    ok: bool | None = None
-    summary: Any = None
-    is_error: bool | None = None
-    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -176,84 +155,93 @@ class LocalToolCall:
 
 
 @attrs.frozen(kw_only=True)
-class LocalToolResultIn:
-    """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
-
-    :ivar files: metadata of the files sent with the result (never their bytes).
-    """
-
-    tool_use_id: str | None = None
-    output: str | None = None
-    error: str | None = None
-    files: tuple[dict[str, Any], ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class LoopDetected:
-    """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
-
-    consecutive_count: int | None = None
-    hard_cutoff: bool | None = None
-    tools: tuple[str, ...] = ()
-
-
-@attrs.frozen(kw_only=True)
-class ToolBudgetExceeded:
-    """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
-
-    tool: str | None = None
-    max_calls: int | None = None
-    call_index: int | None = None
-
-
-@attrs.frozen(kw_only=True)
 class UnknownPayload:
     """An event type this SDK does not model; ``data`` is the payload as sent."""
 
     data: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True})
 
 
-EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
-    Started,
-    AssistantDelta,
-    ThinkingDelta,
-    AssistantMessage,
-    ToolCallEvent,
-    ToolResultEvent,
-    LocalToolCall,
-    LocalToolResultIn,
-    LoopDetected,
-    ToolBudgetExceeded,
-    ResultPayload,
-    ErrorPayload,
-    CancelledPayload,
-    ModelFallback,
-    SupervisorVerdict,
-    TaskPlanUpdate,
-    ToolFiles,
-    UnknownPayload,
-]
-"""Every payload :attr:`RunEvent.payload` can return."""
+if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOAD_NAMES
+    EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
+        Started,
+        AssistantDelta,
+        ThinkingDelta,
+        AssistantMessage,
+        ToolCallEvent,
+        ToolResultEvent,
+        LocalToolCall,
+        LocalToolResultIn,
+        LoopDetected,
+        ToolBudgetExceeded,
+        ResultPayload,
+        ErrorPayload,
+        CancelledPayload,
+        ModelFallback,
+        SupervisorVerdict,
+        TaskPlanUpdate,
+        ToolFiles,
+        UnknownPayload,
+    ]
+    """Every payload :attr:`RunEvent.payload` can return."""
 
-_PAYLOAD_TYPES: Final[Mapping[str, type[Any]]] = {
-    "started": Started,
-    "assistant_delta": AssistantDelta,
-    "thinking_delta": ThinkingDelta,
-    "assistant_message": AssistantMessage,
-    "tool_call": ToolCallEvent,
-    "tool_result": ToolResultEvent,
-    "local_tool_call": LocalToolCall,
-    "local_tool_result_in": LocalToolResultIn,
-    "loop_detected": LoopDetected,
-    "tool_budget_exceeded": ToolBudgetExceeded,
-    "result": ResultPayload,
-    "error": ErrorPayload,
-    "cancelled": CancelledPayload,
-    "model_fallback": ModelFallback,
-    "supervisor": SupervisorVerdict,
-    "task_plan": TaskPlanUpdate,
-    "tool_files": ToolFiles,
+# Event type -> payload class, in the documented order. Only the classes a
+# run reads itself live here (its tool calls, how it ended); the others
+# (deltas, messages, server-side tool activity, guards, plans, model switches,
+# supervisor verdicts, tool files) are built only for a caller's
+# ``event.payload``, so _models.payloads, which defines them, loads with the
+# first such use.
+_PAYLOAD_NAMES: Final = {
+    "started": "Started",
+    "assistant_delta": "AssistantDelta",
+    "thinking_delta": "ThinkingDelta",
+    "assistant_message": "AssistantMessage",
+    "tool_call": "ToolCallEvent",
+    "tool_result": "ToolResultEvent",
+    "local_tool_call": "LocalToolCall",
+    "local_tool_result_in": "LocalToolResultIn",
+    "loop_detected": "LoopDetected",
+    "tool_budget_exceeded": "ToolBudgetExceeded",
+    "result": "ResultPayload",
+    "error": "ErrorPayload",
+    "cancelled": "CancelledPayload",
+    "model_fallback": "ModelFallback",
+    "supervisor": "SupervisorVerdict",
+    "task_plan": "TaskPlanUpdate",
+    "tool_files": "ToolFiles",
 }
+_OWN: Final = frozenset({"LocalToolCall", "ResultPayload", "ErrorPayload", "CancelledPayload"})
+_LATER_NAMES: Final = (
+    frozenset({*_PAYLOAD_NAMES.values(), "PlanStep", "PlanTransition", "TaskPlan", "ToolFile"})
+    - _OWN
+)
+
+
+def _payload_class(event_type: str) -> type[Any] | None:
+    name = _PAYLOAD_NAMES.get(event_type)
+    if name is None:
+        return None
+    cls: type[Any] = globals()[name] if name in _OWN else _later(name)
+    return cls
+
+
+def _later(name: str) -> Any:
+    from ._models import payloads
+
+    return getattr(payloads, name)
+
+
+def __getattr__(name: str) -> Any:
+    # PEP 562: the payload names defined in _models.payloads, and the union of
+    # every payload class (the event types', in order, then unknown).
+    if name == "EventPayload":
+        members = (*map(_payload_class, _PAYLOAD_NAMES), UnknownPayload)
+        value: Any = Union[members]  # noqa: UP007
+    elif name in _LATER_NAMES:
+        value = _later(name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
@@ -263,7 +251,7 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
         does not have the documented shape (logged at warning); a terminal
         event's payload instead keeps every field that reads.
     """
-    cls = _PAYLOAD_TYPES.get(event_type)
+    cls = _payload_class(event_type)
     if cls is None:
         return UnknownPayload(data=dict(data))
     try:
@@ -473,8 +461,12 @@ class ToolStep:
 def tool_step(event: RunEvent) -> ToolStep | None:
     """The tool call or answer in ``event``; ``None`` for other events and for
     one without a ``toolUseId`` (it cannot be paired)."""
+    if event.type not in _TOOL_TYPES:
+        return None
+    from ._models.payloads import LocalToolResultIn, ToolCallEvent, ToolResultEvent
+
     # local_tool_call first: it skips the converter for the documented shape.
-    payload = (event.local_tool_call or event.payload) if event.type in _TOOL_TYPES else None
+    payload = event.local_tool_call or event.payload
     if isinstance(payload, (LocalToolCall, ToolCallEvent)) and payload.tool_use_id:
         args = payload.args if isinstance(payload, LocalToolCall) else payload.input
         return ToolStep(tool_use_id=payload.tool_use_id, name=payload.name, done=False, args=args)

@@ -18,9 +18,10 @@ from typing import Any, Final
 import attrs
 
 from ._models import wire as _wire
+from ._models.checks import check_text
 from ._models.paging import Getter, Listing, paged
 from ._models.wire import OMIT, RAW
-from .errors import MantyxError, SpecError
+from .errors import SpecError
 
 __all__ = ["Feedback"]
 
@@ -112,12 +113,6 @@ def feedback_body(
     return body
 
 
-def _check_run_id(run_id: Any) -> str:
-    if not isinstance(run_id, str) or not run_id:
-        raise SpecError(f"must be a non-empty string, got {run_id!r}", path="run_id")
-    return run_id
-
-
 def send_feedback(
     post: Poster,
     run_id: str,
@@ -130,7 +125,7 @@ def send_feedback(
 
     :raises SpecError: bad arguments (nothing is sent).
     """
-    _check_run_id(run_id)
+    check_text(run_id, "run_id")
     body = feedback_body(verdict, explanation, content_snapshot)
     status, reply = post(run_id, body)
     return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
@@ -150,46 +145,7 @@ def list_feedback(
     """
     params: dict[str, Any] = {}
     if run_id is not None:
-        params["agentRunId"] = _check_run_id(run_id)
+        params["agentRunId"] = check_text(run_id, "run_id")
     if verdict is not None:
         params["verdict"] = _wire_verdict(verdict)
     return paged(get, params, "feedback", Feedback.from_wire, limit=limit, max_items=max_items)
-
-
-class FeedbackLink:
-    """What a :class:`~mantyx_sync.RunResult` keeps to send feedback on its run.
-
-    Pickling drops the connection (a result sent to another process cannot
-    reach the client it came from): the copy raises when used.
-    """
-
-    __slots__ = ("_post",)
-
-    def __init__(self, post: Poster | None) -> None:
-        self._post = post
-
-    def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
-        return (FeedbackLink, (None,))
-
-    def __repr__(self) -> str:
-        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
-
-    def send(
-        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
-    ) -> Feedback:
-        """:func:`send_feedback` through the client this link came from.
-
-        :raises MantyxError: the link was detached (the result was pickled).
-        """
-        if self._post is None:
-            raise MantyxError(
-                f"run {run_id}: this result is not connected to a client (it was copied "
-                "between processes); use client.feedback(run_id, ...) instead"
-            )
-        return send_feedback(
-            self._post,
-            run_id,
-            verdict,
-            explanation=explanation,
-            content_snapshot=content_snapshot,
-        )

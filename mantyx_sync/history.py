@@ -28,6 +28,7 @@ import attrs
 from ._base.handout import handed_out
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
+from ._models.checks import check_text
 from ._models.paging import (
     Getter,
     Listing,
@@ -36,7 +37,7 @@ from ._models.paging import (
     page_of,
     paged,
 )
-from ._models.wire import ALIASES, RAW, WireFormatError
+from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
 from .messages import Message
@@ -50,7 +51,7 @@ _SESSION_STATUSES: Final = ("active", "ended")
 
 
 @attrs.frozen(kw_only=True)
-class RunSummary:
+class RunSummary(FromWire):
     """One run as ``GET /agent-runs`` lists it (compact; previews, not full texts).
 
     :ivar status: ``queued``, ``running``, ``succeeded``, ``failed`` or ``cancelled``.
@@ -80,17 +81,9 @@ class RunSummary:
     completed_at: str | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
 
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> RunSummary:
-        """Build the summary from one list item.
-
-        :raises WireFormatError: (a ``ValueError``) the item is not a run.
-        """
-        return _wire.structure(body, cls)
-
 
 @attrs.frozen(kw_only=True)
-class SessionSummary:
+class SessionSummary(FromWire):
     """One session as ``GET /agent-sessions`` lists it.
 
     :ivar status: ``active`` or ``ended``.
@@ -123,14 +116,6 @@ class SessionSummary:
         """Deprecated: :attr:`last_interaction_at`."""
         return _renamed(self.last_interaction_at, "last_interaction_date", "last_interaction_at")
 
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> SessionSummary:
-        """Build the summary from one list item.
-
-        :raises WireFormatError: (a ``ValueError``) the item is not a session.
-        """
-        return _wire.structure(body, cls)
-
 
 def _renamed(value: str | None, old: str, new: str) -> str | None:
     warnings.warn(
@@ -143,7 +128,7 @@ _ROLE_OF_TYPE: Final = {"user_message": "user", "assistant_message": "assistant"
 
 
 @attrs.frozen(kw_only=True)
-class SessionEvent:
+class SessionEvent(FromWire):
     """One entry of a session's replay: a user or assistant message, or another message.
 
     :ivar seq: its position in the session (increasing).
@@ -172,14 +157,6 @@ class SessionEvent:
         :meth:`Session.history` returns (``None`` when it names no role)."""
         role = self.role
         return None if role is None else Message(role, self.text or "", self.attachments)
-
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> SessionEvent:
-        """Build the event from one replay item.
-
-        :raises WireFormatError: (a ``ValueError``) no integer ``seq`` or no ``type``.
-        """
-        return _wire.structure(body, cls)
 
 
 @handed_out("Session.events() and Client.session_events() return one")
@@ -262,12 +239,6 @@ class EventReplay:
         return self._loaded
 
 
-def _check_text(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
-    return value
-
-
 def _metadata_filters(metadata: Any) -> list[str]:
     if metadata is None:
         return []
@@ -309,7 +280,7 @@ def run_list_query(
         ("agentId", agent_id, "agent_id"),
     ):
         if value is not None:
-            params[key] = _check_text(value, path)
+            params[key] = check_text(value, path)
     filters = _metadata_filters(metadata)
     if filters:
         params["metadata"] = filters

@@ -25,7 +25,7 @@ from typing import Any, Final, TextIO
 
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
-from .cli._view import RunView
+from .cli._view import RunView, follow
 from .errors import MantyxError, SpecError
 from .events import RunEvent
 from .results import RunResult
@@ -180,12 +180,5 @@ def _plain(out: TextIO | None) -> Terminal:
 
 
 def _show_plain(run: Run, out: TextIO | None) -> RunResult:
-    view = RunView(_plain(out))
-    view.started(run.id)
-    with run:
-        try:
-            for event in run:
-                view.on_event(event)
-        finally:
-            view.finished(run.result)
+    follow(run, RunView(_plain(out)))
     return _result_of(run)

@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ._display.render import render_html, render_markdown, view_of
 from ._models import wire as _wire
-from ._models.wire import ALIASES, RAW, WIRE
+from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
-from .errors import OutputParseError
-from .events import ModelFallback, ModelInfo, RunEvent, StructuredOutputInfo, TaskPlan, TokenUsage
-from .feedback import Feedback, FeedbackLink
+from .errors import MantyxError, OutputParseError
+from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
 from .messages import Message
 from .spec import OutputSchema
+
+if TYPE_CHECKING:
+    from ._models.payloads import ModelFallback, TaskPlan
+    from .feedback import Feedback, Poster
 
 __all__ = [
     "Model",
@@ -42,6 +44,48 @@ Validator = Callable[[Any], Any]
 
 def _events_repr(events: tuple[RunEvent, ...]) -> str:
     return f"<{len(events)} events>"
+
+
+class FeedbackLink:
+    """What a :class:`~mantyx_sync.RunResult` keeps to send feedback on its run.
+
+    Pickling drops the connection (a result sent to another process cannot
+    reach the client it came from): the copy raises when used.
+    """
+
+    __slots__ = ("_post",)
+
+    def __init__(self, post: Poster | None) -> None:
+        self._post = post
+
+    def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
+        return (FeedbackLink, (None,))
+
+    def __repr__(self) -> str:
+        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
+
+    def send(
+        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
+    ) -> Feedback:
+        """:func:`send_feedback` through the client this link came from.
+
+        :raises MantyxError: the link was detached (the result was pickled).
+        """
+        if self._post is None:
+            raise MantyxError(
+                f"run {run_id}: this result is not connected to a client (it was copied "
+                "between processes); use client.feedback(run_id, ...) instead"
+            )
+        # Feedback (and its listing machinery) loads with the first feedback sent.
+        from .feedback import send_feedback
+
+        return send_feedback(
+            self._post,
+            run_id,
+            verdict,
+            explanation=explanation,
+            content_snapshot=content_snapshot,
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -102,12 +146,18 @@ class RunResult:
 
     def _repr_html_(self) -> str:
         # Jupyter: the answer, each tool call collapsible, a tokens/model footer.
+        from ._display.render import render_html
+
         return render_html(self._display())
 
     def _repr_markdown_(self) -> str:
+        from ._display.render import render_markdown
+
         return render_markdown(self._display())
 
     def _display(self) -> Any:
+        from ._display.render import view_of
+
         return view_of(
             self.run_id,
             self.events,
@@ -196,7 +246,7 @@ class Model:
 
 
 @attrs.frozen(kw_only=True)
-class ModelCatalog:
+class ModelCatalog(FromWire):
     """The models a workspace can run (``GET /models``).
 
     Iterate it for :class:`Model` values; :meth:`get` finds one by id.
@@ -204,14 +254,6 @@ class ModelCatalog:
 
     models: tuple[Model, ...] = ()
     default_model_id: str | None = None
-
-    @classmethod
-    def from_wire(cls, body: Mapping[str, Any]) -> ModelCatalog:
-        """Build the catalog from the response body.
-
-        :raises WireFormatError: (a ``ValueError``) the body is not a catalog.
-        """
-        return _wire.structure(body, cls)
 
     def __iter__(self) -> Iterator[Model]:
         return iter(self.models)
@@ -274,7 +316,7 @@ class _SessionMessages:
 
 
 @attrs.frozen(kw_only=True)
-class SessionInfo:
+class SessionInfo(FromWire):
     """A session as ``GET /agent-sessions/{id}`` reports it.
 
     :ivar status: ``active`` or ``ended``.

@@ -13,18 +13,16 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._base.argcheck import checked
 from ._base.handout import handed_out
-from ._display.render import render_html, render_markdown, view_of
-from ._display.text import TextPiece, follow_text
+from ._base.types import ReleaseOnce
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
-from ._engine.outcome import failure_of
+from ._engine.outcome import Followed, failure_of
 from ._engine.resolution import ResolvedTools
 from ._http.api import Api
 from ._http.poster import ResultPoster
@@ -32,10 +30,13 @@ from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunError
-from .events import TERMINAL_TYPES, ModelInfo, RunEvent, TaskPlan, outcome_of
-from .feedback import FeedbackLink
-from .results import RunResult
+from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
+from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
+
+if TYPE_CHECKING:
+    from ._display.text import TextPiece
+    from ._models.payloads import TaskPlan
 
 __all__ = ["Run"]
 
@@ -85,38 +86,7 @@ def start_run(
         raise
 
 
-class _RunResources:
-    """What a run holds until it ends, released once by whoever gets there first; kept
-    apart from :class:`Run` so the garbage-collection finalizer need not keep the Run alive."""
-
-    def __init__(
-        self,
-        stream: RunStream,
-        executor: ToolExecutor,
-        owned_tools: ResolvedTools | None,
-        ended: threading.Event,
-    ) -> None:
-        self._stream = stream
-        self._executor = executor
-        self._owned_tools = owned_tools
-        self._ended = ended
-        self._lock = threading.Lock()
-        self._released = False
-
-    def release(self) -> None:
-        # Never waits on a running handler: its late answer is dropped.
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        self._ended.set()
-        self._stream.close()
-        self._executor.shutdown()
-        if self._owned_tools is not None:
-            self._owned_tools.close()
-
-
-def _abandon(api: Api, run_id: str, resources: _RunResources) -> None:
+def _abandon(api: Api, run_id: str, resources: ReleaseOnce) -> None:
     log.warning("run %s was dropped before it ended without close(); cancelling it", run_id)
     cancel_run(api, run_id, best_effort=True)
     resources.release()
@@ -150,7 +120,7 @@ def attach_run(
     "Agent.start() and Agent.stream() return one, as do a Session's start() and "
     "stream(), Client.start_run() and Client.attach_run()"
 )
-class Run:
+class Run(Followed):
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 
     The ``id`` is known as soon as the server accepted the run, before any
@@ -225,8 +195,11 @@ class Run:
         )
         # Stepped directly: one Python frame less per event than next(self._stream).
         self._next_event = self._stream.events().__next__
-        self._resources = _RunResources(
-            self._stream, self._executor, tools if owns_tools else None, ended
+        # Released once, by whoever gets there first; apart from the Run, so the
+        # finalizer need not keep it alive. Never waits on a running handler.
+        owned = [tools.close] if owns_tools else []
+        self._resources = ReleaseOnce(
+            ended.set, self._stream.close, self._executor.shutdown, *owned
         )
         # A Run dropped mid-stream (``for e in agent.stream(...): break`` without
         # ``with``) is cancelled and released when it is garbage-collected.
@@ -252,22 +225,16 @@ class Run:
         if self._result is not None:
             return self._result._repr_html_()
         # A snapshot: notebook.show renders while its reader thread appends.
+        from ._display.render import render_html, view_of
+
         return render_html(view_of(self.id, tuple(self._events)))
 
     def _repr_markdown_(self) -> str:
         if self._result is not None:
             return self._result._repr_markdown_()
+        from ._display.render import render_markdown, view_of
+
         return render_markdown(view_of(self.id, tuple(self._events)))
-
-    @property
-    def events(self) -> tuple[RunEvent, ...]:
-        """Every event received so far, in ``seq`` order."""
-        return tuple(self._events)
-
-    @property
-    def done(self) -> bool:
-        """Whether the terminal event has arrived."""
-        return self._done
 
     @property
     def plan(self) -> TaskPlan | None:
@@ -282,9 +249,6 @@ class Run:
     def result(self) -> RunResult | None:
         """The result once the run has ended (also set for failed runs), else ``None``."""
         return self._result
-
-    def __iter__(self) -> Iterator[RunEvent]:
-        return self
 
     def __next__(self) -> RunEvent:
         if self._replay:
@@ -323,6 +287,8 @@ class Run:
 
         :param thinking: include the model's reasoning, as ``"thinking"`` pieces.
         """
+        from ._display.text import follow_text  # loaded by the first run shown as text
+
         return follow_text(self, thinking=thinking)
 
     @checked(ArgumentTypeError)
@@ -366,17 +332,6 @@ class Run:
         if first and not self._done:
             cancel_run(self._api, self.id, best_effort=True)
         self._release()
-
-    def __enter__(self) -> Run:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _handle(self, event: RunEvent) -> None:
         # Runs for every event: kept flat. Only calls need their typed payload

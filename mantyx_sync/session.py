@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from ._base.argcheck import checked
@@ -91,7 +90,8 @@ class Session:
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
-        """Send a message and return the live :class:`Run` (see :meth:`Agent.start`).
+        """Send a message and return the live :class:`Run` (see :meth:`Agent.start`);
+        :meth:`stream` is the same call, for iterating its events.
 
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
         Spec keywords given apply to this one run only.
@@ -143,19 +143,7 @@ class Session:
         ) as run:
             return run.wait(on_event)
 
-    def stream(
-        self,
-        prompt: str | None = None,
-        *,
-        messages: Sequence[MessageLike] | None = None,
-        attachments: Sequence[AttachmentLike] | None = None,
-        timeout: float | None = None,
-        **overrides: Unpack[OverrideKeywords],
-    ) -> Run:
-        """Send a message and iterate its events (see :meth:`Agent.stream`)."""
-        return self.start(
-            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
-        )
+    stream = start  # the Run is iterated for its events: see start()
 
     def run_plan(
         self,
@@ -212,10 +200,5 @@ class Session:
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.end()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import re
 import urllib.parse
-from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -17,10 +16,6 @@ __all__ = [
     "register_secret",
 ]
 
-# Headers whose values are always secret, whatever their content.
-_SECRET_HEADERS = frozenset(
-    {"authorization", "x-api-key", "proxy-authorization", "cookie", "set-cookie"}
-)
 # MANTYX keys and tokens look like mantyx_… / mantyx_at_…; bearer tokens in free text too.
 # (not "mantyx_sync", our own logger and package name)
 _TOKEN_RE = re.compile(
@@ -39,21 +34,6 @@ def register_secret(value: str | None) -> None:
 def mask(value: str | None) -> str:
     """A fixed-width stand-in that shows a secret exists without leaking any of it."""
     return "***" if value else ""
-
-
-def redact_headers(
-    headers: Mapping[str, Any] | None, *, all_values: bool = False
-) -> dict[str, str]:
-    """Copy ``headers`` with secret values masked (every value when ``all_values``)."""
-    if not headers:
-        return {}
-    out: dict[str, str] = {}
-    for name, value in headers.items():
-        if all_values or name.lower() in _SECRET_HEADERS:
-            out[name] = mask(str(value))
-        else:
-            out[name] = redact_text(str(value))
-    return out
 
 
 def redact_text(text: str) -> str:

@@ -1,16 +1,17 @@
-"""Type aliases shared across the package, and the typed "unset" sentinel."""
+"""Type aliases shared across the package, the typed "unset" sentinel, and two small
+lifetimes: :class:`Closing` (a ``with`` block closes) and :class:`ReleaseOnce`."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
-from typing import Any, Final, Literal
+import threading
+from collections.abc import Callable
+from typing import Any, Final, Literal, TypeVar
 
-__all__ = ["UNSET", "JSONDict", "UnsetType"]
+__all__ = ["UNSET", "Closing", "JSONDict", "ReleaseOnce", "UnsetType"]
 
-JSONValue = None | bool | int | float | str | list[Any] | dict[str, Any]
 JSONDict = dict[str, Any]
-Headers = Mapping[str, str]
+_Self = TypeVar("_Self", bound="Closing")
 
 
 class UnsetType(enum.Enum):
@@ -26,3 +27,34 @@ class UnsetType(enum.Enum):
 
 
 UNSET: Final = UnsetType.UNSET
+
+
+class Closing:
+    """A handle whose ``with`` block gives the handle itself and calls ``close()`` on leaving."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class ReleaseOnce:
+    """Runs ``steps`` in order on the first :meth:`release`, from whichever thread
+    (or garbage-collection finalizer) gets there first; later calls do nothing."""
+
+    def __init__(self, *steps: Callable[[], object]) -> None:
+        self._steps = steps
+        self._lock = threading.Lock()
+        self._released = False
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        for step in self._steps:
+            step()

@@ -28,32 +28,35 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from types import TracebackType
-from typing import cast
+from typing import Final, cast
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
+from .._base.types import ReleaseOnce
 from .._http.api import Api
 from .._http.poster import ResultPoster
 from .._http.retry import Attempts, reconnect_policy
 from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
-from .._models.evals import EVAL_TERMINAL_EVENTS, EvalRunDetail, EvalRunSummary
+from .._models.evals import EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
 from ..events import EventType, MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
+from .outcome import Followed
 from .resolution import ResolvedTools
 
 __all__ = ["EvalRun"]
 
 log = logging.getLogger(__name__)
 
-_TERMINAL_STATUS_EVENT: dict[str, EventType] = {
+# An evaluation's terminal status -> the stream event that ends it.
+_TERMINAL_STATUS_EVENT: Final[dict[str, EventType]] = {
     "succeeded": "run_completed",
     "failed": "run_error",
     "cancelled": "run_cancelled",
 }
+_TERMINAL_EVENTS: Final = frozenset(_TERMINAL_STATUS_EVENT.values())
 
 
 class _CaseRuns:
@@ -188,27 +191,17 @@ class _FlatFrames:
         )
 
 
-class _Resources:
-    """What an evaluation holds until it ends, released once (the finalizer can
-    reach it without keeping the :class:`EvalRun` alive)."""
+class _Resources(ReleaseOnce):
+    """What an evaluation holds until it ends: its current stream, case runs and tools
+    (the finalizer can release them without keeping the :class:`EvalRun` alive)."""
 
     def __init__(self, cases: _CaseRuns, tools: ResolvedTools) -> None:
-        self.cases = cases
-        self.tools = tools
         self.stream: RunStream | None = None
-        self._lock = threading.Lock()
-        self._released = False
+        super().__init__(self._close_stream, cases.close, tools.close)
 
-    def release(self) -> None:
-        with self._lock:
-            if self._released:
-                return
-            self._released = True
-        stream = self.stream
-        if stream is not None:
-            stream.close()
-        self.cases.close()
-        self.tools.close()
+    def _close_stream(self) -> None:
+        if self.stream is not None:
+            self.stream.close()
 
 
 def _abandon(api: Api, eval_id: str, resources: _Resources) -> None:
@@ -229,7 +222,7 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
 
 
 @handed_out("client.evals.start() returns one")
-class EvalRun:
+class EvalRun(Followed):
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 
     While you iterate, every ``local_tool_call`` of every case run is answered
@@ -291,25 +284,12 @@ class EvalRun:
         )
 
     @property
-    def events(self) -> tuple[RunEvent, ...]:
-        """Every event received so far."""
-        return tuple(self._events)
-
-    @property
-    def done(self) -> bool:
-        """Whether the evaluation's terminal event has arrived."""
-        return self._done
-
-    @property
     def case_run_ids(self) -> tuple[str, ...]:
         """The agent runs of the cases seen so far (``agentRunId``)."""
         return tuple(self._cases.known())
 
     def iterate(self) -> Iterator[RunEvent]:
         """The events as they come (the same as iterating the handle)."""
-        return self
-
-    def __iter__(self) -> Iterator[RunEvent]:
         return self
 
     def __next__(self) -> RunEvent:
@@ -375,17 +355,6 @@ class EvalRun:
         self._closed.set()
         self._release()
 
-    def __enter__(self) -> EvalRun:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _new_stream(self) -> RunStream:
         self._frames.new_connection()
         self._opened = False
@@ -395,7 +364,7 @@ class EvalRun:
             run_id=self.id,
             last_seq=self._frames.count,
             parse=self._frames.parse,
-            terminal=lambda event: event.type in EVAL_TERMINAL_EVENTS,
+            terminal=lambda event: event.type in _TERMINAL_EVENTS,
             resume=False,
             # Weakly: the stream is reachable from the finalizer's arguments and
             # must not keep this handle alive.
@@ -449,7 +418,7 @@ class EvalRun:
             log.warning(
                 "evaluation %s: a local_tool_call without agentRunId cannot be answered", self.id
             )
-        if event.type in EVAL_TERMINAL_EVENTS:
+        if event.type in _TERMINAL_EVENTS:
             self._finish(event)
 
     def _finish(self, event: RunEvent) -> None:

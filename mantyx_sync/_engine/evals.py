@@ -25,6 +25,7 @@ from .._http.routes import (
     start_eval,
 )
 from .._models import evals as values
+from .._models.checks import check_text
 from .._models.evals import EvalRunDetail
 from .._models.wire import camel
 from ..errors import ArgumentTypeError, SpecError
@@ -115,12 +116,6 @@ def _dataset_source(dataset: Any, tool_mocks: Any) -> dict[str, Any]:
     except (TypeError, ValueError) as exc:
         raise SpecError(f"is not JSON-serialisable ({exc})", path="dataset") from exc
     return {"dataset": inline}
-
-
-def _non_empty(value: Any, path: str) -> str:
-    if not isinstance(value, str) or not value:
-        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
-    return value
 
 
 def _overrides(overrides: Any) -> dict[str, Any]:
@@ -228,7 +223,7 @@ class Evals:
         body = _dataset_source(dataset, tool_mocks)
         spec = getattr(agent, "spec", agent)
         if model_id is not None:
-            body["modelId"] = _non_empty(model_id, "model_id")
+            body["modelId"] = check_text(model_id, "model_id")
         if overrides is not None:
             body["overrides"] = _overrides(overrides)
         if isinstance(spec, AgentSpec):

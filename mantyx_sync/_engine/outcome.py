@@ -1,12 +1,40 @@
-"""A run's outcome as the error it ends with: ``None`` for a success."""
+"""A run's outcome as the error it ends with (``None`` for a success), and what a
+handle following a run or an evaluation to that end reports on the way."""
 
 from __future__ import annotations
 
-from .._models.payloads import ErrorPayload, RunOutcome
+from collections.abc import Iterator
+
+from .._base.types import Closing
+from .._models.terminal import ErrorPayload, RunOutcome
 from ..errors import RunCancelled, RunError
+from ..events import RunEvent
 from ..results import RunResult
 
-__all__ = ["failure_of"]
+__all__ = ["Followed", "failure_of"]
+
+
+class Followed(Closing):
+    """An iterator over a stream's events up to its terminal one (a run, an evaluation)."""
+
+    _events: list[RunEvent]
+    _done: bool
+
+    @property
+    def events(self) -> tuple[RunEvent, ...]:
+        """Every event received so far, in order."""
+        return tuple(self._events)
+
+    @property
+    def done(self) -> bool:
+        """Whether the terminal event has arrived."""
+        return self._done
+
+    def __iter__(self) -> Iterator[RunEvent]:
+        return self
+
+    def __next__(self) -> RunEvent:
+        raise NotImplementedError
 
 
 def failure_of(outcome: RunOutcome, result: RunResult, run_id: str) -> RunError | None:

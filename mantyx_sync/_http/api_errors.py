@@ -12,7 +12,6 @@ transport hands over status, headers and the decoded body.
 from __future__ import annotations
 
 import email.utils
-import math
 import re
 import time
 from collections.abc import Mapping
@@ -29,7 +28,7 @@ from ..errors import (
     RateLimitError,
     ServerError,
 )
-from .ratelimit import parse_rate_limit
+from .ratelimit import finite_number, parse_rate_limit
 
 __all__ = ["api_error"]
 
@@ -37,12 +36,9 @@ __all__ = ["api_error"]
 def _retry_after_seconds(value: str | None) -> float | None:
     if not value:
         return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        pass
-    else:
-        return max(0.0, seconds) if math.isfinite(seconds) else None
+    seconds = finite_number(value)
+    if seconds is not None:
+        return max(0.0, seconds)
     try:
         parsed = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

@@ -9,7 +9,6 @@ request. The OAuth machinery that implements a refreshing source lives above
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -19,6 +18,7 @@ import attrs
 from .._base.argcheck import checked_init
 from .._base.redact import mask, register_secret
 from ..errors import ArgumentTypeError, ConfigurationError
+from .ratelimit import finite_number
 
 __all__ = ["IdentityAware", "TokenSet", "TokenSource"]
 
@@ -27,18 +27,6 @@ def _scopes(value: str | Iterable[str] | None) -> tuple[str, ...]:
     if isinstance(value, str):
         return tuple(value.split())
     return tuple(str(s) for s in value or ())
-
-
-def _seconds(value: Any) -> float | None:
-    """``expires_in`` as a finite number of seconds: a JSON number, or a numeric
-    string as some servers send it; anything else is unknown."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) else None
 
 
 @checked_init(ArgumentTypeError)
@@ -102,7 +90,7 @@ class TokenSet:
         if not isinstance(access, str) or not access:
             raise ConfigurationError("the token endpoint answered without an access_token")
         expires_at = None
-        lifetime = _seconds(body.get("expires_in"))
+        lifetime = finite_number(body.get("expires_in"))
         if lifetime is not None:
             expires_at = now + lifetime
         new_refresh = body.get("refresh_token")

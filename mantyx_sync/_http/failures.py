@@ -41,10 +41,10 @@ def describe(exc: BaseException) -> str:
 def _chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and every exception behind it (cause, context, ``reason``, args), once each."""
     seen: set[int] = set()
-    todo: list[BaseException | None] = [exc]
+    todo: list[object] = [exc]
     while todo:
         cur = todo.pop()
-        if cur is None or id(cur) in seen:
+        if not isinstance(cur, BaseException) or id(cur) in seen:
             continue
         seen.add(id(cur))
         yield cur

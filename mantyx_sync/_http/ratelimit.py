@@ -19,7 +19,7 @@ from typing import Final
 
 import attrs
 
-__all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "parse_rate_limit"]
+__all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "finite_number", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
 
@@ -69,26 +69,27 @@ class RateLimit:
         return max(0.0, self.reset_at - (time.time() if now is None else now))
 
 
-def _int(value: str | None) -> int | None:
-    if value is None:
+def finite_number(value: object) -> float | None:
+    """A number as a server sends it (a JSON number, or a numeric string: a header, an
+    ``expires_in``); ``None`` for anything else. Not finite ("inf", "1e400") counts as
+    unreadable too: ``int()`` would raise and fail the request it came with."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         return None
     try:
-        number = float(value.strip())
+        number = float(value)
     except ValueError:
         return None
-    # "inf" or "1e400" would raise OverflowError in int(), failing the request
-    # that carried the header; an unreadable count is no count.
-    return max(0, int(number)) if math.isfinite(number) else None
+    return number if math.isfinite(number) else None
+
+
+def _int(value: str | None) -> int | None:
+    number = finite_number(value)
+    return None if number is None else max(0, int(number))
 
 
 def _reset_at(value: str | None, now: float) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value.strip())
-    except ValueError:
-        return None
-    if not math.isfinite(number) or number < 0:
+    number = finite_number(value)
+    if number is None or number < 0:
         return None
     if number >= _EPOCH_MS_THRESHOLD:
         return number / 1000.0

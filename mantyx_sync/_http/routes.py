@@ -20,16 +20,18 @@ import functools
 import logging
 import urllib.parse
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .._models.paging import Getter
 from ..errors import MantyxError, SpecError
-from ..feedback import Poster
 from .api import Api, Reply
 from .ratelimit import RUNS_BUCKET
 from .retry import create_policy, safe_policy
+
+if TYPE_CHECKING:  # listings and feedback load with their first use
+    from .._models.paging import Getter
+    from ..feedback import Poster
 
 __all__ = [
     "cancel_eval",

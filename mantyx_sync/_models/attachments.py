@@ -25,6 +25,7 @@ from .._base.argcheck import checked, checked_init
 from .._base.limits import ATTACHMENT_MIME_TYPES
 from .._base.types import JSONDict
 from ..errors import ArgumentTypeError, SpecError
+from .checks import coerce_text
 
 __all__ = ["Attachment", "FileData", "check_mime", "check_url"]
 
@@ -73,14 +74,6 @@ def check_mime(mime_type: str | None, path: str | None) -> None:
             + ", ".join(sorted(ATTACHMENT_MIME_TYPES)),
             path=path,
         )
-
-
-def _check_text(value: Any, what: str) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str) or not value:
-        raise SpecError(f"{what} must be a non-empty string")
-    return value
 
 
 def _repr_size(size: int | None) -> str:
@@ -133,8 +126,8 @@ class Attachment:
             raise SpecError(f"cannot read attachment {str(file)!r}: {exc.strerror}") from exc
         if not file.is_file():
             raise SpecError(f"attachment {str(file)!r} is not a regular file")
-        name = _check_text(filename, "filename") or file.name
-        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        name = coerce_text(filename, "filename") or file.name
+        mime = coerce_text(mime_type, "mime_type") or _guess(name)
         if mime is None:
             raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
         check_mime(mime, None)
@@ -150,8 +143,8 @@ class Attachment:
         :raises SpecError: the type cannot be guessed from ``filename`` (pass
             ``mime_type=``) or is not accepted.
         """
-        name = _check_text(filename, "filename")
-        mime = _check_text(mime_type, "mime_type") or _guess(name)
+        name = coerce_text(filename, "filename")
+        mime = coerce_text(mime_type, "mime_type") or _guess(name)
         if mime is None:
             raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
         check_mime(mime, None)
@@ -171,8 +164,8 @@ class Attachment:
         :raises SpecError: not an ``https`` URL, or a type that is not accepted.
         """
         check_url(url, None)
-        name = _check_text(filename, "filename")
-        mime = _check_text(mime_type, "mime_type") or _guess(
+        name = coerce_text(filename, "filename")
+        mime = coerce_text(mime_type, "mime_type") or _guess(
             name or urllib.parse.urlsplit(url).path
         )
         check_mime(mime, None)

@@ -8,7 +8,7 @@ classes that use them live in :mod:`mantyx_sync.spec`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 from .._base.limits import (
@@ -23,7 +23,9 @@ from .._base.limits import (
 from ..errors import ArgumentTypeError, SpecError
 
 __all__ = [
+    "check_choice",
     "check_int",
+    "check_text",
     "coerce_budgets",
     "coerce_metadata",
     "coerce_reasoning_level",
@@ -47,6 +49,13 @@ def json_size(value: Any, path: str) -> int:
     except (TypeError, ValueError) as exc:
         raise SpecError(f"is not JSON-serializable ({exc})", path=path) from exc
     return len(text.encode("utf-8"))
+
+
+def check_choice(value: Any, choices: Collection[str], path: str, expected: str) -> str:
+    """``value`` when it is one of ``choices``; else :class:`SpecError`: "must be ``expected``"."""
+    if value not in choices:
+        raise SpecError(f"must be {expected}, got {value!r}", path=path)
+    return str(value)
 
 
 def check_int(value: Any, path: str, *, low: int, high: int | None = None) -> int:
@@ -88,12 +97,8 @@ def coerce_metadata(value: Any, path: str = "metadata") -> dict[str, str]:
 
 def coerce_reasoning_level(value: Any, path: str = "reasoning_level") -> str | int:
     if isinstance(value, str):
-        if value not in REASONING_LEVELS:
-            raise SpecError(
-                f"must be one of 'off', 'low', 'medium', 'high' or an integer 0-100, got {value!r}",
-                path=path,
-            )
-        return value
+        words = "one of 'off', 'low', 'medium', 'high' or an integer 0-100"
+        return check_choice(value, REASONING_LEVELS, path, words)
     if not is_int(value):
         raise ArgumentTypeError(
             "must be 'off', 'low', 'medium', 'high' or an integer 0-100, "
@@ -111,6 +116,13 @@ def coerce_budgets(value: Any, path: str = "budgets") -> dict[str, Any]:
         check_int(out["maxToolTurns"], f"{path}['maxToolTurns']", low=1)
     json_size(out, path)
     return out
+
+
+def check_text(value: Any, path: str) -> str:
+    """``value`` when it is a non-empty string (an id, a filter); else :class:`SpecError`."""
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"must be a non-empty string, got {value!r}", path=path)
+    return value
 
 
 def coerce_text(value: Any, path: str) -> str | None:

@@ -14,7 +14,7 @@ import attrs
 
 from .._base.argcheck import checked_init
 from ..errors import ArgumentTypeError, SpecError
-from .checks import check_int, coerce_text
+from .checks import check_choice, check_int, coerce_text
 
 __all__ = [
     "Plan",
@@ -131,10 +131,8 @@ class Plan:
     plan_only: bool | None = None
 
     def _check(self, path: str) -> None:
-        if self.mode is not None and self.mode not in PLAN_MODES:
-            raise SpecError(
-                f"must be 'auto', 'required' or 'off', got {self.mode!r}", path=f"{path}.mode"
-            )
+        if self.mode is not None:
+            check_choice(self.mode, PLAN_MODES, f"{path}.mode", "'auto', 'required' or 'off'")
         coerce_text(self.brief, f"{path}.brief")
         steps: tuple[Any, ...] = self.steps or ()
         for index, step in enumerate(steps):
@@ -219,12 +217,9 @@ def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
-        if value not in PLAN_MODES:
-            raise SpecError(
-                f"must be True, 'auto', 'required', False, 'off' or a Plan, got {value!r}",
-                path=path,
-            )
-        return value
+        return check_choice(
+            value, PLAN_MODES, path, "True, 'auto', 'required', False, 'off' or a Plan"
+        )
     if isinstance(value, Plan):
         result = value
     elif isinstance(value, Mapping):

@@ -7,16 +7,13 @@ Values are immutable and thread-safe.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final, TypeVar
 
 import attrs
 
-from . import wire as _wire
-from .wire import ALIASES, RAW
+from .wire import ALIASES, RAW, FromWire
 
 __all__ = [
-    "EVAL_TERMINAL_EVENTS",
     "EvalCase",
     "EvalCaseComparison",
     "EvalCaseResult",
@@ -31,25 +28,13 @@ T = TypeVar("T")
 
 EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
 """Statuses after which an evaluation changes no more."""
-EVAL_TERMINAL_EVENTS: Final = frozenset({"run_completed", "run_error", "run_cancelled"})
-"""Stream event types that end an evaluation's stream."""
 
 
 _RAW_FIELD: Final[Any] = {"factory": dict, "metadata": {RAW: True}, "repr": False, "eq": False}
 
 
-class _FromWire:
-    @classmethod
-    def from_wire(cls: type[T], body: Mapping[str, Any]) -> T:
-        """Build the value from a response body or list item.
-
-        :raises WireFormatError: (a ``ValueError``) the body does not fit.
-        """
-        return _wire.structure(body, cls)
-
-
 @attrs.frozen(kw_only=True)
-class EvalDatasetSummary(_FromWire):
+class EvalDatasetSummary(FromWire):
     """A dataset as ``GET /eval-datasets`` lists it."""
 
     id: str
@@ -63,7 +48,7 @@ class EvalDatasetSummary(_FromWire):
 
 
 @attrs.frozen(kw_only=True)
-class EvalCase(_FromWire):
+class EvalCase(FromWire):
     """One case: the run input, its scorers and tags.
 
     :ivar input: the run input (e.g. ``{"prompt": ...}`` or ``{"messages": [...]}``).
@@ -83,7 +68,7 @@ class EvalCase(_FromWire):
 
 
 @attrs.frozen(kw_only=True)
-class EvalDataset(_FromWire):
+class EvalDataset(FromWire):
     """A dataset with its cases (``GET /eval-datasets/{id}``)."""
 
     id: str
@@ -97,7 +82,7 @@ class EvalDataset(_FromWire):
 
 
 @attrs.frozen(kw_only=True)
-class EvalRunSummary(_FromWire):
+class EvalRunSummary(FromWire):
     """An evaluation as ``GET /eval-runs`` lists it.
 
     :ivar status: ``succeeded``, ``failed`` or ``cancelled`` once it is over;
@@ -130,7 +115,7 @@ class EvalRunSummary(_FromWire):
 
 
 @attrs.frozen(kw_only=True)
-class EvalCaseResult(_FromWire):
+class EvalCaseResult(FromWire):
     """One case's outcome in an evaluation."""
 
     id: str | None = None
@@ -159,7 +144,7 @@ class EvalRunDetail(EvalRunSummary):
 
 
 @attrs.frozen(kw_only=True)
-class EvalCaseComparison(_FromWire):
+class EvalCaseComparison(FromWire):
     """One case in a comparison: its two results (either may be missing)."""
 
     case_id: str | None = None
@@ -171,7 +156,7 @@ class EvalCaseComparison(_FromWire):
 
 
 @attrs.frozen(kw_only=True)
-class EvalComparison(_FromWire):
+class EvalComparison(FromWire):
     """Two evaluations of one dataset side by side (``GET /eval-runs/compare``)."""
 
     dataset_id: str | None = None

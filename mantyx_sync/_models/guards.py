@@ -11,7 +11,7 @@ All values are immutable and safe to share between threads.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, Union
+from typing import Any, Final, Literal, TypeVar, Union
 
 import attrs
 
@@ -27,7 +27,7 @@ from .._base.limits import (
 from .._base.types import UnsetType
 from ..errors import ArgumentTypeError, SpecError
 from . import wire as _wire
-from .checks import check_int, is_int, json_size
+from .checks import check_choice, check_int, is_int, json_size
 
 __all__ = [
     "LoopDetection",
@@ -101,17 +101,34 @@ class OutputSchema:
             raise SpecError(
                 "must be 1-64 characters from a-z, A-Z, 0-9, '_' and '-'", path=f"{path}.name"
             )
-        enforcement: Any = self.enforcement
-        if enforcement is not None and enforcement not in _ENFORCEMENTS:
-            raise SpecError(
-                f"must be 'best_effort' or 'strict', got {enforcement!r}",
-                path=f"{path}.enforcement",
-            )
+        if self.enforcement is not None:
+            where = f"{path}.enforcement"
+            check_choice(self.enforcement, _ENFORCEMENTS, where, "'best_effort' or 'strict'")
         size = json_size(_wire.unstructure(self), path)
         if size > OUTPUT_SCHEMA_MAX_BYTES:
             raise SpecError(
                 f"serializes to {size} bytes; the limit is {OUTPUT_SCHEMA_MAX_BYTES}", path=path
             )
+
+
+_Guard = TypeVar("_Guard", "LoopDetection", "ToolBudget")
+
+
+def _checked(
+    cls: type[_Guard], value: Any, path: str, wrong: str, error: type[SpecError] = ArgumentTypeError
+) -> _Guard:
+    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked.
+
+    :raises SpecError: ``error`` naming what ``value`` must be; or a rule it breaks.
+    """
+    if isinstance(value, cls):
+        result = value
+    elif isinstance(value, Mapping):
+        result = _wire.structure_input(value, cls, path=path)
+    else:
+        raise error(f"must be {wrong}, got {type(value).__name__}", path=path)
+    result._check(path)
+    return result
 
 
 @attrs.frozen(kw_only=True)
@@ -135,17 +152,7 @@ class LoopDetection:
         """
         if value is False:
             return False
-        if isinstance(value, LoopDetection):
-            result = value
-        elif isinstance(value, Mapping):
-            result = _wire.structure_input(value, cls, path=path)
-        else:
-            raise ArgumentTypeError(
-                f"must be False, a LoopDetection or a mapping, got {type(value).__name__}",
-                path=path,
-            )
-        result._check(path)
-        return result
+        return _checked(cls, value, path, "False, a LoopDetection or a mapping")
 
     def _check(self, path: str) -> None:
         consecutive, hard = self.consecutive_threshold, self.hard_cutoff_threshold
@@ -204,19 +211,10 @@ def coerce_tool_budgets(value: Any, path: str = "tool_budgets") -> dict[str, Too
             raise SpecError(
                 f"tool names must be strings of 1-{TOOL_BUDGET_KEY_MAX} characters", path=where
             )
-        if isinstance(budget, ToolBudget):
-            entry = budget
-        elif is_int(budget):
-            entry = ToolBudget(max_calls=budget)
-        elif isinstance(budget, Mapping):
-            entry = _wire.structure_input(budget, ToolBudget, path=where)
-        else:
-            raise SpecError(
-                f"must be an int, a ToolBudget or {{'maxCalls': n}}, got {type(budget).__name__}",
-                path=where,
-            )
-        entry._check(where)
-        out[key] = entry
+        if is_int(budget):
+            budget = ToolBudget(max_calls=budget)
+        wrong = "an int, a ToolBudget or {'maxCalls': n}"
+        out[key] = _checked(ToolBudget, budget, where, wrong, SpecError)
     return out
 
 

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from . import wire as _wire
-from .payloads import ModelFallback, PlanTracker, TaskPlan, TaskPlanUpdate
+
+if TYPE_CHECKING:
+    from .payloads import ModelFallback, PlanTracker, TaskPlan
 
 __all__ = ["OBSERVED_TYPES", "RunProgress"]
 
@@ -30,24 +32,34 @@ class RunProgress:
     """
 
     def __init__(self) -> None:
-        self._plans = PlanTracker()
+        self._plans: PlanTracker | None = None  # made by the first task_plan event
         self.fallbacks: tuple[ModelFallback, ...] = ()
 
     @property
     def plan(self) -> TaskPlan | None:
         """The latest applied plan revision, or ``None``."""
-        return self._plans.plan
+        return None if self._plans is None else self._plans.plan
 
     def observe(self, event_type: str, data: Mapping[str, Any]) -> None:
         """Apply one ``task_plan`` or ``model_fallback`` event's data."""
+        # The payload classes load with the first such event: most runs have none.
+        from . import payloads
+
         try:
             if event_type == "task_plan":
-                self._plans.apply(_wire.structure(data, TaskPlanUpdate))
+                if self._plans is None:
+                    self._plans = payloads.PlanTracker()
+                self._plans.apply(_wire.structure(data, payloads.TaskPlanUpdate))
             elif event_type == "model_fallback":
-                self.fallbacks = (*self.fallbacks, _wire.structure(data, ModelFallback))
+                fallback = _wire.structure(data, payloads.ModelFallback)
+                self.fallbacks = (*self.fallbacks, fallback)
         except _wire.WireFormatError as exc:
             log.warning("%s event not understood, ignored: %s", event_type, exc)
 
     def final_plan(self, sent: Mapping[str, Any] | None) -> TaskPlan | None:
         """A plan-only run's plan (its result's ``plan``), else the latest live revision."""
-        return self.plan if sent is None else TaskPlan.from_wire(sent)
+        if sent is None:
+            return self.plan
+        from .payloads import TaskPlan
+
+        return TaskPlan.from_wire(sent)

@@ -18,7 +18,7 @@ import attrs
 from .._tools.convert import ALIASES, OMIT, RAW, WIRE, camel, converter, wire_name
 from ..errors import MantyxError, SpecError
 
-__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "WireFormatError", "camel"]
+__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel"]
 
 T = TypeVar("T")
 
@@ -110,3 +110,18 @@ def unstructure(obj: Any) -> dict[str, Any]:
     if not isinstance(out, dict):
         raise TypeError(f"{type(obj).__name__} does not unstructure to a JSON object")
     return out
+
+
+class FromWire:
+    """Gives a value class :meth:`from_wire`, built by :func:`structure`."""
+
+    __slots__ = ()
+
+    @classmethod
+    def from_wire(cls: type[T], body: Mapping[str, Any]) -> T:
+        """Build the value from a response body or one list item (unknown keys pass).
+
+        :raises WireFormatError: (a ``ValueError``) the body does not fit; the
+            message names the field.
+        """
+        return structure(body, cls)

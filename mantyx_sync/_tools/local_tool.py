@@ -259,16 +259,9 @@ def define_local_tool(
 
 
 def _from_function(
-    fn: Any,
-    *,
-    name: str | None,
-    description: str | None,
-    output_schema: SchemaSource | None,
-    long_running: bool,
-    read_only: bool,
-    retain: bool,
-    timeout: float | None,
+    fn: Any, *, name: str | None, description: str | None, **options: Any
 ) -> LocalTool:
+    # options: local_tool's other keywords, passed on to LocalTool (which checks them).
     if isinstance(fn, LocalTool):
         raise SpecError(f"{fn.name!r} is already a LocalTool; use it directly")
     if not callable(fn) or isinstance(fn, type):
@@ -283,12 +276,8 @@ def _from_function(
         description=spec.description,
         parameters=spec.parameters,
         execute=fn,
-        output_schema=output_schema,
-        long_running=long_running,
-        read_only=read_only,
-        retain=retain,
-        timeout=timeout,
         invoke=spec.bind,
+        **options,
     )
 
 

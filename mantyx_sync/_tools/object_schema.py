@@ -3,9 +3,9 @@
 A tool's ``parameters`` (or an output schema) is given either as a JSON Schema
 dict, checked to be a JSON-serialisable ``"type": "object"`` schema and deep
 copied, or as a model class (attrs class, dataclass, ``TypedDict``, pydantic
-model) whose schema is derived by :mod:`.schema`. :func:`parameters_schema`
-pairs the wire schema with the structurer that turns a call's arguments into
-what the handler receives. A malformed declaration raises
+model) whose schema is derived by :mod:`.schema` (imported by the first such
+class). :func:`parameters_schema` pairs the wire schema with the structurer
+that turns a call's arguments into what the handler receives. A malformed declaration raises
 :class:`~mantyx_sync.SpecError` at definition time; a derivation that crashes
 degrades to ``{"type": "object"}`` with a :class:`~.schema.SchemaWarning`.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ArgumentTypeError, SpecError
 from .convert import (
@@ -25,7 +25,9 @@ from .convert import (
     is_pydantic_model,
     structurer_for,
 )
-from .schema import Deriver, JSONSchema, degrade_schema, inline_refs
+
+if TYPE_CHECKING:
+    from .schema import JSONSchema
 
 __all__ = ["object_schema", "parameters_schema"]
 
@@ -64,6 +66,10 @@ def _checked_object_schema(schema: Mapping[str, Any], what: str) -> JSONSchema:
 
 
 def _derive_model_schema(tp: Any, what: str) -> JSONSchema:
+    # Deriving a schema from a type (and its docstrings) is only needed for a
+    # model class, not for the JSON Schema dict most tools give.
+    from .schema import Deriver, degrade_schema, inline_refs
+
     where = f"{what} {describe_type(tp)}"
     try:
         if is_pydantic_model(tp):

@@ -21,32 +21,41 @@ from types import FrameType
 from typing import TextIO
 
 from ..errors import SpecError
-from ._chat import cmd_chat
-from ._commands import (
-    cmd_cancel,
-    cmd_emulator,
-    cmd_models,
-    cmd_run,
-    cmd_run_info,
-    cmd_runs,
-    cmd_sessions,
-)
 from ._exit import INTERRUPTED, exit_code_for
 from ._parser import SPEC_OPTIONS, build_parser
 from ._term import Terminal
 
 __all__ = ["main"]
 
-_COMMANDS: dict[str, Callable[[argparse.Namespace, Terminal], int]] = {
-    "run": cmd_run,
-    "chat": cmd_chat,
-    "models": cmd_models,
-    "runs": cmd_runs,
-    "sessions": cmd_sessions,
-    "run-info": cmd_run_info,
-    "cancel": cmd_cancel,
-    "emulator": cmd_emulator,
-}
+_Command = Callable[[argparse.Namespace, Terminal], int]
+
+
+def _command(name: str) -> _Command:
+    # The commands (and through them the SDK, requests and the emulator) are
+    # imported only once one is chosen: `--help`, `--version` and a usage
+    # error load nothing but the parser.
+    from ._chat import cmd_chat
+    from ._commands import (
+        cmd_cancel,
+        cmd_emulator,
+        cmd_models,
+        cmd_run,
+        cmd_run_info,
+        cmd_runs,
+        cmd_sessions,
+    )
+
+    commands: dict[str, _Command] = {
+        "run": cmd_run,
+        "chat": cmd_chat,
+        "models": cmd_models,
+        "runs": cmd_runs,
+        "sessions": cmd_sessions,
+        "run-info": cmd_run_info,
+        "cancel": cmd_cancel,
+        "emulator": cmd_emulator,
+    }
+    return commands[name]
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -64,7 +73,7 @@ def main(
     debug = bool(getattr(args, "debug", False))
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return _COMMANDS[args.command](args, term)
+        return _command(args.command)(args, term)
     except KeyboardInterrupt:
         return INTERRUPTED
     except BrokenPipeError:

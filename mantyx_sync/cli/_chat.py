@@ -13,11 +13,11 @@ import importlib
 from ..client import Client
 from ..errors import RunError
 from ..session import Session
-from ._commands import agent_spec, confirm_cancel, follow, message_overrides, reaching
+from ._commands import agent_spec, confirm_cancel, message_overrides, reaching
 from ._exit import INTERRUPTED, OK
 from ._term import Terminal
 from ._tools import load_tools
-from ._view import RunView
+from ._view import RunView, follow
 
 __all__ = ["cmd_chat"]
 

@@ -8,8 +8,8 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._display.text import one_line
@@ -24,7 +24,10 @@ from ._exit import INTERRUPTED, OK, UsageError
 from ._parser import SPEC_OPTIONS
 from ._term import Terminal
 from ._tools import load_tools
-from ._view import JsonView, RunView
+from ._view import JsonView, RunView, follow
+
+if TYPE_CHECKING:
+    from ..history import RunSummary, SessionSummary
 
 __all__ = [
     "agent_spec",
@@ -36,7 +39,6 @@ __all__ = [
     "cmd_runs",
     "cmd_sessions",
     "confirm_cancel",
-    "follow",
     "message_overrides",
     "reaching",
 ]
@@ -118,21 +120,6 @@ def _prompt(args: argparse.Namespace) -> str:
     if not prompt.strip():
         raise UsageError("the prompt is empty")
     return prompt
-
-
-def follow(run: Run, view: RunView | JsonView) -> None:
-    """Render ``run`` to the end; a failure raises after the footer is shown.
-
-    Ctrl-C cancels the run on the server (the :class:`Run` does it) and
-    re-raises ``KeyboardInterrupt``.
-    """
-    view.started(run.id)
-    with run:
-        try:
-            for event in run:
-                view.on_event(event)
-        finally:
-            view.finished(run.result)
 
 
 def confirm_cancel(run: Run, term: Terminal) -> None:
@@ -296,40 +283,46 @@ def cmd_emulator(args: argparse.Namespace, term: Terminal) -> int:
     return OK
 
 
+def _run_row(summary: RunSummary) -> str:
+    tokens = f"{summary.tokens.total_tokens} tokens" if summary.tokens is not None else ""
+    return (
+        f"{summary.id}  {(summary.status or '?'):<10} {summary.created_at or '':<25} "
+        f"{tokens:>12}  {one_line(summary.input_preview or '', 50)}"
+    )
+
+
+def _session_row(summary: SessionSummary) -> str:
+    when = summary.last_interaction_at or summary.created_at or ""
+    return (
+        f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
+        f"{one_line(summary.summary or '', 50)}"
+    )
+
+
+def _listing(
+    args: argparse.Namespace, term: Terminal, items: list[Any], row: Callable[[Any], str], kind: str
+) -> int:
+    """One line per item, ``row(item)`` or (``--json``) the item as the server sent it."""
+    for item in items:
+        term.line(
+            json.dumps(item.raw, ensure_ascii=False, default=str)
+            if args.json
+            else row(item).rstrip()
+        )
+    if not items and not args.json:
+        term.note(term.dim(f"no {kind}"))
+    return OK
+
+
 def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync runs``: recent runs, newest first."""
     with Client() as client, reaching(client, term):
         runs = list(client.list_runs(status=args.status, max_items=args.limit))
-    if args.json:
-        for summary in runs:
-            term.line(json.dumps(summary.raw, ensure_ascii=False, default=str))
-        return OK
-    for summary in runs:
-        tokens = f"{summary.tokens.total_tokens} tokens" if summary.tokens is not None else ""
-        preview = one_line(summary.input_preview or "", 50)
-        term.line(
-            f"{summary.id}  {(summary.status or '?'):<10} {summary.created_at or '':<25} "
-            f"{tokens:>12}  {preview}".rstrip()
-        )
-    if not runs:
-        term.note(term.dim("no runs"))
-    return OK
+    return _listing(args, term, runs, _run_row, "runs")
 
 
 def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync sessions``: sessions, newest first."""
     with Client() as client, reaching(client, term):
         sessions = list(client.list_sessions(status=args.status, max_items=args.limit))
-    if args.json:
-        for summary in sessions:
-            term.line(json.dumps(summary.raw, ensure_ascii=False, default=str))
-        return OK
-    for summary in sessions:
-        when = summary.last_interaction_at or summary.created_at or ""
-        term.line(
-            f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
-            f"{one_line(summary.summary or '', 50)}".rstrip()
-        )
-    if not sessions:
-        term.note(term.dim("no sessions"))
-    return OK
+    return _listing(args, term, sessions, _session_row, "sessions")

@@ -13,32 +13,40 @@ from typing import Any
 from .._peers.mcp.toolset import define_local_mcp
 from ._exit import UsageError
 
-__all__ = ["load_tools"]
+__all__ = ["import_target", "load_tools"]
 
 _SPEC = re.compile(r"^(?P<module>[\w.]+):(?P<attr>[\w.]+)$")
 
 
-def _import_function(spec: str) -> Any:
+def import_target(spec: str, option: str, example: str) -> Any:
+    """What ``module:attr`` names, found as ``python -m`` would (the current directory too).
+
+    :raises UsageError: naming ``option``; ``example`` shows the form ``spec`` must take.
+    """
     match = _SPEC.match(spec)
     if match is None:
-        raise UsageError(f"--tool {spec!r}: expected module:function, e.g. mytools:lookup")
-    # Like `python -m` and `flask --app`: modules in the current directory are found.
+        raise UsageError(f"{option} {spec!r}: expected {example}")
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
     try:
         target: Any = importlib.import_module(match["module"])
     except ImportError as exc:
-        raise UsageError(f"--tool {spec!r}: cannot import {match['module']!r} ({exc})") from exc
+        raise UsageError(f"{option} {spec!r}: cannot import {match['module']!r} ({exc})") from exc
     for part in match["attr"].split("."):
         try:
             target = getattr(target, part)
         except AttributeError:
             raise UsageError(
-                f"--tool {spec!r}: module {match['module']!r} has no {match['attr']!r}"
+                f"{option} {spec!r}: module {match['module']!r} has no {match['attr']!r}"
             ) from None
+    return target
+
+
+def _import_function(spec: str) -> Any:
+    target = import_target(spec, "--tool", "module:function, e.g. mytools:lookup")
     if not callable(target):
-        raise UsageError(f"--tool {spec!r}: {match['attr']!r} is not a function")
+        raise UsageError(f"--tool {spec!r}: {spec.partition(':')[2]!r} is not a function")
     return target
 
 

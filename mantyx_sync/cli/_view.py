@@ -15,9 +15,10 @@ from .._display.render import summary
 from .._display.text import TextFlow, TextPiece
 from ..events import TERMINAL_TYPES, RunEvent
 from ..results import RunResult
+from ..run import Run
 from ._term import Terminal
 
-__all__ = ["JsonView", "RunView"]
+__all__ = ["JsonView", "RunView", "follow"]
 
 _FLOWING = frozenset({"assistant_delta", "thinking_delta"})
 
@@ -101,3 +102,18 @@ class JsonView:
 
     def finished(self, result: RunResult | None) -> None:
         """Nothing more: the terminal event was the last line."""
+
+
+def follow(run: Run, view: RunView | JsonView) -> None:
+    """Render ``run`` to the end; a failure raises after the footer is shown.
+
+    Ctrl-C cancels the run on the server (the :class:`Run` does it) and
+    re-raises ``KeyboardInterrupt``.
+    """
+    view.started(run.id)
+    with run:
+        try:
+            for event in run:
+                view.on_event(event)
+        finally:
+            view.finished(run.result)

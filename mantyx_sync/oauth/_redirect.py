@@ -13,7 +13,6 @@ import socketserver
 import sys
 import threading
 import webbrowser
-from types import TracebackType
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -188,12 +187,7 @@ class LoopbackRedirect:
         self._thread.start()
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)

@@ -9,7 +9,6 @@ than loopback unless ``--insecure``.
 from __future__ import annotations
 
 import argparse
-import importlib
 import ipaddress
 import os
 import sys
@@ -17,6 +16,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..agent import Agent
+from ..cli._exit import UsageError
+from ..cli._tools import import_target
 from ..errors import SpecError
 from . import a2a_app, agent_api_app, bearer_token
 
@@ -49,22 +50,14 @@ def _url(host: str, port: int) -> str:
 
 
 def load_agent(target: str) -> Agent:
-    """Import ``module:attr`` and return the :class:`Agent` it names.
+    """The :class:`Agent` ``module:attr`` names (or a factory of one there returns).
 
     :raises SystemExit: the target cannot be imported or is not an Agent.
     """
-    module_name, _, attr = target.partition(":")
-    if not module_name or not attr:
-        raise SystemExit(f"--agent must look like module:attr, got {target!r}")
     try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise SystemExit(f"cannot import {module_name!r}: {exc}") from exc
-    value: Any = module
-    for part in attr.split("."):
-        value = getattr(value, part, None)
-        if value is None:
-            raise SystemExit(f"{module_name!r} has no attribute {attr!r}")
+        value = import_target(target, "--agent", "module:attr, e.g. myapp:agent")
+    except UsageError as exc:
+        raise SystemExit(str(exc)) from None
     if callable(value) and not isinstance(value, Agent):
         value = value()
     if not isinstance(value, Agent):
@@ -125,7 +118,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - depends on the environment
         print("this runner needs werkzeug: pip install 'mantyx-sync[serve]'", file=sys.stderr)
         return 2
-    sys.path.insert(0, "")
     # The address it listens on is a name its callers use; a wildcard is none.
     named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
     agent = load_agent(args.agent)

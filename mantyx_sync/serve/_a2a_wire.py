@@ -22,11 +22,10 @@ from typing import Any, Final, Literal
 __all__ = [
     "Dialect",
     "agent_message",
-    "artifact_update",
     "build_card",
     "message_text",
     "now_iso",
-    "status_update",
+    "stream_update",
     "task_object",
 ]
 
@@ -136,50 +135,25 @@ def task_object(
     return out
 
 
-def status_update(
-    *,
-    task_id: str,
-    context_id: str,
-    state: str,
-    message: dict[str, Any] | None,
-    final: bool,
-    dialect: Dialect,
+def stream_update(
+    ids: tuple[str, str, Dialect], kind: Literal["status", "artifact"], **fields: Any
 ) -> dict[str, Any]:
-    """A status update stream item (``final`` exists only in 0.3)."""
-    body: dict[str, Any] = {
-        "taskId": task_id,
-        "contextId": context_id,
-        "status": _status(state, message, dialect, now_iso()),
-    }
+    """A stream item updating the task ``ids`` names (task id, context id, dialect):
+    ``kind`` ``"status"`` with ``state``, ``message`` and ``final`` (sent in 0.3 only), or
+    ``"artifact"`` with ``text``, ``artifact_id``, ``append`` and ``last_chunk``: a chunk of
+    the answer, or (``append`` false) the whole answer so far."""
+    task_id, context_id, dialect = ids
+    body: dict[str, Any] = {"taskId": task_id, "contextId": context_id}
+    if kind == "status":
+        body["status"] = _status(fields["state"], fields["message"], dialect, now_iso())
+        if dialect == "0.3":
+            body["final"] = fields["final"]
+    else:
+        body["artifact"] = _artifact(fields["text"], fields["artifact_id"], dialect)
+        body.update(append=fields["append"], lastChunk=fields["last_chunk"])
     if dialect == "0.3":
-        body.update(kind="status-update", final=final)
-        return body
-    return {"statusUpdate": body}
-
-
-def artifact_update(
-    *,
-    task_id: str,
-    context_id: str,
-    artifact_id: str,
-    text: str,
-    append: bool,
-    last_chunk: bool,
-    dialect: Dialect,
-) -> dict[str, Any]:
-    """An artifact update stream item: a chunk of the answer, or (``append``
-    false) the whole answer so far."""
-    body: dict[str, Any] = {
-        "taskId": task_id,
-        "contextId": context_id,
-        "artifact": _artifact(text, artifact_id, dialect),
-        "append": append,
-        "lastChunk": last_chunk,
-    }
-    if dialect == "0.3":
-        body["kind"] = "artifact-update"
-        return body
-    return {"artifactUpdate": body}
+        return {**body, "kind": f"{kind}-update"}
+    return {f"{kind}Update": body}
 
 
 def _skills(tools: Sequence[Any], agent_name: str) -> list[dict[str, Any]]:

@@ -65,8 +65,7 @@ class Conversations:
     """Per caller, an LRU map of conversation ids to MANTYX sessions (thread-safe)."""
 
     def __init__(self, agent: Agent, *, stateless: bool, max_sessions: int) -> None:
-        if max_sessions < 1:
-            raise ValueError("max_sessions must be at least 1")
+        # max_sessions >= 1: ServedApp refuses anything else before building this.
         self._agent = agent
         self._stateless = stateless
         self._max = max_sessions

@@ -20,19 +20,16 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Final
 
 from ..errors import SpecError
+from ._pump import Tick
 
 __all__ = [
-    "SSE_HEARTBEAT",
     "Authenticate",
     "BadJson",
-    "Gate",
-    "Refused",
+    "ServedApp",
     "StartResponse",
-    "StreamBody",
     "base_url",
     "json_reply",
     "read_json",
-    "sse_data",
 ]
 
 log = logging.getLogger(__name__)
@@ -167,6 +164,59 @@ class Gate:
         )
 
 
+def _nothing() -> None:
+    pass
+
+
+class ServedApp:
+    """What a served app does before its protocol: answer ``GET /health``, then let
+    :class:`Gate` refuse a request (421, 401) or name its caller for :meth:`_route`;
+    a :class:`Refused` raised there is answered too.
+
+    :raises SpecError: a ``heartbeat``, ``max_sessions`` or ``allowed_hosts`` entry
+        no app can work with.
+    """
+
+    def __init__(
+        self,
+        authenticate: Authenticate | None,
+        allowed_hosts: Iterable[str],
+        heartbeat: float,
+        max_sessions: int,
+    ) -> None:
+        if heartbeat <= 0:
+            raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
+        if max_sessions < 1:
+            raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
+        self._gate = Gate(authenticate, allowed_hosts)
+        self._heartbeat = heartbeat
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+        if self._target(environ)[1] == "/health":
+            return json_reply(start_response, {"status": "ok"})
+        try:
+            return self._route(environ, start_response, self._gate.caller(environ))
+        except Refused as exc:
+            return exc.reply(start_response)
+
+    @staticmethod
+    def _target(environ: dict[str, Any]) -> tuple[str, str]:
+        """The request's method and path (relative to where the app is mounted)."""
+        return environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "") or "/"
+
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+        """Answer a request :class:`Gate` let in."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _stream(
+        start_response: StartResponse, items: Iterator[Any], on_close: Callable[[], None] = _nothing
+    ) -> StreamBody:
+        """Answer 200 with ``items`` as a :class:`StreamBody`."""
+        start_response("200 OK", StreamBody.HEADERS)
+        return StreamBody(items, on_close)
+
+
 def read_json(environ: dict[str, Any]) -> Any:
     """The request body parsed as JSON, never reading more than :data:`MAX_BODY_BYTES`.
 
@@ -259,9 +309,9 @@ def base_url(environ: dict[str, Any]) -> str:
 
 
 class StreamBody:
-    """An SSE response body: iterates ``frames`` and, when the WSGI server calls
-    :meth:`close` (end of response, or the client went away), calls ``on_close``
-    exactly once."""
+    """An SSE response body: each item of ``items`` as a frame (:func:`sse_data`), a
+    :data:`Tick.HEARTBEAT` as a comment line. When the WSGI server calls :meth:`close`
+    (end of response, or the client went away), it calls ``on_close`` exactly once."""
 
     HEADERS: Final = [
         ("Content-Type", "text/event-stream; charset=utf-8"),
@@ -269,18 +319,18 @@ class StreamBody:
         ("X-Accel-Buffering", "no"),
     ]
 
-    def __init__(self, frames: Iterator[bytes], on_close: Callable[[], None]) -> None:
-        self._frames = frames
+    def __init__(self, items: Iterator[Any], on_close: Callable[[], None]) -> None:
+        self._items = items
         self._on_close: Callable[[], None] | None = on_close
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._frames
+        return (SSE_HEARTBEAT if item is Tick.HEARTBEAT else sse_data(item) for item in self._items)
 
     def close(self) -> None:
         on_close, self._on_close = self._on_close, None
-        close_frames = getattr(self._frames, "close", None)
-        if close_frames is not None:
-            close_frames()
+        close_items = getattr(self._items, "close", None)
+        if close_items is not None:
+            close_items()
         if on_close is not None:
             on_close()
 

@@ -42,29 +42,10 @@ from ..agent import Agent
 from ..errors import ArgumentTypeError, MantyxError, SpecError
 from ..events import RunEvent
 from ._a2a_tasks import A2ATask, TaskStore
-from ._a2a_wire import (
-    Dialect,
-    agent_message,
-    artifact_update,
-    build_card,
-    message_text,
-    status_update,
-)
+from ._a2a_wire import Dialect, agent_message, build_card, message_text, stream_update
 from ._conversations import Conversations
 from ._pump import Outcome, Tick
-from ._wsgi import (
-    SSE_HEARTBEAT,
-    Authenticate,
-    BadJson,
-    Gate,
-    Refused,
-    StartResponse,
-    StreamBody,
-    base_url,
-    json_reply,
-    read_json,
-    sse_data,
-)
+from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, base_url, json_reply, read_json
 
 __all__ = ["A2AApp", "a2a_app"]
 
@@ -107,7 +88,7 @@ def _result(request_id: Any, result: Any) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": request_id, "result": result}
 
 
-class A2AApp:
+class A2AApp(ServedApp):
     """The WSGI application :func:`a2a_app` returns.
 
     Thread-safety: one instance serves any number of requests at once.
@@ -125,26 +106,20 @@ class A2AApp:
         allowed_hosts: Sequence[str],
         public_url: str | None,
     ) -> None:
+        public_host = urlsplit(public_url).hostname if public_url else None
+        hosts = [*allowed_hosts, *filter(None, [public_host])]
+        super().__init__(authenticate, hosts, heartbeat, max_sessions)
         self.agent = agent
         self._card = dict(card) if card is not None else None
         self._public_url = public_url
-        public_host = urlsplit(public_url).hostname if public_url else None
-        self._gate = Gate(authenticate, [*allowed_hosts, *filter(None, [public_host])])
-        self._heartbeat = heartbeat
         self.conversations = Conversations(
             agent, stateless=conversation == "stateless", max_sessions=max_sessions
         )
         self.tasks = TaskStore()
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
-        method = environ.get("REQUEST_METHOD", "GET")
-        path = environ.get("PATH_INFO", "") or "/"
-        if path == "/health":
-            return json_reply(start_response, {"status": "ok"})
-        try:
-            caller = self._gate.caller(environ)
-        except Refused as exc:
-            return exc.reply(start_response)
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+        """The card (``GET``) and JSON-RPC (``POST /``)."""
+        method, path = self._target(environ)
         if path in CARD_PATHS:
             if method not in ("GET", "HEAD"):
                 return json_reply(start_response, {"error": "use GET"}, 405, [("Allow", "GET")])
@@ -179,8 +154,6 @@ class A2AApp:
     def _rpc(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         try:
             body = read_json(environ)
-        except Refused as exc:
-            return exc.reply(start_response)
         except BadJson as exc:
             return json_reply(start_response, _error(None, PARSE_ERROR, str(exc)))
         if not isinstance(body, dict) or not isinstance(body.get("method"), str):
@@ -268,44 +241,33 @@ class A2AApp:
         self.tasks.add(task)
         log.debug("task %s: run %s for context %s", task.id, task.run_id, context_id)
         if stream:
-            start_response("200 OK", StreamBody.HEADERS)
-            return StreamBody(
-                self._frames(task, request_id, dialect), on_close=lambda: _abandon(task)
-            )
+            items = self._items(task, request_id, dialect)
+            return self._stream(start_response, items, on_close=lambda: _abandon(task))
         if not immediately:
             task.pump.wait()
         result = task.to_wire(dialect)
         wrapped = {"task": result} if dialect == "1.0" else result
         return json_reply(start_response, _result(request_id, wrapped))
 
-    def _frames(self, task: A2ATask, request_id: Any, dialect: Dialect) -> Iterator[bytes]:
-        def frame(item: dict[str, Any]) -> bytes:
-            return sse_data(_result(request_id, item))
+    def _items(self, task: A2ATask, request_id: Any, dialect: Dialect) -> Iterator[Any]:
+        def frame(item: dict[str, Any]) -> dict[str, Any]:
+            return _result(request_id, item)
 
-        def status(state: str, message: dict[str, Any] | None, final: bool) -> bytes:
-            return frame(
-                status_update(
-                    task_id=task.id,
-                    context_id=task.context_id,
-                    state=state,
-                    message=message,
-                    final=final,
-                    dialect=dialect,
-                )
-            )
+        ids = (task.id, task.context_id, dialect)
 
-        def chunk(text: str, *, append: bool, last: bool) -> bytes:
-            return frame(
-                artifact_update(
-                    task_id=task.id,
-                    context_id=task.context_id,
-                    artifact_id=task.artifact_id,
-                    text=text,
-                    append=append,
-                    last_chunk=last,
-                    dialect=dialect,
-                )
+        def status(state: str, message: dict[str, Any] | None, final: bool) -> dict[str, Any]:
+            return frame(stream_update(ids, "status", state=state, message=message, final=final))
+
+        def chunk(text: str, *, append: bool, last: bool) -> dict[str, Any]:
+            update = stream_update(
+                ids,
+                "artifact",
+                text=text,
+                artifact_id=task.artifact_id,
+                append=append,
+                last_chunk=last,
             )
+            return frame(update)
 
         first = task.to_wire(dialect)
         first["status"]["state"] = "submitted" if dialect == "0.3" else "TASK_STATE_SUBMITTED"
@@ -315,7 +277,7 @@ class A2AApp:
         appended = False
         for item in task.pump.events(self._heartbeat):
             if item is Tick.HEARTBEAT:
-                yield SSE_HEARTBEAT
+                yield item
                 continue
             assert isinstance(item, RunEvent)
             if item.type == "assistant_delta" and item.text:
@@ -381,10 +343,6 @@ def a2a_app(
 
     .. versionadded:: 0.2
     """
-    if heartbeat <= 0:
-        raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
-    if max_sessions < 1:
-        raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
     if public_url is not None:
         parts = urlsplit(public_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:

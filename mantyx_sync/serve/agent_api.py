@@ -36,23 +36,12 @@ from typing import Any, Final
 
 from .._base.argcheck import checked
 from ..agent import Agent
-from ..errors import ArgumentTypeError, MantyxError, SpecError
+from ..errors import ArgumentTypeError, MantyxError
 from ..events import RunEvent
 from ._agent_api_wire import ResponseBuilder, request_text
 from ._conversations import Conversations
 from ._pump import RunPump, Tick
-from ._wsgi import (
-    SSE_HEARTBEAT,
-    Authenticate,
-    BadJson,
-    Gate,
-    Refused,
-    StartResponse,
-    StreamBody,
-    json_reply,
-    read_json,
-    sse_data,
-)
+from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, json_reply, read_json
 
 __all__ = ["AgentApiApp", "agent_api_app"]
 
@@ -79,11 +68,9 @@ def _no_route(start_response: StartResponse, path: str, method: str) -> list[byt
     return json_reply(start_response, {"error": error}, 405, [("Allow", "POST")])
 
 
-class AgentApiApp:
-    """The WSGI application :func:`agent_api_app` returns.
-
-    Thread-safety: one instance serves any number of requests at once.
-    """
+class AgentApiApp(ServedApp):
+    """The WSGI application :func:`agent_api_app` returns; thread-safe (one instance
+    serves any number of requests at once)."""
 
     def __init__(
         self,
@@ -94,23 +81,17 @@ class AgentApiApp:
         heartbeat: float,
         allowed_hosts: Sequence[str],
     ) -> None:
+        super().__init__(authenticate, allowed_hosts, heartbeat, max_sessions)
         self.agent = agent
-        self._gate = Gate(authenticate, allowed_hosts)
-        self._heartbeat = heartbeat
         self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
 
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
-        method = environ.get("REQUEST_METHOD", "GET")
-        path = environ.get("PATH_INFO", "") or "/"
-        if path == "/health":
-            return json_reply(start_response, {"status": "ok"})
+    def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
+        """``POST /process``."""
+        method, path = self._target(environ)
+        if path not in PROCESS_PATHS or method != "POST":
+            return _no_route(start_response, path, method)
         try:
-            caller = self._gate.caller(environ)
-            if path not in PROCESS_PATHS or method != "POST":
-                return _no_route(start_response, path, method)
             body = read_json(environ)
-        except Refused as exc:
-            return exc.reply(start_response)
         except BadJson as exc:
             return _bad_request(start_response, str(exc))
         if not isinstance(body, Mapping):
@@ -137,13 +118,12 @@ class AgentApiApp:
             )
             if not stream:
                 return json_reply(start_response, objects[-1])
-            start_response("200 OK", StreamBody.HEADERS)
-            return [sse_data(obj) for obj in objects]
+            return self._stream(start_response, iter(objects))
         pump = RunPump(turn.run, listen=True, on_end=turn.finish)
         if not stream:
             return json_reply(start_response, self._collect(builder, pump))
-        start_response("200 OK", StreamBody.HEADERS)
-        return StreamBody(self._frames(builder, pump), on_close=lambda: _abandon(pump))
+        items = self._objects(builder, pump)
+        return self._stream(start_response, items, on_close=lambda: _abandon(pump))
 
     def _objects(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[dict[str, Any] | Tick]:
         yield builder.response("created")
@@ -156,10 +136,6 @@ class AgentApiApp:
             yield from builder.on_event(item)
         pump.wait()
         yield from builder.finish(pump.outcome.value, pump.result, pump.error)
-
-    def _frames(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[bytes]:
-        for obj in self._objects(builder, pump):
-            yield SSE_HEARTBEAT if obj is Tick.HEARTBEAT else sse_data(obj)
 
     def _collect(self, builder: ResponseBuilder, pump: RunPump) -> dict[str, Any]:
         final: dict[str, Any] = {}
@@ -208,10 +184,6 @@ def agent_api_app(
 
     .. versionadded:: 0.2
     """
-    if heartbeat <= 0:
-        raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
-    if max_sessions < 1:
-        raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
     return AgentApiApp(
         agent,
         authenticate=authenticate,

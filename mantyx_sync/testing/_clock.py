@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import overload
 
 __all__ = ["EmulatorClock", "iso_millis", "iso_seconds"]
 
@@ -40,10 +39,6 @@ class EmulatorClock:
             self._offset += seconds
 
 
-@overload
-def iso_seconds(ts: float) -> str: ...
-@overload
-def iso_seconds(ts: None) -> None: ...
 def iso_seconds(ts: float | None) -> str | None:
     """``ts`` (epoch seconds) as ISO-8601 UTC to the second, or ``None``."""
     if ts is None:
@@ -51,10 +46,6 @@ def iso_seconds(ts: float | None) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
-@overload
-def iso_millis(ts: float) -> str: ...
-@overload
-def iso_millis(ts: None) -> None: ...
 def iso_millis(ts: float | None) -> str | None:
     """``ts`` (epoch seconds) as ISO-8601 UTC to the millisecond, or ``None``."""
     if ts is None:

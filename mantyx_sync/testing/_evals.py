@@ -52,14 +52,9 @@ class EvalStore:
             self._stream_fault = (drop_after, live_tail_on_reconnect)
 
     def add_dataset(
-        self,
-        name: str,
-        cases: list[dict[str, Any]],
-        *,
-        description: str | None = None,
-        tool_mocks: dict[str, Any] | None = None,
+        self, name: str, cases: list[dict[str, Any]], description: str | None, tool_mocks: Any
     ) -> str:
-        """Store a dataset; returns its id."""
+        """Store a dataset (see ``LocalMantyx.add_eval_dataset``); returns its id."""
         now = iso_seconds(time.time())
         dataset_id = f"ds_{secrets.token_hex(5)}"
         stored = []

@@ -126,68 +126,48 @@ class FaultState:
     def __init__(self, faults: Faults) -> None:
         self.faults = faults
         self._lock = threading.Lock()
-        self._drops_left = faults.drop_times if faults.drop_after is not None else 0
-        self._stall_left = 1 if faults.stall_after is not None else 0
-        self._malformed_left = 1 if faults.malformed_frame_after is not None else 0
-        self._stream_errors_left = faults.stream_open_errors
-        self._tr_errors_left = faults.tool_result_errors
-        self._tr_limited_left = faults.tool_result_rate_limited
-        self._tr_drops_left = faults.tool_result_accept_then_drop
+        self._left = {
+            "drop": faults.drop_times if faults.drop_after is not None else 0,
+            "stall": 1 if faults.stall_after is not None else 0,
+            "malformed": 1 if faults.malformed_frame_after is not None else 0,
+            "stream_open": faults.stream_open_errors,
+            "error": faults.tool_result_errors,
+            "rate_limited": faults.tool_result_rate_limited,
+            "accept_then_drop": faults.tool_result_accept_then_drop,
+        }
+
+    def _take(self, kind: str) -> bool:
+        """Use up one fault of ``kind``; ``False`` when none is left."""
+        with self._lock:
+            if self._left[kind] <= 0:
+                return False
+            self._left[kind] -= 1
+            return True
 
     def take_stream_open_error(self) -> int | None:
         """The status to answer this stream GET with, or ``None`` to serve it."""
-        with self._lock:
-            if self._stream_errors_left > 0:
-                self._stream_errors_left -= 1
-                return self.faults.stream_open_status
-            return None
+        return self.faults.stream_open_status if self._take("stream_open") else None
 
     def take_tool_result_fault(self) -> str | None:
         """``"error"``, ``"rate_limited"``, ``"accept_then_drop"`` or ``None``."""
-        with self._lock:
-            if self._tr_errors_left > 0:
-                self._tr_errors_left -= 1
-                return "error"
-            if self._tr_limited_left > 0:
-                self._tr_limited_left -= 1
-                return "rate_limited"
-            if self._tr_drops_left > 0:
-                self._tr_drops_left -= 1
-                return "accept_then_drop"
-            return None
+        return next(
+            (k for k in ("error", "rate_limited", "accept_then_drop") if self._take(k)), None
+        )
 
     def should_drop(self, seq: int, resume_seq: int) -> bool:
         """Whether to cut the connection right after sending event ``seq``."""
         after = self.faults.drop_after
-        if after is None or seq < after or seq <= resume_seq:
-            return False
-        with self._lock:
-            if self._drops_left > 0:
-                self._drops_left -= 1
-                return True
-            return False
+        return after is not None and after <= seq and resume_seq < seq and self._take("drop")
 
     def should_stall(self, seq: int) -> bool:
         """Whether to stall the connection right after sending event ``seq``."""
         after = self.faults.stall_after
-        if after is None or seq < after:
-            return False
-        with self._lock:
-            if self._stall_left > 0:
-                self._stall_left -= 1
-                return True
-            return False
+        return after is not None and after <= seq and self._take("stall")
 
     def should_send_malformed(self, seq: int) -> bool:
         """Whether to send the one malformed frame right after event ``seq``."""
         after = self.faults.malformed_frame_after
-        if after is None or seq < after:
-            return False
-        with self._lock:
-            if self._malformed_left > 0:
-                self._malformed_left -= 1
-                return True
-            return False
+        return after is not None and after <= seq and self._take("malformed")
 
 
 @attrs.frozen(kw_only=True)

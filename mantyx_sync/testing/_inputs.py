@@ -34,10 +34,6 @@ _EXACT: Final = frozenset(
 )
 
 
-class _Invalid(Exception):
-    pass
-
-
 def mime_allowed(mime: str) -> bool:
     """Whether files of this MIME type are accepted."""
     base = mime.split(";")[0].strip().lower()

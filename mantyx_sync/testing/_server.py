@@ -9,7 +9,6 @@ import re
 import socket
 import threading
 from collections.abc import Iterable, Mapping
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._base.argcheck import checked
@@ -274,12 +273,7 @@ class LocalMantyx:
     def __enter__(self) -> LocalMantyx:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def client(self, *, in_memory: bool = False, **kwargs: Any) -> Any:
@@ -403,9 +397,7 @@ class LocalMantyx:
         :raises ValueError: a case has no ``input`` with ``prompt`` or ``messages``.
         """
         try:
-            return self._state.evals.add_dataset(
-                name, cases, description=description, tool_mocks=tool_mocks
-            )
+            return self._state.evals.add_dataset(name, cases, description, tool_mocks)
         except Exception as exc:
             raise ValueError(str(exc)) from exc
 

@@ -22,7 +22,6 @@ METADATA_KEY: Final = re.compile(r"^[A-Za-z0-9._-]{1,64}$")
 KINDS: Final = frozenset(
     {"mantyx", "mantyx_plugin", "local", "a2a", "a2a_local", "mcp", "mcp_local"}
 )
-CLIENT_RESOLVED_KINDS: Final = frozenset({"local", "a2a_local", "mcp_local"})
 REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
 ROLES: Final = frozenset({"user", "assistant", "system"})
 

@@ -1,4 +1,4 @@
-"""What a plain script loads: the deferred dependencies stay off its path.
+"""What a plain script and ``mantyx-sync --help`` load: deferred modules stay off their path.
 
 Not timed (speed lives in benchmarks/): these check ``sys.modules`` of a fresh
 interpreter, so a change that puts a deferred module back on the import path
@@ -30,13 +30,20 @@ RARELY_USED = (
     "mantyx_sync._engine.eval_run",
     "mantyx_sync._models.evals",
     "mantyx_sync.history",
+    "mantyx_sync.feedback",  # loaded by the first feedback sent
+    "mantyx_sync._models.paging",  # listings: history, feedback, evaluations
     "mantyx_sync.oauth",
     "mantyx_sync.credentials",
     "mantyx_sync._peers",
     "mantyx_sync.serve",
     "mantyx_sync.cli",
     "mantyx_sync.notebook",
+    "mantyx_sync._display",  # a run rendered for a notebook
+    "mantyx_sync._models.payloads",  # plans, model switches, supervisor verdicts, tool files
+    "mantyx_sync._models.refs",  # MantyxTool, PluginTool, A2ATool, McpTool
     "mantyx_sync._tools.signature",  # schemas derived from a function's signature
+    "mantyx_sync._tools.schema",  # ... or from a model class, with its docstrings
+    "mantyx_sync._tools.docstring",
 )
 
 
@@ -87,3 +94,42 @@ def test_a_plain_run_loads_no_retry_machinery_and_no_rare_feature(
     )
     loaded = _loaded_after(code)
     assert _offenders(loaded, RETRY_ONLY + DISPLAY_ONLY + RARELY_USED) == []
+
+
+# `mantyx-sync --help` needs argparse and the parser, nothing of the SDK's run
+# machinery: each command imports what it uses when it runs.
+NOT_FOR_HELP = (
+    "requests",
+    "urllib3",
+    "attrs",
+    "werkzeug",
+    "mantyx_sync.client",
+    "mantyx_sync.run",
+    "mantyx_sync.spec",
+    "mantyx_sync.events",
+    "mantyx_sync._http",
+    "mantyx_sync._engine",
+    "mantyx_sync._tools",
+    "mantyx_sync._peers",
+    "mantyx_sync.testing",
+    "mantyx_sync.cli._commands",
+    "mantyx_sync.cli._chat",
+)
+
+
+def test_cli_help_loads_the_parser_and_no_sdk_machinery() -> None:
+    # What the `mantyx-sync` console script does (setup.cfg: mantyx_sync.cli:console_main).
+    code = textwrap.dedent(
+        """
+        import sys
+        sys.argv = ["mantyx-sync", "--help"]
+        from mantyx_sync.cli import console_main
+        try:
+            console_main()
+        except SystemExit as exit:
+            assert exit.code == 0, exit.code
+        """
+    )
+    loaded = _loaded_after(code)
+    assert "mantyx_sync.cli._parser" in loaded  # the help did come from the parser
+    assert _offenders(loaded, NOT_FOR_HELP) == []

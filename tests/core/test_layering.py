@@ -395,8 +395,21 @@ DEFERRED = frozenset(
         (f"{PKG}.client", f"{PKG}.history"),
         (f"{PKG}.client", f"{PKG}.feedback"),
         (f"{PKG}.session", f"{PKG}.history"),
-        # signature-based schema derivation, for @local_tool only
+        (f"{PKG}.results", f"{PKG}.feedback"),
+        # schema derivation from a signature (@local_tool) or a model class, not a dict
         (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
+        (f"{PKG}._tools.object_schema", f"{PKG}._tools.schema"),
+        # rendering a run for a notebook (_repr_html_/_repr_markdown_)
+        (f"{PKG}.run", f"{PKG}._display.render"),
+        # a run's text as it grows (Run.text_stream)
+        (f"{PKG}.run", f"{PKG}._display.text"),
+        (f"{PKG}.results", f"{PKG}._display.render"),
+        # the newest protocol's event payloads, with the first such event
+        (f"{PKG}.events", f"{PKG}._models.payloads"),
+        (f"{PKG}._models.progress", f"{PKG}._models.payloads"),
+        # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
+        (f"{PKG}.cli", f"{PKG}.cli._commands"),
+        (f"{PKG}.cli", f"{PKG}.cli._chat"),
     }
 )
 

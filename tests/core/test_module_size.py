@@ -1,4 +1,5 @@
-"""No module of mantyx_sync/ grows past 500 lines without a stated reason (STYLE.md, issue 9).
+"""No module of mantyx_sync/ grows past 500 lines without a stated reason (STYLE.md, issue 9),
+and the package as a whole neither grows back nor says things twice (issue 21).
 
 A long module usually mixes concerns; split it along a seam (CONTRIBUTING.rst,
 "How the code is laid out"). When a module really must stay long, name it in
@@ -7,10 +8,21 @@ A long module usually mixes concerns; split it along a seam (CONTRIBUTING.rst,
 
 from __future__ import annotations
 
+import re
+import shutil
+import subprocess
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "mantyx_sync"
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "mantyx_sync"
 MAX_LINES = 500
+# Issue 21 ("one fact, one place"): the package had doubled to 25k lines, saying
+# many things several times. Before raising either number, look for the piece
+# that already states the fact you are adding.
+PACKAGE_MAX_LINES = 24_960
+MAX_DUPLICATE_PAIRS = 40
 
 # Module path (relative to mantyx_sync/) -> why it may be longer than MAX_LINES.
 STATED_REASONS: dict[str, str] = {}
@@ -45,3 +57,32 @@ def test_every_stated_reason_is_still_needed() -> None:
     counts = _line_counts()
     stale = {name for name in STATED_REASONS if counts.get(name, 0) <= MAX_LINES}
     assert stale == set(), f"remove these from STATED_REASONS (now short or gone): {stale}"
+
+
+def test_the_package_stays_under_its_line_budget() -> None:
+    total = sum(_line_counts().values())
+    assert total < PACKAGE_MAX_LINES, (
+        f"mantyx_sync/ has {total} lines, the budget is under {PACKAGE_MAX_LINES}: extend "
+        "what already states a fact instead of writing it again"
+    )
+
+
+def test_repeated_blocks_inside_the_package_stay_few() -> None:
+    # The `duplicates` command lists pairs of places sharing 6+ identical or
+    # same-shape lines; a row is a place to look, the count a budget.
+    tool = shutil.which("duplicates")
+    if tool is None:
+        pytest.skip("the duplicates command is not installed here")
+    done = subprocess.run(
+        [tool, "--repo", "mantyx_sync", "--most", "1", "--seconds", "60"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    head = done.stdout.splitlines()[0] if done.stdout else ""
+    found = re.match(r"(\d+) pairs of places|no duplicates", head)
+    assert found is not None and "incomplete:" not in done.stdout, done.stdout + done.stderr
+    pairs = int(found.group(1) or 0)
+    assert pairs <= MAX_DUPLICATE_PAIRS, f"over the budget of {MAX_DUPLICATE_PAIRS}:\n{done.stdout}"

@@ -381,8 +381,12 @@ def _imports_between_modules() -> dict[str, set[str]]:
             else:
                 module = node.module or ""
             if module != importer:
+                # A star import takes exactly the names the module's __all__ lists.
+                names = [a.name for a in node.names]
+                if names == ["*"]:
+                    names = list(importlib.import_module(module).__all__)
                 found.setdefault(module, set()).update(
-                    a.name for a in node.names if f"{module}.{a.name}" not in sources
+                    name for name in names if f"{module}.{name}" not in sources
                 )
     return found
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("mcp", reason="the MCP test server needs the mcp package")
+# mcp.types, not mcp: tests/mcp is importable as a namespace package named mcp.
+pytest.importorskip("mcp.types", reason="the MCP test server needs the mcp package")
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 

@@ -8,6 +8,7 @@ from typing import Any
 import attrs
 import pytest
 
+from mantyx_sync import MantyxTool
 from mantyx_sync._base.types import UNSET
 from mantyx_sync.errors import SpecError
 from mantyx_sync.spec import (
@@ -17,7 +18,6 @@ from mantyx_sync.spec import (
     OutputSchema,
     ToolBudget,
 )
-from mantyx_sync.tools import MantyxTool
 
 REFS = [{"kind": "mantyx", "id": "tool_1"}]
 

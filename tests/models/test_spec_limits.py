@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync import Agent, Client, define_local_a2a, define_local_mcp
+from mantyx_sync import (
+    A2ATool,
+    Agent,
+    Client,
+    MantyxTool,
+    McpTool,
+    PluginTool,
+    ToolConnection,
+    define_local_a2a,
+    define_local_mcp,
+)
 from mantyx_sync._base.limits import (
     HEADER_VALUE_MAX_BYTES,
     METADATA_MAX_BYTES,
@@ -19,7 +29,6 @@ from mantyx_sync._models.checks import validate_tool_refs
 from mantyx_sync.errors import SpecError
 from mantyx_sync.messages import turn_input
 from mantyx_sync.spec import AgentSpec, LoopDetection, MessageOverrides, OutputSchema, ToolBudget
-from mantyx_sync.tools import A2ATool, MantyxTool, McpTool, PluginTool, ToolConnection
 
 
 def build(**kw: Any) -> AgentSpec:

@@ -17,17 +17,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Final
 
 import attrs
 import requests
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
-from ..._base.redact import register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from ...tools import LocalToolCall
+from ..definition import OneTool, call_limit, check_headers, check_name, pairs
 from .client import A2AClient, A2AError, fetch_card
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
@@ -42,14 +41,6 @@ INPUT_SCHEMA: Final[Mapping[str, Any]] = {
     "properties": {"message": {"type": "string"}},
     "required": ["message"],
 }
-
-
-def _valid_name(value: object) -> bool:
-    return isinstance(value, str) and TOOL_NAME_RE.match(value) is not None
-
-
-def _pairs(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
-    return None if value is None else tuple((str(k), str(v)) for k, v in value.items())
 
 
 def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
@@ -69,7 +60,7 @@ class LocalA2A:
     url: str | None = None
     agent_card: dict[str, Any] | None = attrs.field(default=None, converter=_card, repr=False)
     headers: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None, converter=_pairs, repr=False
+        default=None, converter=pairs, repr=False
     )
     description: str | None = None
     send: A2ASend | None = attrs.field(default=None, repr=False)
@@ -132,22 +123,14 @@ def define_local_a2a(
 
     .. versionadded:: 0.1
     """
-    if not _valid_name(name):
-        raise SpecError(f"a2a_local name {name!r} must match ^[a-zA-Z0-9_]{{1,64}}$", path="name")
+    check_name("a2a_local", name)
     if url is None and agent_card is None:
         raise SpecError(f"a2a_local {name!r}: give url= or agent_card=")
     if url is not None and not url.startswith(("http://", "https://")):
         raise SpecError(f"a2a_local {name!r}: url must be http:// or https://", path="url")
     if agent_card is not None and not isinstance(agent_card, Mapping):
         raise SpecError(f"a2a_local {name!r}: agent_card must be a JSON object")
-    for key, value in (headers or {}).items():
-        if not isinstance(value, str):
-            raise SpecError(f"a2a_local {name!r}: header {key!r} must be a string")
-        if len(value.encode("utf-8")) > HEADER_VALUE_MAX_BYTES:
-            raise SpecError(
-                f"a2a_local {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
-            )
-        register_secret(value)
+    check_headers("a2a_local", name, headers)
     if timeout <= 0:
         raise SpecError(f"a2a_local {name!r}: timeout must be positive")
     return LocalA2A(
@@ -161,7 +144,7 @@ def define_local_a2a(
     )
 
 
-class A2AConnection:
+class A2AConnection(OneTool):
     """A resolved ``a2a_local`` peer (implements :class:`~mantyx_sync.tools.ToolConnection`).
 
     Thread-safe: calls may run concurrently; they share (and update) the
@@ -169,6 +152,7 @@ class A2AConnection:
     """
 
     kind: str = "a2a_local"
+    INPUT_SCHEMA = INPUT_SCHEMA
 
     def __init__(
         self, definition: LocalA2A, card: dict[str, Any], client: A2AClient | None
@@ -198,14 +182,6 @@ class A2AConnection:
             ref["description"] = self._definition.description
         return ref
 
-    def tool_names(self) -> Sequence[str]:
-        """The one model-facing name."""
-        return [self.name]
-
-    def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
-        """``{"message": string}``."""
-        return INPUT_SCHEMA if tool_name == self.name else None
-
     def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Send ``args.message`` to the peer; returns its reply text.
 
@@ -218,9 +194,7 @@ class A2AConnection:
         if self._client is None:
             assert self._definition.send is not None
             return self._definition.send(message, self._card)
-        limit = self._definition.timeout
-        if timeout is not None:
-            limit = min(limit, timeout)
+        limit = call_limit(self._definition.timeout, timeout)
         with self._lock:
             context_id = self._context_id
         try:
@@ -236,6 +210,3 @@ class A2AConnection:
         """Release the HTTP connection pool. Idempotent."""
         if self._client is not None:
             self._client.close()
-
-    def __repr__(self) -> str:
-        return f"A2AConnection(name={self.name!r})"

@@ -13,16 +13,16 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
 import attrs
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.limits import HEADER_VALUE_MAX_BYTES, TOOL_NAME_RE
-from ..._base.redact import display_url, register_secret
+from ..._base.redact import display_url
 from ...errors import ArgumentTypeError, SpecError, ToolError
 from ...tools import LocalToolCall
+from ..definition import OneTool, call_limit, check_headers, check_name, pairs
 from .client import AgentApiClient, AgentApiError
 
 __all__ = ["AgentApiConnection", "LocalAgentApi", "define_local_agent_api"]
@@ -42,20 +42,12 @@ INPUT_SCHEMA: Final[Mapping[str, Any]] = {
 }
 
 
-def _valid_name(value: object) -> bool:
-    return isinstance(value, str) and TOOL_NAME_RE.match(value) is not None
-
-
 def _valid_url(value: object) -> bool:
     return isinstance(value, str) and value.startswith(("http://", "https://"))
 
 
 def _valid_timeout(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-
-
-def _pairs(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
-    return None if value is None else tuple((str(k), str(v)) for k, v in value.items())
 
 
 @checked_init(ArgumentTypeError)
@@ -68,7 +60,7 @@ class LocalAgentApi:
     url: str
     description: str | None = None
     headers: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None, converter=_pairs, repr=False
+        default=None, converter=pairs, repr=False
     )
     timeout: float = 300.0
 
@@ -103,18 +95,10 @@ def define_local_agent_api(
 
     .. versionadded:: 0.2
     """
-    if not _valid_name(name):
-        raise SpecError(f"agent_api name {name!r} must match ^[a-zA-Z0-9_]{{1,64}}$", path="name")
+    check_name("agent_api", name)
     if not _valid_url(url):
         raise SpecError(f"agent_api {name!r}: url must be http:// or https://", path="url")
-    for key, value in (headers or {}).items():
-        if not isinstance(value, str):
-            raise SpecError(f"agent_api {name!r}: header {key!r} must be a string")
-        if len(value.encode("utf-8")) > HEADER_VALUE_MAX_BYTES:
-            raise SpecError(
-                f"agent_api {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
-            )
-        register_secret(value)
+    check_headers("agent_api", name, headers)
     if not _valid_timeout(timeout):
         raise SpecError(f"agent_api {name!r}: timeout must be a positive number of seconds")
     return LocalAgentApi(
@@ -122,13 +106,14 @@ def define_local_agent_api(
     )
 
 
-class AgentApiConnection:
+class AgentApiConnection(OneTool):
     """One run's or session's link to the remote agent (a :class:`~mantyx_sync.ToolConnection`).
 
     Thread-safe: concurrent calls share the HTTP pool and the ``session_id``.
     """
 
     kind: str = "local"
+    INPUT_SCHEMA = INPUT_SCHEMA
 
     def __init__(self, definition: LocalAgentApi) -> None:
         self.name: str = definition.name
@@ -151,14 +136,6 @@ class AgentApiConnection:
             "parameters": dict(INPUT_SCHEMA),
         }
 
-    def tool_names(self) -> Sequence[str]:
-        """The one model-facing name."""
-        return [self.name]
-
-    def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
-        """``{"request": string}``."""
-        return INPUT_SCHEMA if tool_name == self.name else None
-
     def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Send ``args.request`` and return the remote agent's answer.
 
@@ -168,9 +145,7 @@ class AgentApiConnection:
         request = call.args.get("request")
         if not isinstance(request, str) or not request.strip():
             raise ToolError('this tool takes {"request": string}')
-        limit = (
-            self._definition.timeout if timeout is None else min(timeout, self._definition.timeout)
-        )
+        limit = call_limit(self._definition.timeout, timeout)
         try:
             reply = self._client.send(request, session_id=self.session_id, timeout=limit)
         except AgentApiError as exc:
@@ -186,6 +161,3 @@ class AgentApiConnection:
     def close(self) -> None:
         """Release the HTTP pool. Idempotent."""
         self._client.close()
-
-    def __repr__(self) -> str:
-        return f"AgentApiConnection(name={self.name!r})"

@@ -25,10 +25,11 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.limits import HEADER_VALUE_MAX_BYTES, MCP_LOCAL_TOOLS_MAX, TOOL_NAME_RE
+from ..._base.limits import MCP_LOCAL_TOOLS_MAX
 from ..._base.redact import display_url, register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from ...tools import LocalToolCall
+from ..definition import call_limit, check_headers, check_name, pairs
 from ..jsonrpc import JsonRpcError, PeerGoneError, RequestTimeout
 from .client import McpClient, McpProtocolError, describe_error, flatten_call_result
 from .http import HttpTransport
@@ -45,14 +46,6 @@ text for the model or an MCP ``CallToolResult``-shaped dict."""
 _MAX_NAME: Final = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 _SECRET_ENV_NAME: Final = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION", re.I)
-
-
-def _valid_name(value: object) -> bool:
-    return isinstance(value, str) and TOOL_NAME_RE.match(value) is not None
-
-
-def _pairs(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
-    return None if value is None else tuple((str(k), str(v)) for k, v in value.items())
 
 
 def _str_tuple(value: Iterable[str]) -> tuple[str, ...]:
@@ -80,13 +73,11 @@ class LocalMcp:
     name: str
     command: str | None = None
     args: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    env: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None, converter=_pairs, repr=False
-    )
+    env: tuple[tuple[str, str], ...] | None = attrs.field(default=None, converter=pairs, repr=False)
     cwd: str | None = None
     url: str | None = None
     headers: tuple[tuple[str, str], ...] | None = attrs.field(
-        default=None, converter=_pairs, repr=False
+        default=None, converter=pairs, repr=False
     )
     tool_filter: tuple[str, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     prefix: bool = True
@@ -214,8 +205,7 @@ def define_local_mcp(
 
     .. versionadded:: 0.1
     """
-    if not _valid_name(name):
-        raise SpecError(f"mcp_local name {name!r} must match ^[a-zA-Z0-9_]{{1,64}}$", path="name")
+    check_name("mcp_local", name)
     if command is not None and not isinstance(command, str):
         # The whole argv as a list (or tuple): program first, then its arguments.
         argv = list(command)
@@ -250,14 +240,7 @@ def define_local_mcp(
         raise SpecError(f"mcp_local {name!r}: headers= apply to url= servers only")
     if env and command is None:
         raise SpecError(f"mcp_local {name!r}: env= applies to command= servers only")
-    for key, value in (headers or {}).items():
-        if not isinstance(value, str):
-            raise SpecError(f"mcp_local {name!r}: header {key!r} must be a string")
-        if len(value.encode("utf-8")) > HEADER_VALUE_MAX_BYTES:
-            raise SpecError(
-                f"mcp_local {name!r}: header {key!r} is longer than {HEADER_VALUE_MAX_BYTES} bytes"
-            )
-        register_secret(value)
+    check_headers("mcp_local", name, headers)
     for key, value in (env or {}).items():
         # Only values whose names say they are credentials: masking every env
         # value (paths, flags) would blank ordinary words out of every log line.
@@ -403,9 +386,7 @@ class McpConnection:
                 return reply
             text, is_error = flatten_call_result(reply)
         else:
-            limit = self._definition.timeout
-            if timeout is not None:
-                limit = min(limit, timeout)
+            limit = call_limit(self._definition.timeout, timeout)
             try:
                 result = self._client.call_tool(upstream, call.args, timeout=limit)
             except (JsonRpcError, RequestTimeout, PeerGoneError, McpProtocolError) as exc:
