@@ -1,12 +1,10 @@
 """What a blocked call is doing while it waits to try again, for whoever shows it.
 
-A retried request and a stream being reopened :func:`report` each attempt
-they are about to make; a caller that shows progress (the command line's
-spinner) listens with :func:`reporting` around its calls. Nothing listens by
-default, and a report then costs one context-variable read.
-
-Thread-safety: the listener is per thread (a :class:`~contextvars.ContextVar`),
-so it hears the calls its own thread makes.
+A retried request and a reopened event stream :func:`report` each further
+attempt; a caller that shows progress (the command line's spinner) listens with
+:func:`reporting` around its calls. Nothing listens by default, and a report
+then costs one context-variable read. The listener is per thread (a
+:class:`~contextvars.ContextVar`): it hears the calls its own thread makes.
 """
 
 from __future__ import annotations
@@ -16,49 +14,30 @@ import contextvars
 from collections.abc import Callable, Iterator
 from typing import Literal
 
-import attrs
+__all__ = ["Progress", "report", "reporting"]
 
-__all__ = ["Attempt", "report", "reporting"]
+Progress = Literal["retrying", "reconnecting", "reconnected"]
+"""What is under way: a request tried again, a run's event stream reopened, or open again."""
 
+Listener = Callable[[Progress, int, int, "BaseException | None"], None]
+"""Called with what is under way, the attempt (a request's count its first, a
+stream's reconnects do not), the most there will be, and the last failure."""
 
-@attrs.frozen(kw_only=True)
-class Attempt:
-    """A call about to try again, or back on its feet.
-
-    :ivar what: ``"retrying"`` (a request), ``"reconnecting"`` (a run's event
-        stream) or ``"reconnected"`` (the stream is open again).
-    :ivar number: the attempt about to be made (2 is the first retry), or the
-        reconnect, counted from 1.
-    :ivar limit: the most there will be.
-    :ivar error: what failed last (``None`` once reconnected).
-    """
-
-    what: Literal["retrying", "reconnecting", "reconnected"]
-    number: int
-    limit: int
-    error: BaseException | None = None
-
-
-_listener: contextvars.ContextVar[Callable[[Attempt], None] | None] = contextvars.ContextVar(
+_listener: contextvars.ContextVar[Listener | None] = contextvars.ContextVar(
     "mantyx_sync_progress", default=None
 )
 
 
-def report(
-    what: Literal["retrying", "reconnecting", "reconnected"],
-    number: int,
-    limit: int,
-    error: BaseException | None = None,
-) -> None:
-    """Tell this thread's listener, if there is one, about an :class:`Attempt`."""
+def report(what: Progress, number: int, limit: int, error: BaseException | None = None) -> None:
+    """Tell this thread's listener, if there is one."""
     listener = _listener.get()
     if listener is not None:
-        listener(Attempt(what=what, number=number, limit=limit, error=error))
+        listener(what, number, limit, error)
 
 
 @contextlib.contextmanager
-def reporting(listener: Callable[[Attempt], None]) -> Iterator[None]:
-    """Call ``listener`` with every :class:`Attempt` this thread reports inside the block."""
+def reporting(listener: Listener) -> Iterator[None]:
+    """Call ``listener`` with every report this thread makes inside the block."""
     token = _listener.set(listener)
     try:
         yield

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from .._display.text import one_line
-from .._http.progress import Attempt, reporting
+from .._http.progress import Progress, reporting
 from ..client import Client
 from ..errors import ConnectError, MantyxError
 from ..messages import Attachment
@@ -71,15 +71,15 @@ def message_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in given.items() if k in OverrideKeywords.__annotations__}
 
 
-def _attempt_text(attempt: Attempt, host: str) -> str | None:
-    if attempt.what == "reconnected":
+def _attempt_text(
+    what: Progress, n: int, limit: int, error: BaseException | None, host: str
+) -> str | None:
+    if what == "reconnected":
         return None
-    count = f"(attempt {attempt.number} of {attempt.limit})"
-    if attempt.what == "reconnecting":
-        return f"reconnecting to {host} {count}…"
-    if isinstance(attempt.error, ConnectError):
-        return f"connecting to {host} {count}…"
-    return f"retrying {host} {count}…"
+    if what == "reconnecting":
+        return f"reconnecting to {host} (attempt {n} of {limit})…"
+    verb = "connecting to" if isinstance(error, ConnectError) else "retrying"
+    return f"{verb} {host} (attempt {n} of {limit})…"
 
 
 @contextlib.contextmanager
@@ -96,8 +96,8 @@ def reaching(
     if shown:
         term.status(f"connecting to {host}…")
 
-    def show(attempt: Attempt) -> None:
-        text = _attempt_text(attempt, host)
+    def show(what: Progress, n: int, limit: int, error: BaseException | None) -> None:
+        text = _attempt_text(what, n, limit, error, host)
         if isinstance(view, RunView):
             view.trouble(text)
         elif shown:

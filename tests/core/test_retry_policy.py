@@ -240,7 +240,7 @@ def test_each_further_attempt_is_told_to_whoever_shows_progress() -> None:
     def failing() -> None:
         raise ConnectError("refused")
 
-    with progress.reporting(lambda a: heard.append((a.what, a.number, a.limit))):
+    with progress.reporting(lambda what, n, limit, _: heard.append((what, n, limit))):
         with pytest.raises(ConnectError):
             request.run(failing)
         reconnects = Attempts(stream, label="stream", abort=None)
