@@ -9,7 +9,17 @@ from typing import Any
 
 from ._suite import Config, run_suite
 
-NAMES = ("roundtrip", "fanout", "stream", "import", "memory", "scale", "coldstart", "swarm")
+NAMES = (
+    "roundtrip",
+    "fanout",
+    "stream",
+    "import",
+    "memory",
+    "scale",
+    "coldstart",
+    "swarm",
+    "fleet",
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ import attrs
 
 from mantyx_sync.testing import ToolCall, Turn
 
+from ._fleet import fleet_rows
 from ._server import ToolClock, start_timed_server
 from ._stats import Figure, Row, format_table, ratio
 
@@ -66,6 +67,9 @@ class Config:
     swarm_runs: int = 200
     swarm_events: int = 200
     swarm_reps: int = 3
+    fleet_hold: int = 32
+    fleet_jobs: int = 80
+    fleet_reps: int = 2
     official: bool = True
     only: frozenset[str] = frozenset()
 
@@ -89,6 +93,9 @@ class Config:
             swarm_runs=4,
             swarm_events=20,
             swarm_reps=1,
+            fleet_hold=2,
+            fleet_jobs=4,
+            fleet_reps=1,
         )
         sizes.update(overrides)
         return cls(**sizes)
@@ -186,6 +193,7 @@ class _Suite:
             self.variants.append("official")
         self.rows: list[Row] = []
         self.raw: dict[str, Any] = {}
+        self.notes: list[str] = []
 
     def job(self, bench: str, variant: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -216,6 +224,13 @@ class _Suite:
             self.cold_start()
         if self.config.wants("import"):
             self.imports()
+        if self.config.wants("fleet"):
+            cfg = self.config
+            rows, self.raw["fleet"], note = fleet_rows(
+                cfg.fleet_hold, cfg.fleet_jobs, cfg.fleet_reps
+            )
+            self.rows += rows
+            self.notes += [note] if note else []
 
     # 1 and 5 -------------------------------------------------------------------
 
@@ -626,7 +641,7 @@ def run_suite(config: Config) -> Report:
         )
     return Report(
         rows=suite.rows,
-        official_note=note,
+        official_note="\n".join(filter(None, [note, *suite.notes])) or None,
         raw=suite.raw,
         machine=machine_description(),
         seconds=time.perf_counter() - started,

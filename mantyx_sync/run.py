@@ -212,7 +212,7 @@ class Run(Followed):
         # Answers first, then calls: a call whose answer is anywhere in the log
         # must never run again (events are delivered at least once).
         for event in backlog:
-            self._note_answer(event)
+            note_answer(self._executor, event)
         for event in backlog:
             self._handle(event)
 
@@ -324,12 +324,16 @@ class Run(Followed):
         with a ``cancelled`` event; iterate or :meth:`wait` to see it."""
         cancel_run(self._api, self.id)
 
-    def close(self) -> None:
-        """Stop following the run. Before its end, the run is cancelled (best effort)."""
+    def close(self, *, cancel: bool = True) -> None:
+        """Stop following the run. Before its end, the run is cancelled (best effort).
+
+        ``cancel=False`` leaves it going for another process to :meth:`Client.attach_run`
+        (a job handed over); answers of calls still running here are never sent.
+        """
         # Only the first close cancels: Ctrl-C passes through __next__, wait() and
         # a with-block, and each must not spend another cancel_timeout.
         first = self._finalizer.detach() is not None
-        if first and not self._done:
+        if first and cancel and not self._done:
             cancel_run(self._api, self.id, best_effort=True)
         self._release()
 
@@ -339,19 +343,13 @@ class Run(Followed):
         self._events.append(event)
         kind = event.type
         if kind == "local_tool_call":
-            self._submit_call(event)
+            submit_call(self._executor, event, label=f"run {self.id}")
         elif kind == "local_tool_result_in":
-            self._note_answer(event)
+            note_answer(self._executor, event)
         elif kind in OBSERVED_TYPES:
             self._progress.observe(kind, event.data)
         elif kind in TERMINAL_TYPES:
             self._finish(event)
-
-    def _note_answer(self, event: RunEvent) -> None:
-        note_answer(self._executor, event)
-
-    def _submit_call(self, event: RunEvent) -> None:
-        submit_call(self._executor, event, label=f"run {self.id}")
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True

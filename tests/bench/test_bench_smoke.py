@@ -12,6 +12,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.__main__ import NAMES  # noqa: E402
+from benchmarks._fleet import fleet_rows  # noqa: E402
 from benchmarks._raw import RawClient  # noqa: E402
 from benchmarks._server import start_timed_server  # noqa: E402
 from benchmarks._suite import Config, official_available, run_suite  # noqa: E402
@@ -53,11 +55,28 @@ def _check(report_rows: list, with_official: bool) -> None:
 
 
 def test_every_benchmark_runs_without_the_official_sdk() -> None:
-    report = run_suite(Config.quick(official=False))
+    # The Celery fleet's rows (9, 10) have a test of their own below.
+    report = run_suite(Config.quick(official=False, only=frozenset(NAMES) - {"fleet"}))
     _check(report.rows, with_official=False)
     table = report.table()
     assert "Official SDK column skipped" in table
     assert "nproc=" in report.machine
+
+
+@pytest.mark.timeout(240)
+def test_celery_fleet_rows() -> None:
+    rows, raw, note = fleet_rows(hold=2, jobs=4, reps=1)
+    if note is not None:
+        pytest.skip(note)
+    assert [row.benchmark for row in rows] == [
+        "9 one worker process, 2 runs at once",
+        "10 two workers, 0.5 s tool",
+        "10 … no-op tool",
+    ]
+    assert raw["capacity"]["threads_per_run"] and raw["capacity"]["prefork_pss_mib"]
+    for row in rows[1:]:
+        assert row.ours is not None and all(v > 0 for v in row.ours.values), row
+        assert row.baseline is not None and all(v > 0 for v in row.baseline.values), row
 
 
 @pytest.mark.skipif(not official_available(), reason="official SDK (mantyx-sdk) not installed")

@@ -131,6 +131,7 @@ TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] =
 # Public callables whose arguments are used at once, in the call: a wrong type
 # fails there, at the line that wrote it, and annotations and mypy do the rest.
 USED_AT_ONCE: dict[str, str] = {
+    "Run.close": "cancel= decides in the call whether to cancel",
     **dict.fromkeys(
         (
             "Client.get_run",

@@ -90,3 +90,60 @@ def test_attach_to_an_ended_run_returns_its_result(mantyx_server: LocalMantyx) -
 def test_attach_to_an_unknown_run(mantyx_server: LocalMantyx) -> None:
     with pytest.raises(mantyx_sync.NotFoundError):
         mantyx_server.client().attach_run("run_does_not_exist", settle=0.2)
+
+
+def test_close_without_cancel_hands_the_run_over(mantyx_server: LocalMantyx) -> None:
+    # A worker that loses a job (its lease lapsed, it is shutting down) stops
+    # following the run without cancelling it; another process attaches and
+    # answers the call the first one was still running, which is answered once.
+    started, release, dropped = threading.Event(), threading.Event(), threading.Event()
+    activity: list[Any] = []
+
+    @mantyx_sync.local_tool
+    def slow() -> str:
+        """Still running when its process lets the run go."""
+        started.set()
+        release.wait(10)
+        return "from the first process"
+
+    def on_tool(step: Any) -> None:
+        activity.append(step)
+        if step.phase == "end":
+            dropped.set()
+
+    mantyx_server.set_model([Turn(tool_calls=[ToolCall("slow", {})]), Turn(_answers)])
+    first = mantyx_sync.Agent(
+        mantyx_server.client(), system_prompt=SYSTEM, tools=[slow], on_tool=on_tool
+    )
+    with first.start("x") as run:
+        reader = threading.Thread(target=lambda: list(run), daemon=True)  # until closed
+        reader.start()
+        assert started.wait(5)
+        run.close(cancel=False)
+        reader.join(5)
+        assert not reader.is_alive()
+    # Neither close(cancel=False) nor leaving the with-block cancelled it.
+    assert not [r for r in mantyx_server.requests if r.path.endswith("/cancel")]
+    assert mantyx_server.runs[run.id].status == "running"
+    release.set()
+    assert dropped.wait(5)
+    assert activity[-1].delivery == "run_terminal"  # the late answer was never sent
+
+    @mantyx_sync.local_tool(name="slow")
+    def slow_again() -> str:
+        """The second process's handler."""
+        return "from the second process"
+
+    result = mantyx_server.client().attach_run(run.id, tools=[slow_again], settle=0.3).wait()
+    assert result.text == "slow=from the second process"
+    posts = [r for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    assert len(posts) == 1
+
+
+def test_close_without_cancel_after_the_end_is_harmless(mantyx_server: LocalMantyx) -> None:
+    mantyx_server.set_model([Turn("done")])
+    run = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM).start("x")
+    assert run.wait().text == "done"
+    run.close(cancel=False)
+    run.close()
+    assert not [r for r in mantyx_server.requests if r.path.endswith("/cancel")]

@@ -1,10 +1,12 @@
-"""Fixtures for the recipe tests: a real headless Chromium, installed when missing.
+"""Fixtures for the recipe tests: a real headless Chromium and a real redis-server,
+installed when missing.
 
 The browser is Debian's ``chromium`` driven by Playwright (``playwright`` from
 PyPI, in the ``test`` extra) through ``executable_path``; Playwright's own
-browser download is never used. On a machine without ``/usr/bin/chromium`` the
-suite installs it with apt-get when running as root or with passwordless sudo,
-and otherwise skips the browser tests saying why.
+browser download is never used. The Celery recipe's broker is Debian's
+``redis-server``. On a machine without ``/usr/bin/chromium`` or
+``/usr/bin/redis-server`` the suite installs it with apt-get when running as
+root or with passwordless sudo, and otherwise skips those tests saying why.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from recipe_support import CHROMIUM, install_chromium
+from fleet_support import LoggedProcess, SalesModel, free_port
+from recipe_support import CHROMIUM, REDIS_SERVER, install_chromium, install_redis_server
 
 from mantyx_sync.testing import LocalMantyx
 
@@ -52,6 +55,42 @@ def chromium_path() -> str:
             why = problem or "apt-get installed no /usr/bin/chromium"
             pytest.skip(f"the browser tests need Debian's chromium ({CHROMIUM}): {why}")
     return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def redis_server_path() -> str:
+    """The path of Debian's redis-server, installed by apt-get first if missing."""
+    if not os.path.exists(REDIS_SERVER):
+        problem = install_redis_server()
+        if problem is not None or not os.path.exists(REDIS_SERVER):
+            why = problem or "apt-get installed no /usr/bin/redis-server"
+            pytest.skip(f"the Celery tests need Debian's redis-server ({REDIS_SERVER}): {why}")
+    return REDIS_SERVER
+
+
+@pytest.fixture(scope="module")
+def redis_url(redis_server_path: str) -> Iterator[str]:
+    """A real redis-server on a free loopback port, for one module's tests; nothing saved."""
+    port = free_port()
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    server = LoggedProcess([redis_server_path, *args], os.environ, ready="Ready to accept")
+    try:
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def sales_model() -> SalesModel:
+    """The model of the Celery recipe's jobs (see :class:`fleet_support.SalesModel`)."""
+    return SalesModel()
+
+
+@pytest.fixture(scope="module")
+def sales_emulator(sales_model: SalesModel) -> Iterator[LocalMantyx]:
+    """An emulator running :func:`sales_model`, patient with tool calls a dead worker left."""
+    with LocalMantyx(model=sales_model, tool_timeout=120) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")

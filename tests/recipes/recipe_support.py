@@ -24,10 +24,13 @@ from mantyx_sync.testing import Emit, Fail, LocalMantyx, ModelContext, Step, Tur
 __all__ = [
     "CHROMIUM",
     "RECIPES",
+    "REDIS_SERVER",
     "GatedModel",
     "cancel_requests",
     "import_recipe",
     "install_chromium",
+    "install_package",
+    "install_redis_server",
     "recipe_env",
     "serve",
 ]
@@ -35,9 +38,10 @@ __all__ = [
 RECIPES = Path(__file__).resolve().parents[2] / "examples" / "recipes"
 GATE_TIMEOUT_S = 20.0
 CHROMIUM = "/usr/bin/chromium"
+REDIS_SERVER = "/usr/bin/redis-server"
 INSTALL_TIMEOUT_S = 900
 # One install at a time across test sessions on this machine.
-INSTALL_LOCK = "/tmp/mantyx-sync-tests-chromium.lock"
+INSTALL_LOCK = "/tmp/mantyx-sync-tests-apt-install.lock"
 APT_LISTS_LOCK = "/var/lib/apt/lists/lock"
 APT_LOCK_TIMEOUT_S = 300
 APT_ATTEMPTS = 3
@@ -46,11 +50,22 @@ APT_RETRY_WAIT_S = 30.0
 
 
 def install_chromium() -> str | None:
-    """Install Debian's chromium; ``None`` on success, else why it could not be.
+    """Install Debian's chromium; ``None`` on success, else why it could not be."""
+    return install_package("chromium", CHROMIUM)
+
+
+def install_redis_server() -> str | None:
+    """Install Debian's redis-server; ``None`` on success, else why it could not be."""
+    return install_package("redis-server", REDIS_SERVER)
+
+
+def install_package(package: str, path: str) -> str | None:
+    """Install the Debian ``package`` that provides ``path``; ``None`` on success,
+    else why it could not be.
 
     Several test sessions may start on the same fresh machine at once: they
     take turns (an exclusive lock on :data:`INSTALL_LOCK`), and a session that
-    finds chromium installed by another one while it waited installs nothing.
+    finds ``path`` installed by another one while it waited installs nothing.
     """
     apt = shutil.which("apt-get")
     if apt is None:
@@ -64,18 +79,18 @@ def install_chromium() -> str | None:
     with _exclusive(INSTALL_LOCK, INSTALL_TIMEOUT_S) as locked:
         if not locked:
             return f"another session held {INSTALL_LOCK} for {INSTALL_TIMEOUT_S} s"
-        if os.path.exists(CHROMIUM):
+        if os.path.exists(path):
             return None
-        return _apt_install(command)
+        return _apt_install(command, package)
 
 
-def _apt_install(apt: list[str]) -> str | None:
+def _apt_install(apt: list[str], package: str) -> str | None:
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     # apt-get install waits for the dpkg lock with this option; apt-get update
     # ignores it and fails at once on the package lists' lock (held by
     # apt-daily, or any other apt-get update), so that one is waited for here.
     lock = ["-o", f"DPkg::Lock::Timeout={APT_LOCK_TIMEOUT_S}"]
-    for args in ([*apt, *lock, "update"], [*apt, *lock, "install", "-y", "chromium"]):
+    for args in ([*apt, *lock, "update"], [*apt, *lock, "install", "-y", package]):
         for attempt in range(APT_ATTEMPTS):
             try:
                 proc = subprocess.run(

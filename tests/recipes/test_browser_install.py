@@ -1,4 +1,5 @@
-"""The suite's own chromium install: what it runs, and the reason it gives when it cannot."""
+"""The suite's own apt-get installs (chromium, redis-server): what they run, and the reason
+given when they cannot."""
 
 from __future__ import annotations
 
@@ -50,6 +51,17 @@ def test_runs_apt_get_update_then_install(
     calls = (tmp_path / "calls").read_text().splitlines()
     assert [c.split()[-1] for c in calls] == ["update", "chromium"]
     assert "install -y chromium" in calls[1] and "DPkg::Lock::Timeout" in calls[1]
+
+
+def test_installs_redis_server_the_same_way(
+    as_root: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    apt = _fake_apt(tmp_path, 0)
+    monkeypatch.setattr(recipe_support.shutil, "which", lambda name: str(apt))
+    monkeypatch.setattr(recipe_support, "REDIS_SERVER", str(tmp_path / "no-redis-server"))
+    assert recipe_support.install_redis_server() is None
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert [c.split()[-1] for c in calls] == ["update", "redis-server"]
 
 
 def test_says_why_when_apt_get_fails(

@@ -1,0 +1,331 @@
+"""Celery recipe: agent runs on a fleet of workers over Redis, surviving a worker's death.
+
+    redis-server
+    celery -A examples.recipes.celery_app worker        # on every worker machine
+    python examples/recipes/celery_app.py "How much did the north region sell in 14 days?"
+
+Workers and producers read MANTYX_API_KEY, MANTYX_WORKSPACE (and MANTYX_BASE_URL)
+and REDIS_URL (default ``redis://localhost:6379/0``, broker and result backend).
+To try it without MANTYX, start a local emulator and point both at it::
+
+    python -m mantyx_sync.testing serve --port 8765
+    export MANTYX_BASE_URL=http://127.0.0.1:8765 MANTYX_API_KEY=mantyx_test_key
+    export MANTYX_WORKSPACE=test-ws
+
+Queue jobs with :func:`submit` (``submit(prompt, job_key=...)``; the key
+defaults to a new one and is the task id). A job never starts a second MANTYX
+run and no tool call is answered twice, whatever happens to the workers:
+
+* Late acknowledgement: a message is acknowledged when its task returns, so
+  the job of a worker that dies comes back, after ``JOB_VISIBILITY_TIMEOUT``
+  seconds, to another worker. A message the broker lost outright (a worker
+  killed just as it took the message) is queued again by :func:`sweep`, which
+  every worker runs in turn.
+* The job's state lives in Redis under ``mantyx:job:<key>:`` -- ``run``: the
+  MANTYX run id, written before any event is read (a worker that comes back to
+  the job attaches to that run, ``Client.attach_run``, and answers only the
+  calls still pending); ``lease``: which worker follows the run, expiring
+  ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome;
+  ``prompt``: what :func:`sweep` queues again.
+* One worker follows a run at a time. A second copy of the job (a message
+  redelivered while its first worker still runs it) waits for the answer, or
+  takes over once the lease lapses. A worker that cannot renew its lease stops
+  answering calls before another one can take it (``Run.close(cancel=False)``).
+
+The pattern needs nothing of Celery but late acknowledgement: call
+:func:`run_job` from an RQ job, a Django-Q task or a plain worker loop.
+What no lease can rule out: a worker frozen (not dead) for half its lease at
+the wrong moment -- while creating a run, or between deciding to send an
+answer and sending it -- could start a second run or send a late answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable
+from typing import Any
+
+import redis
+from celery import Celery
+from celery.result import AsyncResult
+from celery.signals import worker_ready
+
+import mantyx_sync
+
+log = logging.getLogger(__name__)
+
+REDIS_URL = os.environ.get("REDIS_URL", "redis://localhost:6379/0")
+# Longer than most jobs: a job still running then is handed out again and the
+# copy only waits (a worker slot spent). It is also how long a dead worker's
+# jobs take to come back.
+VISIBILITY_TIMEOUT_S = float(os.environ.get("JOB_VISIBILITY_TIMEOUT", "600"))
+LEASE_S = float(os.environ.get("JOB_LEASE_SECONDS", "30"))
+KEEP_S = 86_400  # a job's run id and answer; the same job key later starts afresh
+STARTING = "starting"  # the run key while a run is being created
+RESTORE_S = int(min(10, max(1, VISIBILITY_TIMEOUT_S // 10)))
+JOBS = "mantyx:jobs"  # job key -> when it was last queued or taken, until answered
+
+app = Celery("mantyx_jobs", broker=REDIS_URL, backend=REDIS_URL)
+app.conf.update(
+    task_acks_late=True,  # acknowledged when the task returns, not when it starts
+    task_reject_on_worker_lost=True,  # a pool process killed under a live worker: requeue now
+    worker_prefetch_multiplier=1,  # reserve only the jobs a worker runs: none stranded
+    broker_transport_options={
+        "visibility_timeout": VISIBILITY_TIMEOUT_S,
+        # Look for lost jobs every tenth of the timeout (at most every 10 s).
+        "unacked_restore_interval": RESTORE_S,
+        "unacked_restore_throttle": 1,
+    },
+    result_expires=KEEP_S,
+    broker_connection_retry_on_startup=True,
+)
+
+
+def sales_total(region: str, days: int) -> dict[str, Any]:
+    """Units sold in a region over the last days.
+
+    Args:
+        region: The sales region, e.g. "north".
+        days: How many days back to count, 1 to 90.
+    """
+    time.sleep(0.1 * days)  # a stand-in for a slow warehouse query
+    units = (zlib.crc32(region.encode()) % 90 + 10) * days
+    return {"region": region, "days": days, "units": units, "worker_pid": os.getpid()}
+
+
+# Built at import, before the worker forks its pool (the SDK is fork-safe).
+client = mantyx_sync.Client()  # MANTYX_API_KEY, MANTYX_WORKSPACE, MANTYX_BASE_URL
+agent = mantyx_sync.Agent(
+    client,
+    system_prompt="You answer sales questions. Use sales_total for every region asked about.",
+    tools=[sales_total],
+)
+store = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+
+
+class Lease:
+    """This worker's claim to follow one job's run, renewed in the background while held.
+
+    It is lost when another worker holds the key, or when Redis could not be
+    reached for half the lease: ``on_lost`` callbacks then run at once, so
+    this worker stops answering calls well before another one may take over.
+    """
+
+    _RENEW = (
+        "if redis.call('get', KEYS[1]) == ARGV[1] then "
+        "return redis.call('pexpire', KEYS[1], ARGV[2]) end return 0"
+    )
+    _RELEASE = (
+        "if redis.call('get', KEYS[1]) == ARGV[1] then "
+        "return redis.call('del', KEYS[1]) end return 0"
+    )
+
+    def __init__(self, key: str, owner: str, seconds: float = LEASE_S) -> None:
+        self.key, self.token, self.ms = key, f"{owner}:{os.urandom(6).hex()}", int(seconds * 1000)
+        self.lost = threading.Event()
+        self._stop = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._thread = threading.Thread(target=self._renew, name=f"lease {key}", daemon=True)
+
+    def acquire(self) -> bool:
+        if not store.set(self.key, self.token, nx=True, px=self.ms):
+            return False
+        self._thread.start()
+        return True
+
+    def on_lost(self, callback: Callable[[], None]) -> None:
+        self._callbacks.append(callback)
+        if self.lost.is_set():
+            callback()
+
+    def release(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        try:
+            store.eval(self._RELEASE, 1, self.key, self.token)
+        except redis.RedisError:
+            log.warning("%s: could not release; it lapses by itself", self.key)
+
+    def _renew(self) -> None:
+        renewed = time.monotonic()
+        while not self._stop.wait(self.ms / 3000):
+            try:
+                held = bool(store.eval(self._RENEW, 1, self.key, self.token, self.ms))
+            except redis.RedisError as exc:
+                held = time.monotonic() - renewed < self.ms / 2000
+                log.warning("%s: could not renew (%s)", self.key, exc)
+            else:
+                renewed = time.monotonic() if held else renewed
+            if not held:
+                self.lost.set()
+                for callback in self._callbacks:
+                    callback()
+                log.warning("%s: lease lost; this worker stopped answering its calls", self.key)
+                return
+
+
+def _key(job_key: str, field: str) -> str:
+    return f"mantyx:job:{job_key}:{field}"
+
+
+def run_job(job_key: str, prompt: str, *, owner: str) -> dict[str, Any]:
+    """Follow the job's run to its end, starting it only if the job has none, and
+    return the outcome (plain data, for a result backend).
+
+    Any number of workers may call it for one job at once; one follows the run,
+    the others wait for its answer or take over when its lease lapses.
+    """
+    while True:
+        answer = store.get(_key(job_key, "answer"))
+        if answer is not None:
+            return dict(json.loads(answer))
+        lease = Lease(_key(job_key, "lease"), owner)
+        if not lease.acquire():
+            log.info("job %s: another worker follows its run; waiting", job_key)
+            time.sleep(LEASE_S / 3)
+            continue
+        store.zadd(JOBS, {job_key: time.time()}, xx=True)
+        try:
+            outcome = _follow(job_key, prompt, lease)
+            if outcome is not None:  # stored while the lease is held: no one re-follows
+                outcome["worker"] = owner
+                store.set(_key(job_key, "answer"), json.dumps(outcome), ex=KEEP_S)
+                store.zrem(JOBS, job_key)
+                return outcome
+        finally:
+            lease.release()
+
+
+def _follow(job_key: str, prompt: str, lease: Lease) -> dict[str, Any] | None:
+    """The run's outcome, or ``None`` when the lease was lost on the way."""
+    run, attached = _open_run(job_key, prompt)
+    lease.on_lost(lambda: run.close(cancel=False))
+    try:
+        result = run.wait()
+    except mantyx_sync.RunError as exc:  # failed or cancelled: the job's outcome
+        return {"run_id": run.id, "error": str(exc), "code": exc.code, "attached": attached}
+    except mantyx_sync.MantyxError:
+        if lease.lost.is_set():
+            return None  # closed under us: another worker follows the run now
+        raise
+    finally:
+        run.close(cancel=False)  # after the end nothing; else the run goes on for a retry
+    return {"run_id": run.id, "text": result.text, "attached": attached}
+
+
+def _open_run(job_key: str, prompt: str) -> tuple[mantyx_sync.Run, bool]:
+    run_key = _key(job_key, "run")
+    run_id = store.get(run_key)
+    if run_id == STARTING:
+        # A worker died between creating the run and recording its id.
+        found = list(client.list_runs(metadata={"job": job_key}, max_items=1))
+        run_id = found[0].id if found else None
+    if run_id:
+        log.info("job %s: attaching to run %s", job_key, run_id)
+        store.set(run_key, run_id, ex=KEEP_S)
+        return client.attach_run(run_id, tools=[sales_total]), True
+    store.set(run_key, STARTING, ex=KEEP_S)
+    spec = agent.spec.replace(metadata={**(agent.spec.metadata or {}), "job": job_key})
+    run = client.start_run(spec, prompt)
+    store.set(run_key, run.id, ex=KEEP_S)  # before any event is read
+    if store.exists(_key(job_key, "answer")):
+        run.cancel()  # cancel_job came first
+    return run, False
+
+
+def cancel_job(job_key: str) -> None:
+    """Cancel a job: its run on MANTYX (the task then returns the cancelled
+    outcome), or, before it has one, every delivery of it from now on."""
+    cancelled = {"error": "cancelled before its run started", "code": "cancelled"}
+    store.set(_key(job_key, "answer"), json.dumps(cancelled), nx=True, ex=KEEP_S)
+    run_id = store.get(_key(job_key, "run"))
+    if run_id and run_id != STARTING:
+        client.cancel(run_id)
+
+
+def submit(prompt: str, job_key: str | None = None) -> AsyncResult:
+    """Queue a job (its key is the task id); one the broker loses is queued again."""
+    key = job_key or uuid.uuid4().hex
+    store.set(_key(key, "prompt"), prompt, ex=KEEP_S)
+    store.zadd(JOBS, {key: time.time()})
+    return run_agent.apply_async((prompt,), {"job_key": key}, task_id=key)
+
+
+def sweep(now: float | None = None, db: redis.Redis = store) -> list[str]:
+    """Queue again the submitted jobs the broker lost; return their keys.
+
+    Kombu's Redis transport takes a message off the queue before it records
+    it as unacknowledged: a worker killed between the two loses it. A job is
+    lost when nothing was heard of it for longer than the visibility timeout
+    and it is neither answered, followed, queued nor unacknowledged.
+    """
+    now = time.time() if now is None else now
+    stale = db.zrangebyscore(JOBS, 0, now - VISIBILITY_TIMEOUT_S - 2 * RESTORE_S)
+    done = [k for k in stale if db.exists(_key(k, "answer")) or not db.exists(_key(k, "prompt"))]
+    if done:
+        db.zrem(JOBS, *done)
+    lost = {k for k in stale if k not in done and not db.exists(_key(k, "lease"))}
+    if lost:  # the broker's own lists: the queue, and what workers hold
+        held = [json.loads(m) for m in db.lrange("celery", 0, -1)]
+        held += [json.loads(m)[0] for m in db.hvals("unacked")]
+        lost -= {m["headers"]["id"] for m in held}
+    for key in sorted(lost):
+        log.warning("job %s: lost by the broker; queued again", key)
+        db.zadd(JOBS, {key: now})
+        run_agent.apply_async((db.get(_key(key, "prompt")),), {"job_key": key}, task_id=key)
+    return sorted(lost)
+
+
+@worker_ready.connect
+def _start_sweeping(**_: Any) -> None:
+    threading.Thread(target=_sweep_forever, name="mantyx job sweep", daemon=True).start()
+
+
+def _sweep_forever() -> None:
+    # A client of its own: the pool processes forked from this one inherit `store` unused.
+    db = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    every = max(1.0, VISIBILITY_TIMEOUT_S / 2)
+    while True:
+        time.sleep(every)
+        try:  # every worker looks; a lock makes it one sweep per period in the fleet
+            if db.set("mantyx:sweep", "1", nx=True, px=int(every * 1000)):
+                sweep(db=db)
+        except redis.RedisError as exc:
+            log.warning("could not look for lost jobs: %s", exc)
+
+
+@app.task(
+    name="mantyx.run_agent",  # the same name when this file is run as a script
+    bind=True,
+    autoretry_for=(mantyx_sync.TransportError, mantyx_sync.ServerError, redis.ConnectionError),
+    retry_backoff=True,
+    max_retries=5,
+)
+def run_agent(self: Any, prompt: str, job_key: str | None = None) -> dict[str, Any]:
+    """Run the agent on ``prompt`` once per job (default: once per task id).
+
+    Queue it with :func:`submit`: ``run_agent.delay()`` works too, but a message
+    the broker then loses stays lost."""
+    return run_job(job_key or self.request.id, prompt, owner=self.request.hostname or "worker")
+
+
+def main(argv: list[str]) -> int:
+    prompts = argv or ["How much did the north region sell in the last 14 days?"]
+    pending = [(prompt, submit(prompt)) for prompt in prompts]
+    failed = 0
+    for prompt, result in pending:
+        outcome = result.get(timeout=3600)
+        failed += "error" in outcome
+        print(f"{prompt}\n  [{outcome['worker']}] {outcome.get('text') or outcome['error']}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
