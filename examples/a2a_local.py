@@ -28,9 +28,8 @@ from typing import Any
 
 import requests
 
-# Helpers beside this file: _connect picks MANTYX or the emulator; _console prints the run.
+# A helper beside this file: _connect picks MANTYX or the emulator.
 from _connect import connect
-from _console import print_stream
 
 import mantyx_sync
 
@@ -149,26 +148,13 @@ def main() -> int:
         except mantyx_sync.ToolResolutionError as exc:
             print(f"Could not reach the A2A peer: {exc}", file=sys.stderr)
             return 1
-        show_events(run)
+        # The answer as it streams, and a line for each message to the peer and its reply.
+        for piece in run.text_stream():
+            print(piece, end="", flush=True)
         result = run.result
         assert result is not None
-        print(f"\n\nrun {result.run_id} finished.")
+        print(f"\nrun {result.run_id} finished.")
     return 0
-
-
-def show_events(run: mantyx_sync.Run) -> None:
-    """Print the streamed answer, each message sent to the peer and its reply."""
-
-    def line_for(event: mantyx_sync.RunEvent) -> str | None:
-        data = event.data
-        if event.type == "local_tool_call":
-            card = data.get("agentCard") or {}
-            return f"  -> to {card.get('name', data['name'])!r}: {data['args'].get('message')!r}"
-        if event.type == "local_tool_result_in":
-            return f"  <- {data.get('output') or data.get('error') or ''!r}"
-        return None
-
-    print_stream(run, line_for)
 
 
 if __name__ == "__main__":

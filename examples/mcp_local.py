@@ -20,9 +20,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-# Helpers beside this file: _connect picks MANTYX or the emulator; _console prints the run.
+# A helper beside this file: _connect picks MANTYX or the emulator.
 from _connect import connect
-from _console import print_stream
 
 import mantyx_sync
 
@@ -56,27 +55,6 @@ def scripted_model() -> list[Any]:
     ]
 
 
-def show_events(run: mantyx_sync.Run) -> None:
-    """Print the streamed answer, each MCP call the model makes and what came back."""
-    names: dict[str, str] = {}
-
-    def line_for(event: mantyx_sync.RunEvent) -> str | None:
-        data = event.data
-        if event.type == "local_tool_call":
-            names[data["toolUseId"]] = data["name"]
-            return (
-                f"  -> {data['name']}({data.get('args')}) on MCP server {data.get('mcpServer')!r}"
-            )
-        if event.type == "local_tool_result_in":
-            name = names.get(data.get("toolUseId", ""), "?")
-            answer = data.get("output") or data.get("error") or ""
-            outcome = "error" if data.get("error") else "ok"
-            return f"  <- {name} {outcome}: {answer.splitlines()[0] if answer else ''}"
-        return None
-
-    print_stream(run, line_for)
-
-
 def main() -> int:
     if importlib.util.find_spec("mcp") is None:
         print(
@@ -108,10 +86,12 @@ def main() -> int:
         except mantyx_sync.ToolResolutionError as exc:
             print(f"Could not start the MCP server: {exc}", file=sys.stderr)
             return 1
-        show_events(run)
+        # The answer as it streams, and a line for each MCP call and its answer.
+        for piece in run.text_stream():
+            print(piece, end="", flush=True)
         result = run.result
         assert result is not None
-        print(f"\n\nrun {result.run_id} finished; the MCP server was stopped with it.")
+        print(f"\nrun {result.run_id} finished; the MCP server was stopped with it.")
     return 0
 
 

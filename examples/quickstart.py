@@ -79,25 +79,14 @@ def main() -> int:
         )
         prompt = "How many words are in 'the quick brown fox', and what time is it?"
         print(f"> {prompt}\n")
-        names: dict[str, str] = {}  # toolUseId -> tool name, to label the answers
+        # The answer as it streams, each model turn on a line of its own, and a
+        # line when each tool call starts and when it is answered.
         with agent.stream(prompt) as run:
-            for event in run:
-                if event.type == "assistant_delta":
-                    print(event.text, end="", flush=True)
-                elif event.type == "local_tool_call":
-                    call = event.local_tool_call
-                    assert call is not None
-                    names[call.tool_use_id] = call.name
-                    print(f"  -> {call.name}({call.args})", flush=True)
-                elif event.type == "local_tool_result_in":
-                    name = names.get(event.data.get("toolUseId", ""), "?")
-                    answer_text = event.data.get("output", event.data.get("error"))
-                    print(f"  <- {name}: {answer_text}", flush=True)
-                elif event.type == "assistant_message":
-                    print()
+            for piece in run.text_stream():
+                print(piece, end="", flush=True)
         result = run.result
         assert result is not None
-        print(f"\n\nrun {result.run_id} finished: {len(result.events)} events")
+        print(f"\nrun {result.run_id} finished: {len(result.events)} events")
         if result.tokens is not None:
             print(f"tokens: {result.tokens.input_tokens} in / {result.tokens.output_tokens} out")
     return 0

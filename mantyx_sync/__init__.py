@@ -59,6 +59,7 @@ from .errors import (
 
 if TYPE_CHECKING:
     from ._base.types import UNSET, UnsetType
+    from ._display.text import TextPiece
     from ._engine.executor import ToolActivity
     from ._http.auth import TokenSet, TokenSource
     from ._http.config import ClientConfig
@@ -93,6 +94,7 @@ if TYPE_CHECKING:
         CancelledPayload,
         ErrorPayload,
         EventPayload,
+        EventType,
         LocalToolCall,
         LocalToolResultIn,
         LoopDetected,
@@ -169,6 +171,7 @@ __all__ = (
     "Evals",
     "EventPayload",
     "EventReplay",
+    "EventType",
     "Feedback",
     "HttpRequest",
     "HttpResponse",
@@ -232,6 +235,7 @@ __all__ = (
     "SupervisorVerdict",
     "TaskPlan",
     "TaskPlanUpdate",
+    "TextPiece",
     "ThinkingDelta",
     "Timeout",
     "TokenSet",
@@ -267,6 +271,7 @@ __all__ = (
 # TYPE_CHECKING above state the same (tests/core/test_public_names.py).
 _LAZY: dict[str, str] = {
     "._base.types": "UNSET UnsetType",
+    "._display.text": "TextPiece",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
     ".tools": "ClientResolvedTool ToolConnection ToolOutput",
@@ -277,11 +282,11 @@ _LAZY: dict[str, str] = {
     ),
     ".messages": "Attachment Message",
     ".events": (
-        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload LocalToolCall"
-        " LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep PlanTransition"
-        " ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict TaskPlan"
-        " TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent ToolFile"
-        " ToolFiles ToolResultEvent UnknownPayload"
+        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload EventType"
+        " LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
+        " PlanTransition ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict"
+        " TaskPlan TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent"
+        " ToolFile ToolFiles ToolResultEvent UnknownPayload"
     ),
     ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
     ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",

@@ -11,6 +11,7 @@ from ._models.controls import plan_only
 from .client import Client
 from .errors import ArgumentTypeError
 from .events import RunEvent
+from .messages import AttachmentLike, MessageLike
 from .results import RunResult
 from .run import Run
 from .session import Session
@@ -67,8 +68,8 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
@@ -80,13 +81,13 @@ class Agent:
 
         :meth:`stream` is the same call, for iterating the events as they
         arrive: every event is yielded, the terminal one included; a failed run
-        then raises :class:`RunError`. Use it in a ``with`` block: leaving early
+        then raises :class:`RunError`. :meth:`Run.text_stream` yields the run's
+        text as it grows instead. Use it in a ``with`` block: leaving early
         cancels the run on the server and closes the connection::
 
-            with agent.stream("Tell me a story", timeout=300) as events:
-                for event in events:
-                    if event.type == "assistant_delta":
-                        print(event.text, end="")
+            with agent.stream("Tell me a story", timeout=300) as run:
+                for piece in run.text_stream():
+                    print(piece, end="", flush=True)
 
         :param timeout: seconds the run may take, counted from its start
             (``None``: no limit). Past it, iterating or waiting cancels the run
@@ -111,8 +112,8 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         timeout: float | None = None,
     ) -> RunResult:
@@ -134,7 +135,7 @@ class Agent:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:

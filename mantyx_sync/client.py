@@ -32,7 +32,7 @@ from ._http.routes import (
 )
 from ._http.transport import RequestsTransport, Transport
 from .errors import ArgumentTypeError, ConfigurationError
-from .messages import turn_input
+from .messages import AttachmentLike, MessageLike, turn_input
 from .results import ModelCatalog, RunSnapshot, SessionInfo
 from .run import Run, RunOptions, attach_run, start_run
 from .session import Session
@@ -212,8 +212,8 @@ class Client(Closing):
         spec: AgentSpec,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         timeout: float | None = None,
@@ -260,7 +260,7 @@ class Client(Closing):
         session_id: str,
         *,
         tools: Sequence[Any] = (),
-        output_schema: Any = None,
+        output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
     ) -> Session:
@@ -289,7 +289,7 @@ class Client(Closing):
         run_id: str,
         *,
         tools: Sequence[Any] = (),
-        output_schema: Any = None,
+        output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         settle: float = 0.5,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Union
+from typing import TYPE_CHECKING, Any, Final, Literal, Union, cast
 
 import attrs
 
@@ -57,6 +57,7 @@ __all__ = [
     "CancelledPayload",
     "ErrorPayload",
     "EventPayload",
+    "EventType",
     "LocalToolCall",
     "LocalToolResultIn",
     "LoopDetected",
@@ -82,6 +83,39 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+EventType = Literal[
+    # a run's events, each with its payload class (see RunEvent.payload)
+    "started",
+    "assistant_delta",
+    "thinking_delta",
+    "assistant_message",
+    "tool_call",
+    "tool_result",
+    "local_tool_call",
+    "local_tool_result_in",
+    "loop_detected",
+    "tool_budget_exceeded",
+    "result",
+    "error",
+    "cancelled",
+    "model_fallback",
+    "supervisor",
+    "task_plan",
+    "tool_files",
+    # an evaluation's own events (their payload is an UnknownPayload)
+    "case_started",
+    "case_completed",
+    "run_completed",
+    "run_error",
+    "run_cancelled",
+]
+"""Every event type this SDK knows: the type of :attr:`mantyx_sync.RunEvent.type`,
+so a type checker flags a misspelt comparison (``event.type == "asistant_delta"``).
+
+A type the server adds later still arrives: ``event.type`` is then that
+string and ``event.payload`` an :class:`~mantyx_sync.UnknownPayload`.
+"""
 
 TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 """Event types that end a run; the server closes the stream after one of them."""
@@ -323,7 +357,7 @@ class RunEvent:
     """
 
     seq: int
-    type: str
+    type: EventType
     data: dict[str, Any] = attrs.field(factory=dict)
 
     @classmethod
@@ -355,7 +389,8 @@ class RunEvent:
             and type(raw_seq) is int
             and type(payload) is dict
         ):
-            return cls(seq=raw_seq, type=event_type, data=payload)
+            # A type this SDK does not know passes through as sent (see EventType).
+            return cls(seq=raw_seq, type=event_type, data=payload)  # type: ignore[arg-type]
         if event_type is None and event and event != "message":
             # "message" is SSE's default event name: it names no type.
             event_type = event
@@ -368,7 +403,7 @@ class RunEvent:
             payload = {}
         if not isinstance(payload, dict):
             raise MalformedEvent(f"{event_type} event data is not an object")
-        return cls(seq=seq, type=event_type, data=payload)
+        return cls(seq=seq, type=cast("EventType", event_type), data=payload)
 
     @property
     def is_terminal(self) -> bool:

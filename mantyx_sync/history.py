@@ -19,11 +19,13 @@ Values are immutable and thread-safe; a :class:`Listing` or
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 import attrs
 
+from ._base.handout import handed_out
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
 from ._models.checks import check_text
@@ -38,6 +40,7 @@ from ._models.paging import (
 from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
 from .errors import SpecError
 from .events import TokenUsage
+from .messages import Message
 
 __all__ = ["EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSummary"]
 
@@ -51,7 +54,7 @@ _SESSION_STATUSES: Final = ("active", "ended")
 class RunSummary(FromWire):
     """One run as ``GET /agent-runs`` lists it (compact; previews, not full texts).
 
-    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar status: ``queued``, ``running``, ``succeeded``, ``failed`` or ``cancelled``.
     :ivar spec_name: the ``name`` the run's spec was given, if any.
     :ivar input_preview: the start of the prompt.
     :ivar output_preview: the start of the reply (``None`` until it ends).
@@ -85,7 +88,8 @@ class SessionSummary(FromWire):
 
     :ivar status: ``active`` or ``ended``.
     :ivar summary: a short description of the conversation, when the server has one.
-    :ivar creation_date: ISO-8601 timestamp, as sent.
+    :ivar created_at: ISO-8601 timestamp, as sent (named as on :class:`RunSummary`).
+    :ivar last_interaction_at: ISO-8601 timestamp of the latest message, as sent.
     :ivar raw: the item as sent.
     """
 
@@ -93,11 +97,31 @@ class SessionSummary(FromWire):
     status: str | None = None
     summary: str | None = None
     metadata: dict[str, Any] = attrs.field(factory=dict)
-    creation_date: str | None = attrs.field(default=None, metadata={ALIASES: ("createdAt",)})
-    last_interaction_date: str | None = attrs.field(
-        default=None, metadata={ALIASES: ("lastInteractionAt",)}
+    created_at: str | None = attrs.field(
+        default=None, metadata={_wire.WIRE: "creationDate", ALIASES: ("createdAt",)}
+    )
+    last_interaction_at: str | None = attrs.field(
+        default=None,
+        metadata={_wire.WIRE: "lastInteractionDate", ALIASES: ("lastInteractionAt",)},
     )
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False, eq=False)
+
+    @property
+    def creation_date(self) -> str | None:
+        """Deprecated: :attr:`created_at`, the name every summary uses."""
+        return _renamed(self.created_at, "creation_date", "created_at")
+
+    @property
+    def last_interaction_date(self) -> str | None:
+        """Deprecated: :attr:`last_interaction_at`."""
+        return _renamed(self.last_interaction_at, "last_interaction_date", "last_interaction_at")
+
+
+def _renamed(value: str | None, old: str, new: str) -> str | None:
+    warnings.warn(
+        f"SessionSummary.{old} is deprecated: use .{new}", DeprecationWarning, stacklevel=3
+    )
+    return value
 
 
 _ROLE_OF_TYPE: Final = {"user_message": "user", "assistant_message": "assistant"}
@@ -127,7 +151,15 @@ class SessionEvent(FromWire):
         role = _ROLE_OF_TYPE.get(self.type) or self.raw.get("role")
         return role if isinstance(role, str) else None
 
+    @property
+    def message(self) -> Message | None:
+        """This entry as a :class:`~mantyx_sync.Message`, the value
+        :meth:`Session.history` returns (``None`` when it names no role)."""
+        role = self.role
+        return None if role is None else Message(role, self.text or "", self.attachments)
 
+
+@handed_out("Session.events() and Client.session_events() return one")
 class EventReplay:
     """A session's conversation, replayed oldest-first (``GET …/events``).
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, Union
@@ -48,7 +49,7 @@ AttachmentLike = Union[Attachment, Path, Mapping[str, Any]]  # noqa: UP007 - run
 a file) or an ``attachments[]`` wire dict."""
 
 
-def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+def _to_tuple(value: Iterable[AttachmentLike]) -> tuple[AttachmentLike, ...]:
     return tuple(value)
 
 
@@ -65,6 +66,24 @@ class Message:
     role: str
     content: str
     attachments: tuple[AttachmentLike, ...] = attrs.field(default=(), converter=_to_tuple)
+
+    def __getitem__(self, key: str) -> Any:
+        """``message["content"]``, deprecated: from when a session's history was
+        dicts; read ``message.content`` (``role``, ``attachments``) instead."""
+        if key not in ("role", "content", "attachments"):
+            raise KeyError(key)
+        warnings.warn(
+            f"message[{key!r}] is deprecated: history messages are Message values, "
+            f"use message.{key}",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(self, key)
+
+
+MessageLike = Union[Message, Mapping[str, Any], tuple[str, str]]  # noqa: UP007 - runtime alias
+"""What a messages list accepts: a :class:`Message`, a ``{"role", "content"}``
+dict (``"attachments"`` too) or a ``(role, content)`` tuple."""
 
 
 def _coerce_attachment(item: Any, path: str) -> Attachment | JSONDict:

@@ -23,6 +23,7 @@ from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
 from .errors import MantyxError, OutputParseError
 from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
+from .messages import Message
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
@@ -269,7 +270,7 @@ class ModelCatalog(FromWire):
 class RunSnapshot:
     """A run as ``GET /agent-runs/{id}`` reports it (no live events).
 
-    :ivar status: e.g. ``running``, ``completed``, ``failed``, ``cancelled``.
+    :ivar status: ``queued``, ``running``, ``succeeded``, ``failed`` or ``cancelled``.
     :ivar final_text: the reply, or the salvage text of a failed run.
     :ivar failure_reason: e.g. ``{"errorClass": "truncation", "finishReason": "max_tokens"}``.
     :ivar tokens: usage; ``None`` until the run ends and on older servers.
@@ -301,11 +302,26 @@ class RunSnapshot:
 
 
 @attrs.frozen(kw_only=True)
+class _Said:
+    """One message of a session's history as the server sends it."""
+
+    role: str
+    content: str = ""
+    attachments: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class _SessionMessages:
+    messages: tuple[_Said, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
 class SessionInfo(FromWire):
     """A session as ``GET /agent-sessions/{id}`` reports it.
 
     :ivar status: ``active`` or ``ended``.
-    :ivar messages: the conversation so far, as sent.
+    :ivar messages: the conversation so far, as :class:`~mantyx_sync.Message`
+        values (the shape a run's ``messages=`` takes).
     :ivar spec: the stored agent spec, as sent.
     :ivar raw: the body as sent.
     """
@@ -313,6 +329,17 @@ class SessionInfo(FromWire):
     id: str = attrs.field(metadata={WIRE: "sessionId", ALIASES: ("id",)})
     status: str | None = None
     metadata: dict[str, Any] | None = None
-    messages: tuple[dict[str, Any], ...] = ()
+    messages: tuple[Message, ...] = ()
     spec: dict[str, Any] | None = None
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+    @classmethod
+    def from_wire(cls, body: Mapping[str, Any]) -> SessionInfo:
+        """Build the info from the response body (``sessionId`` or ``id``).
+
+        :raises WireFormatError: (a ``ValueError``) the body is not a session.
+        """
+        said = _wire.structure(body, _SessionMessages).messages
+        info = _wire.structure({k: v for k, v in body.items() if k != "messages"}, cls)
+        messages = tuple(Message(m.role, m.content, m.attachments) for m in said)
+        return attrs.evolve(info, messages=messages, raw=dict(body))

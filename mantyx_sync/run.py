@@ -12,12 +12,13 @@ import collections
 import logging
 import threading
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from ._base.argcheck import checked
+from ._base.handout import handed_out
 from ._base.types import ReleaseOnce
 from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
@@ -34,6 +35,7 @@ from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
+    from ._display.text import TextPiece
     from ._models.payloads import TaskPlan
 
 __all__ = ["Run"]
@@ -114,6 +116,10 @@ def attach_run(
         raise
 
 
+@handed_out(
+    "Agent.start() and Agent.stream() return one, as do a Session's start() and "
+    "stream(), Client.start_run() and Client.attach_run()"
+)
 class Run(Followed):
     """A live agent run: iterate it for events, :meth:`wait` for the result.
 
@@ -269,6 +275,21 @@ class Run(Followed):
             raise
         self._handle(event)
         return event
+
+    def text_stream(self, *, thinking: bool = False) -> Iterator[TextPiece]:
+        """Iterate the run as text to print: ``print(piece, end="", flush=True)``.
+
+        Each :class:`~mantyx_sync.TextPiece` is the answer as it streams, the
+        line end that closes a model turn (so the next one starts a line of its
+        own), or a whole line for a tool call and one for its answer. It reads
+        the run as iterating it does: a failed run raises
+        :class:`~mantyx_sync.RunError` here too, and :attr:`result` is set at the end.
+
+        :param thinking: include the model's reasoning, as ``"thinking"`` pieces.
+        """
+        from ._display.text import follow_text  # loaded by the first run shown as text
+
+        return follow_text(self, thinking=thinking)
 
     @checked(ArgumentTypeError)
     def wait(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ._base.argcheck import checked
+from ._base.handout import handed_out
 from ._base.types import UnsetType
 from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
@@ -17,7 +18,7 @@ from ._http.stream import check_timeout
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
-from .messages import turn_input
+from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import (
@@ -37,12 +38,11 @@ __all__ = ["Session"]
 log = logging.getLogger(__name__)
 
 
+@handed_out("Agent.session(), Client.create_session() and Client.resume_session() return one")
 class Session:
     """A MANTYX agent session: each :meth:`run` sees the conversation so far.
 
-    Create one with :meth:`Agent.session` or :meth:`Client.create_session`,
-    or re-attach with :meth:`Client.resume_session`. Leaving its ``with``
-    block ends it on the server (``DELETE``), cancelling an in-flight run,
+    Leaving its ``with`` block ends it on the server (``DELETE``), cancelling an in-flight run,
     and closes its MCP/A2A connections.
 
     Each message may override the session's tools, reasoning level, output
@@ -85,8 +85,8 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
@@ -126,8 +126,8 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
-        attachments: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
+        attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
@@ -149,7 +149,7 @@ class Session:
         self,
         prompt: str | None = None,
         *,
-        messages: Sequence[Any] | None = None,
+        messages: Sequence[MessageLike] | None = None,
         steps: Sequence[str] | None = None,
         brief: str | None = None,
     ) -> RunResult:
@@ -166,9 +166,11 @@ class Session:
         """The session as the server has it (status, metadata, messages)."""
         return SessionInfo.from_wire(get_session(self._api, self.id) or {})
 
-    def history(self) -> list[dict[str, Any]]:
-        """The conversation so far, as ``{"role", "content"}`` messages."""
-        return [dict(message) for message in self.info().messages]
+    def history(self) -> list[Message]:
+        """The conversation so far, as :class:`~mantyx_sync.Message` values
+        (``role``, ``content``, ``attachments``): the shape ``messages=`` takes,
+        and what :meth:`info` and each replayed :meth:`events` item hold."""
+        return list(self.info().messages)
 
     def events(self, *, last: int | None = None, full: bool = False) -> EventReplay:
         """The conversation as the server replays it, oldest first.

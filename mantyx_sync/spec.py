@@ -40,6 +40,7 @@ from ._models.checks import (
     coerce_metadata,
     coerce_reasoning_level,
     coerce_text,
+    validate_tool_refs,
 )
 from ._models.controls import (
     Plan,
@@ -177,7 +178,21 @@ def _coerce_tools(value: Any, path: str = "tools") -> tuple[Any, ...]:
             f"to_wire() or a client-resolved tool with connect(){hint}",
             path=f"{path}[{index}]",
         )
+    # Names are known now (an MCP server's tools only once it is reached): a
+    # clash or a bad name fails here, where the spec is written, not at run().
+    validate_tool_refs([_known_ref(tool) for tool in tools], connected=False)
     return tuple(tools)
+
+
+def _known_ref(tool: Any) -> dict[str, Any]:
+    """What a tool's ``tools[]`` entry is known to hold before anything is
+    connected: its kind and model-facing name (an MCP server's label), and the
+    headers of a server-resolved peer."""
+    ref = {"kind": getattr(tool, "kind", None), "name": getattr(tool, "name", None)}
+    headers = getattr(tool, "headers", None)
+    if ref["kind"] in ("a2a", "mcp") and headers is not None:
+        ref["headers"] = dict(headers)
+    return ref
 
 
 # How each spec keyword's value is checked and normalised; each takes ``path=``,

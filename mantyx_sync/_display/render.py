@@ -16,10 +16,10 @@ from typing import Any
 import attrs
 
 from ..events import ModelInfo, RunEvent, TokenUsage, outcome_of, tool_step
+from .text import one_line
 
-__all__ = ["RunDisplay", "one_line", "render_html", "render_markdown", "summary", "view_of"]
+__all__ = ["RunDisplay", "render_html", "render_markdown", "summary", "view_of"]
 
-_SUMMARY_WIDTH = 80
 # Fenced blocks and inline code spans keep their text verbatim in Markdown.
 _CODE = re.compile(r"(```.*?```|`[^`\n]*`)", re.DOTALL)
 
@@ -59,15 +59,6 @@ def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, indent=2, default=str)
-
-
-def one_line(value: Any, width: int = _SUMMARY_WIDTH) -> str:
-    """``value`` (text, or JSON of anything else) on one line, cut to ``width`` characters."""
-    compact = (
-        value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    )
-    text = " ".join(compact.split())
-    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _tool_lines(events: Sequence[RunEvent]) -> tuple[ToolLine, ...]:

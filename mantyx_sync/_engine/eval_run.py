@@ -28,9 +28,10 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Final
+from typing import Final, cast
 
 from .._base.argcheck import checked
+from .._base.handout import handed_out
 from .._base.types import ReleaseOnce
 from .._http.api import Api
 from .._http.poster import ResultPoster
@@ -39,7 +40,7 @@ from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
-from ..events import MalformedEvent, RunEvent
+from ..events import EventType, MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
 from .outcome import Followed
@@ -50,7 +51,7 @@ __all__ = ["EvalRun"]
 log = logging.getLogger(__name__)
 
 # An evaluation's terminal status -> the stream event that ends it.
-_TERMINAL_STATUS_EVENT: Final = {
+_TERMINAL_STATUS_EVENT: Final[dict[str, EventType]] = {
     "succeeded": "run_completed",
     "failed": "run_error",
     "cancelled": "run_cancelled",
@@ -184,7 +185,9 @@ class _FlatFrames:
         self._current.add(data_text)
         self.count += 1
         return RunEvent(
-            seq=self.count, type=kind, data={k: v for k, v in obj.items() if k != "type"}
+            seq=self.count,
+            type=cast("EventType", kind),  # an unknown type passes through as sent
+            data={k: v for k, v in obj.items() if k != "type"},
         )
 
 
@@ -218,6 +221,7 @@ def _weakly(method: Callable[[], None]) -> Callable[[], None]:
     return call
 
 
+@handed_out("client.evals.start() returns one")
 class EvalRun(Followed):
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.
 

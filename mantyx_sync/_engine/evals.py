@@ -10,9 +10,10 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Protocol, Union
 
 from .._base.argcheck import checked
+from .._base.handout import handed_out
 from .._http.api import Api
 from .._http.routes import (
     cancel_eval,
@@ -36,6 +37,20 @@ from .resolution import resolve_tools
 __all__ = ["Evals"]
 
 log = logging.getLogger(__name__)
+
+
+class HasSpec(Protocol):
+    """Anything that holds an agent spec: an :class:`~mantyx_sync.Agent`."""
+
+    @property
+    def spec(self) -> AgentSpec:
+        """The agent's spec."""
+        ...
+
+
+DatasetSource = Union[str, values.EvalDataset, Mapping[str, Any]]  # noqa: UP007 - runtime alias
+"""What an evaluation runs on: a stored dataset's id, an :class:`EvalDataset`
+or an inline ``{"name", "cases": [...]}`` mapping."""
 
 _OVERRIDE_KEYS = frozenset(
     {
@@ -116,6 +131,7 @@ def _overrides(overrides: Any) -> dict[str, Any]:
     return out
 
 
+@handed_out("use the one a Client has, client.evals")
 class Evals:
     """Evaluations of a workspace: ``client.evals``.
 
@@ -180,8 +196,8 @@ class Evals:
     def start(
         self,
         *,
-        dataset: Any,
-        agent: Any,
+        dataset: DatasetSource,
+        agent: str | AgentSpec | HasSpec,
         tools: Sequence[Any] = (),
         model_id: str | None = None,
         overrides: Mapping[str, Any] | None = None,

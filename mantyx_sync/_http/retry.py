@@ -29,7 +29,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 
@@ -42,6 +42,7 @@ from ..errors import (
     TransportError,
 )
 from .config import ClientConfig
+from .progress import report
 
 if TYPE_CHECKING:
     import tenacity
@@ -146,6 +147,9 @@ class RetryPolicy:
     :param deadline: seconds after which no further attempt starts.
     :param backoff: the waits between attempts.
     :param sleep: injectable for tests (``sleep=list.append`` records the waits).
+    :param shown_as: how each further attempt is reported to whoever shows
+        progress (:mod:`.progress`): a request ``"retrying"``, a stream
+        ``"reconnecting"``.
     """
 
     safety: Safety
@@ -153,6 +157,7 @@ class RetryPolicy:
     deadline: float | None = 60.0
     backoff: Backoff = Backoff()
     sleep: Callable[[float], None] = attrs.field(default=time.sleep, eq=False, repr=False)
+    shown_as: Literal["retrying", "reconnecting"] = "retrying"
 
     def should_retry(self, exc: BaseException) -> bool:
         """Whether ``exc`` is worth another attempt under this policy."""
@@ -196,6 +201,10 @@ class RetryPolicy:
                 exc,
                 state.upcoming_sleep,
             )
+            # A request's attempts count its first; a stream's reconnects do not.
+            first = int(self.shown_as == "retrying")
+            limit = max(1, self.attempts) - 1 + first
+            report(self.shown_as, state.attempt_number + first, limit, exc)
 
         return tenacity.Retrying(
             stop=stop,
@@ -306,7 +315,7 @@ SAFE_POLICY = RetryPolicy(safety=Safety.SAFE, attempts=5, deadline=60.0)
 
 # Event streams: counted in reconnects (a stream that makes progress earns a
 # fresh budget, see Attempts), never in seconds.
-RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None)
+RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None, shown_as="reconnecting")
 
 
 def reconnect_policy(config: ClientConfig) -> RetryPolicy:

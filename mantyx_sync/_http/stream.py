@@ -25,6 +25,7 @@ from .._base.sse import FrameError, FrameTooLarge, read_events
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .api import Api, EventSource
+from .progress import report
 from .retry import Attempts, reconnect_policy
 
 __all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
@@ -207,6 +208,8 @@ class RunStream:
             try:
                 source = self._open()
                 opened = True
+                if reconnects.failures:
+                    report("reconnected", reconnects.failures, self._policy.attempts - 1)
                 watch = _Watch(
                     self._idle_timeout,
                     None if self._deadline is None else self._check_deadline,

@@ -165,7 +165,7 @@ def _check_headers(headers: Any, path: str) -> None:
             )
 
 
-def validate_tool_refs(refs: Sequence[Mapping[str, Any]]) -> None:
+def validate_tool_refs(refs: Sequence[Mapping[str, Any]], *, connected: bool = True) -> None:
     """Check resolved ``tools[]`` entries before they are sent.
 
     Every model-facing name must match ``^[a-zA-Z0-9_]{1,64}$`` and be unique
@@ -174,6 +174,9 @@ def validate_tool_refs(refs: Sequence[Mapping[str, Any]]) -> None:
     server and cannot collide). ``mcp_local`` refs carry 1-64 tools and distinct
     server labels; ``a2a``/``mcp`` header values are strings of at most 8 KB.
 
+    :param connected: ``False`` when the spec is built, before its MCP servers
+        are reached: an ``mcp_local`` ref is then only its label, and its tools
+        are checked once they are known.
     :raises SpecError: with a path such as ``tools[2].tools[0].name``.
     """
     seen: dict[str, str] = {}
@@ -205,6 +208,8 @@ def validate_tool_refs(refs: Sequence[Mapping[str, Any]]) -> None:
                     path=f"{where}.name",
                 )
             mcp_labels[label] = f"{where}.name"
+            if not connected:
+                continue
             tools = ref.get("tools")
             if not isinstance(tools, Sequence) or isinstance(tools, (str, bytes)):
                 raise SpecError("must be a list of MCP tools", path=f"{where}.tools")

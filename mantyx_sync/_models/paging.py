@@ -17,6 +17,7 @@ from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
+from .._base.handout import handed_out
 from ..errors import SpecError
 from .wire import WireFormatError
 
@@ -56,6 +57,7 @@ def page_of(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> Pag
     )
 
 
+@handed_out("Client.list_runs(), Client.list_sessions() and Client.list_feedback() return one")
 class Listing(Generic[T]):
     """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
 

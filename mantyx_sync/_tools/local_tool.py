@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, overload
+from typing import Any, ClassVar, Union, overload
 
 import attrs
 
@@ -23,6 +23,11 @@ from .object_schema import object_schema, parameters_schema
 from .validator import compile_validator
 
 __all__ = ["LocalTool", "as_local_tool", "define_local_tool", "local_tool"]
+
+SchemaSource = Union[Mapping[str, Any], type[Any]]  # noqa: UP007 - a runtime alias (3.10)
+"""What a tool's ``parameters`` / ``output_schema`` is given as: an object JSON
+Schema dict, or a class to derive it from (attrs, dataclass, ``TypedDict``,
+pydantic model)."""
 
 
 def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
@@ -196,9 +201,9 @@ def define_local_tool(
     *,
     name: str,
     description: str | None = None,
-    parameters: Any = None,
+    parameters: SchemaSource | None = None,
     execute: Callable[..., Any],
-    output_schema: Any = None,
+    output_schema: SchemaSource | None = None,
     long_running: bool = False,
     read_only: bool = False,
     retain: bool = False,
@@ -287,7 +292,7 @@ def local_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    output_schema: Any = None,
+    output_schema: SchemaSource | None = None,
     long_running: bool = False,
     read_only: bool = False,
     retain: bool = False,
@@ -302,7 +307,7 @@ def local_tool(
     *,
     name: str | None = None,
     description: str | None = None,
-    output_schema: Any = None,
+    output_schema: SchemaSource | None = None,
     long_running: bool = False,
     read_only: bool = False,
     retain: bool = False,

@@ -13,7 +13,7 @@ import importlib
 from ..client import Client
 from ..errors import RunError
 from ..session import Session
-from ._commands import agent_spec, confirm_cancel, message_overrides
+from ._commands import agent_spec, confirm_cancel, message_overrides, reaching
 from ._exit import INTERRUPTED, OK
 from ._term import Terminal
 from ._tools import load_tools
@@ -38,10 +38,7 @@ def _show_history(session: Session, term: Terminal) -> None:
     if not messages:
         term.note(term.dim("(no messages yet)"))
     for message in messages:
-        role = str(message.get("role", "?"))
-        content = message.get("content", "")
-        shown = content if isinstance(content, str) else repr(content)
-        term.line(f"{role}: {shown}")
+        term.line(f"{message.role}: {message.content}")
 
 
 def _cancel_running(client: Client, session: Session, term: Terminal) -> None:
@@ -65,10 +62,11 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
     tools = load_tools(args.tool, args.mcp, args.mcp_url)
     _enable_line_editing()
     with Client() as client:
-        if args.session:
-            session = client.resume_session(args.session, tools=tools)
-        else:
-            session = client.create_session(agent_spec(args, tools))
+        with reaching(client, term):
+            if args.session:
+                session = client.resume_session(args.session, tools=tools)
+            else:
+                session = client.create_session(agent_spec(args, tools))
         term.note(term.dim(f"session {session.id} · {_HELP}"))
         while True:
             try:
@@ -96,10 +94,12 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
             if prompt.startswith("/"):
                 term.note(term.dim(f"unknown command {prompt.split()[0]}; {_HELP}"))
                 continue
-            run = session.start(prompt, **overrides)
-            try:
-                follow(run, RunView(term, show_thinking=args.reasoning_level is not None))
-            except KeyboardInterrupt:
-                confirm_cancel(run, term)
-            except RunError as exc:
-                term.error(str(exc))
+            view = RunView(term, show_thinking=args.reasoning_level is not None)
+            with reaching(client, term, view):
+                run = session.start(prompt, **overrides)
+                try:
+                    follow(run, view)
+                except KeyboardInterrupt:
+                    confirm_cancel(run, term)
+                except RunError as exc:
+                    term.error(str(exc))

@@ -8,12 +8,14 @@ import json
 import socket
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
-from .._display.render import one_line
+from .._display.text import one_line
+from .._http.progress import Progress, reporting
 from ..client import Client
-from ..errors import MantyxError
+from ..errors import ConnectError, MantyxError
 from ..messages import Attachment
 from ..run import Run
 from ..spec import AgentSpec, OverrideKeywords
@@ -38,6 +40,7 @@ __all__ = [
     "cmd_sessions",
     "confirm_cancel",
     "message_overrides",
+    "reaching",
 ]
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful assistant."
@@ -66,6 +69,45 @@ def message_overrides(args: argparse.Namespace) -> dict[str, Any]:
             f"--session continues an existing session with its own agent; drop {', '.join(fixed)}"
         )
     return {k: v for k, v in given.items() if k in OverrideKeywords.__annotations__}
+
+
+def _attempt_text(
+    what: Progress, n: int, limit: int, error: BaseException | None, host: str
+) -> str | None:
+    if what == "reconnected":
+        return None
+    if what == "reconnecting":
+        return f"reconnecting to {host} (attempt {n} of {limit})…"
+    verb = "connecting to" if isinstance(error, ConnectError) else "retrying"
+    return f"{verb} {host} (attempt {n} of {limit})…"
+
+
+@contextlib.contextmanager
+def reaching(
+    client: Client, term: Terminal, view: RunView | JsonView | None = None
+) -> Iterator[None]:
+    """Around a command's calls to the server: on a terminal, the spinner says
+    which server it is connecting to, then each retry and reconnect with its
+    attempt count (through ``view`` while it follows a run; none for ``--json``
+    or ``--quiet``); it stops with the block.
+    """
+    host = urlsplit(client.config.base_url).netloc or client.config.base_url
+    shown = view is None or (isinstance(view, RunView) and not view.quiet)
+    if shown:
+        term.status(f"connecting to {host}…")
+
+    def show(what: Progress, n: int, limit: int, error: BaseException | None) -> None:
+        text = _attempt_text(what, n, limit, error, host)
+        if isinstance(view, RunView):
+            view.trouble(text)
+        elif shown:
+            term.status(text or f"connecting to {host}…")
+
+    try:
+        with reporting(show):
+            yield
+    finally:
+        term.status(None)
 
 
 def _prompt(args: argparse.Namespace) -> str:
@@ -112,7 +154,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
         view = JsonView(term)
     else:
         view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning_level is not None)
-    with Client() as client:
+    with Client() as client, reaching(client, term, view):
         if args.session:
             session = client.resume_session(args.session, tools=tools)
             run = session.start(
@@ -135,7 +177,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync models``: one line per model, the default marked ``*``."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         catalog = client.models()
     if args.json:
         rows = [
@@ -170,7 +212,7 @@ def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync run-info ID``: the run's state, usage and answer."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         snapshot = client.get_run(args.run_id)
     if args.json:
         term.line(json.dumps(snapshot.raw, ensure_ascii=False, default=str))
@@ -198,7 +240,7 @@ def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
 
 def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync cancel ID``."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         client.cancel(args.run_id)
     term.note(f"cancelled run {args.run_id}")
     return OK
@@ -250,7 +292,7 @@ def _run_row(summary: RunSummary) -> str:
 
 
 def _session_row(summary: SessionSummary) -> str:
-    when = summary.last_interaction_date or summary.creation_date or ""
+    when = summary.last_interaction_at or summary.created_at or ""
     return (
         f"{summary.id}  {(summary.status or '?'):<7} {when:<25} "
         f"{one_line(summary.summary or '', 50)}"
@@ -274,13 +316,13 @@ def _listing(
 
 def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync runs``: recent runs, newest first."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         runs = list(client.list_runs(status=args.status, max_items=args.limit))
     return _listing(args, term, runs, _run_row, "runs")
 
 
 def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync sessions``: sessions, newest first."""
-    with Client() as client:
+    with Client() as client, reaching(client, term):
         sessions = list(client.list_sessions(status=args.status, max_items=args.limit))
     return _listing(args, term, sessions, _session_row, "sessions")

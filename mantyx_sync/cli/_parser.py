@@ -9,6 +9,9 @@ from .._version import __version__
 
 __all__ = ["SPEC_OPTIONS", "build_parser"]
 
+RUN_STATUSES: Final = ("queued", "running", "succeeded", "failed", "cancelled")
+"""What ``runs --status`` takes: the statuses a run goes through."""
+
 SPEC_OPTIONS: Final = {
     "agent_id": "--agent-id",
     "system_prompt": "--system-prompt",
@@ -143,7 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
     models.add_argument("--json", action="store_true", help="the catalog as JSON")
 
     runs = commands.add_parser("runs", parents=[common], help="recent runs, newest first")
-    runs.add_argument("--status", help="only runs with this status, e.g. failed or running")
+    runs.add_argument("--status", choices=RUN_STATUSES, help="only runs with this status")
     runs.add_argument("--limit", type=_positive, default=20, help="at most this many (20)")
     runs.add_argument("--json", action="store_true", help="one run per line, as the server sent it")
 
@@ -155,16 +158,22 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     info = commands.add_parser("run-info", parents=[common], help="a run's state and answer")
-    info.add_argument("run_id", metavar="ID")
+    info.add_argument("run_id", metavar="ID", help="the run's id (see `runs`)")
     info.add_argument("--json", action="store_true", help="the run as the server sent it")
 
     cancel = commands.add_parser("cancel", parents=[common], help="cancel a run")
-    cancel.add_argument("run_id", metavar="ID")
+    cancel.add_argument("run_id", metavar="ID", help="the run's id (see `runs`)")
 
     emulator = commands.add_parser(
         "emulator", parents=[common], help="serve a local MANTYX emulator until Ctrl-C"
     )
-    emulator.add_argument("--port", type=int, default=8765, help="0 picks a free port")
-    emulator.add_argument("--host", default="127.0.0.1")
-    emulator.add_argument("--workspace", default="test-ws")
+    emulator.add_argument(
+        "--port", type=int, default=8765, help="the port to listen on (8765; 0 picks a free one)"
+    )
+    emulator.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (127.0.0.1)"
+    )
+    emulator.add_argument(
+        "--workspace", default="test-ws", help="the workspace slug it serves (test-ws)"
+    )
     return parser

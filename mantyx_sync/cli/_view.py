@@ -1,24 +1,26 @@
-"""How a run looks in a terminal: streamed text, one line per tool call, a footer.
+"""How a run looks in a terminal: its text as it grows, tool lines, a spinner, a footer.
 
-:class:`RunView` is fed the run's events on the caller's thread and writes
-through a :class:`~mantyx_sync.cli._term.Terminal`. :class:`JsonView` writes
-one JSON object per event instead, for pipes.
+:class:`RunView` is fed the run's events on the caller's thread and shows the
+pieces :class:`~mantyx_sync._display.text.TextFlow` makes of them (what
+:meth:`~mantyx_sync.Run.text_stream` yields): the answer on stdout, tool and
+reasoning lines on stderr, through a :class:`~mantyx_sync.cli._term.Terminal`.
+:class:`JsonView` writes one JSON object per event instead, for pipes.
 """
 
 from __future__ import annotations
 
 import json
-import time
 
-from .._display.render import one_line, summary
-from ..events import RunEvent, ToolStep, tool_step
+from .._display.render import summary
+from .._display.text import TextFlow, TextPiece
+from ..events import TERMINAL_TYPES, RunEvent
 from ..results import RunResult
 from ..run import Run
 from ._term import Terminal
 
 __all__ = ["JsonView", "RunView", "follow"]
 
-_ARG_WIDTH = 60
+_FLOWING = frozenset({"assistant_delta", "thinking_delta"})
 
 
 class RunView:
@@ -30,102 +32,56 @@ class RunView:
 
     def __init__(self, term: Terminal, *, quiet: bool = False, show_thinking: bool = False) -> None:
         self._term = term
-        self._quiet = quiet
-        self._show_thinking = show_thinking
-        self._pending: dict[str, tuple[str, str, float]] = {}
-        self._streamed_turn = False
-        self._wrote_any = False
-        self._thinking = False
+        self.quiet = quiet
+        self._flow = TextFlow(thinking=show_thinking and not quiet)
+        self._doing: str | None = None  # what the spinner says the run is doing
+        self._trouble: str | None = None  # a retry or reconnect under way
 
     def started(self, run_id: str) -> None:
         """The server accepted the run; the model is thinking."""
-        if not self._quiet:
-            self._term.status("thinking…")
+        self._spin("thinking…")
+
+    def trouble(self, text: str | None) -> None:
+        """Show ``text`` (a retry or reconnect under way) until it is over (``None``)."""
+        self._trouble = text
+        self._spin(self._doing)
 
     def on_event(self, event: RunEvent) -> None:
         """Render one event."""
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event)
-            return
-        step = tool_step(event)
-        if step is not None:
-            self._tool_step(step)
+        pieces = self._flow.feed(event)
+        # The spinner first: a line written next is redrawn under the right label.
+        self._trouble = None  # an event came: the stream is open
+        running = self._flow.running
+        if event.type in TERMINAL_TYPES or (event.type in _FLOWING and not running):
+            self._spin(None)
+        elif running:
+            self._spin(f"running {', '.join(running)}…")
+        else:
+            self._spin("thinking…")
+        for piece in pieces:
+            self._show(piece)
+
+    def _spin(self, doing: str | None) -> None:
+        self._doing = doing
+        if not self.quiet:
+            self._term.status(self._trouble or doing)
 
     def finished(self, result: RunResult | None) -> None:
         """The run ended (or was abandoned): end the text, show the footer."""
         self._term.status(None)
         self._term.end_text()
-        if result is not None and not self._quiet:
+        if result is not None and not self.quiet:
             self._term.note(
                 self._term.dim(summary(result.run_id, result.tokens, result.turns, result.model))
             )
 
-    # -- event handlers -----------------------------------------------------
-
-    def _on_thinking_delta(self, event: RunEvent) -> None:
-        if self._show_thinking and not self._quiet and event.text:
-            if not self._thinking:
-                self._term.status(None)
-                self._thinking = True
-            self._term.note(self._term.dim(event.text.rstrip("\n")))
-
-    def _on_assistant_delta(self, event: RunEvent) -> None:
-        self._term.status(None)
-        self._thinking = False
-        self._streamed_turn = True
-        self._wrote_any = True
-        self._term.text(event.text or "")
-
-    def _on_assistant_message(self, event: RunEvent) -> None:
-        if not self._streamed_turn and event.text:
-            # A server that sends whole messages without deltas.
-            self._term.text(event.text)
-            self._wrote_any = True
-        self._streamed_turn = False
-        self._term.end_text()
-        self._waiting()
-
-    def _on_result(self, event: RunEvent) -> None:
-        if not self._wrote_any and event.text:
-            # Neither deltas nor messages came: the result carries the answer.
-            self._term.text(event.text)
-            self._wrote_any = True
-        self._term.status(None)
-
-    def _on_error(self, event: RunEvent) -> None:
-        self._term.status(None)
-
-    def _on_cancelled(self, event: RunEvent) -> None:
-        self._term.status(None)
-
-    # -- tool lines ---------------------------------------------------------
-
-    def _tool_step(self, step: ToolStep) -> None:
-        if not step.done:
-            args = one_line(step.args or {}, _ARG_WIDTH)
-            self._pending[step.tool_use_id] = (step.name or "?", args, time.monotonic())
-            self._term.end_text()
+    def _show(self, piece: TextPiece) -> None:
+        if piece.kind == "text":
+            self._term.text(piece.text)
+        elif self.quiet or not piece.text.strip():
+            return  # a line end closing reasoning: each of its notes is a line already
         else:
-            started = self._pending.pop(step.tool_use_id, None)
-            if started is None:
-                return
-            if not self._quiet:
-                name, args, at = started
-                mark = "✓" if step.ok else "✗"
-                shown = one_line(step.outcome if step.outcome is not None else "", _ARG_WIDTH)
-                line = f"  {mark} {name}({args}) → {shown}  {time.monotonic() - at:.1f}s"
-                self._term.note(self._term.dim(line))
-        self._waiting()
-
-    def _waiting(self) -> None:
-        if self._quiet:
-            return
-        if self._pending:
-            names = sorted({name for name, _, _ in self._pending.values()})
-            self._term.status(f"running {', '.join(names)}…")
-        else:
-            self._term.status("thinking…")
+            self._term.note(self._term.dim(piece.text.rstrip("\n")))
 
 
 class JsonView:

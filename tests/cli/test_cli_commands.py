@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import signal
@@ -13,6 +14,7 @@ import requests
 from cli_support import cli_env, run_cli, start_emulator_command
 
 from mantyx_sync import Agent, AgentSpec, RunError
+from mantyx_sync.cli._parser import build_parser
 from mantyx_sync.testing import Fail, LocalMantyx, ModelContext, Turn
 
 
@@ -146,3 +148,31 @@ def test_sessions_lists_sessions(mantyx_server: LocalMantyx) -> None:
     assert [json.loads(line)["sessionId"] for line in active.stdout.splitlines()] == [kept.id]
     none = run_cli("sessions", "--status", "ended", "--limit", "1", server=mantyx_server)
     assert none.stdout.split()[:2] == [ended.id, "ended"]
+
+
+def test_an_unknown_runs_status_is_a_usage_error(mantyx_server: LocalMantyx) -> None:
+    done = run_cli("runs", "--status", "bogus", server=mantyx_server)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("mantyx-sync runs: error: argument --status: invalid choice")
+    assert "'failed'" in done.stderr and done.stderr.count("\n") == 1
+    assert mantyx_server.requests == []  # refused before anything is sent
+
+
+def _options(parser: argparse.ArgumentParser, prog: str) -> Iterator[tuple[str, argparse.Action]]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _options(sub, f"{prog} {name}")
+        else:
+            yield f"{prog} {'/'.join(action.option_strings) or action.dest}", action
+
+
+def test_every_option_and_argument_has_help() -> None:
+    found = dict(_options(build_parser(), "mantyx-sync"))
+    assert "mantyx-sync emulator --host" in found and "mantyx-sync cancel run_id" in found
+    bare = sorted(name for name, action in found.items() if not (action.help or "").strip())
+    assert bare == []
+    # ... and --help shows it.
+    done = run_cli("emulator", "--help")
+    assert "the address to listen on" in done.stdout and "the workspace slug" in done.stdout

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import pathlib
+import re
 import signal
 import socket
 import subprocess
@@ -28,14 +29,14 @@ def test_run_streams_the_answer_to_stdout_and_notes_to_stderr(mantyx_server: Loc
     # The answer alone on stdout: the default model's two turns.
     assert done.stdout == "Calling add.\nYou said: hello there\nadd → 2\n"
     lines = done.stderr.splitlines()
-    # One line for the tool call and its outcome, then the footer.
-    assert lines[0].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
-    assert lines[0].endswith("s")
+    # A line when the tool call starts, one when it is answered, then the footer.
+    assert lines[0] == '  → add({"a": 1, "b": 1})'
+    assert re.fullmatch(r"  ✓ add → 2  \d+\.\ds", lines[1])
     run_id = next(iter(mantyx_server.runs))
     assert (
-        lines[1] == f"53 tokens (42 in, 11 out) · 2 turns · model platform:cm6abc123 · run {run_id}"
+        lines[2] == f"53 tokens (42 in, 11 out) · 2 turns · model platform:cm6abc123 · run {run_id}"
     )
-    assert len(lines) == 2
+    assert len(lines) == 3
     # Not a terminal: no colour, no spinner.
     assert ANSI not in done.stdout + done.stderr
     assert "thinking" not in done.stderr
@@ -66,8 +67,8 @@ def test_the_run_carries_the_spec_the_options_describe(mantyx_server: LocalManty
 def test_a_failing_tool_is_shown_as_such(mantyx_server: LocalMantyx) -> None:
     done = run_cli("run", "x", "--tool", "cli_tools:broken", server=mantyx_server)
     assert done.returncode == 0, done.stderr
-    assert "  ✗ broken(" in done.stderr
-    assert "RuntimeError: the tool broke" in done.stderr
+    assert '  → broken({"text": "example"})' in done.stderr
+    assert "  ✗ broken → RuntimeError: the tool broke  " in done.stderr
 
 
 def test_json_prints_one_event_per_line(mantyx_server: LocalMantyx) -> None:
@@ -368,8 +369,9 @@ def test_mcp_starts_a_stdio_server_whose_tools_the_model_calls(
     command = f"{sys.executable} {peer} stdio"
     done = run_cli("run", "x", "--mcp", command, server=mantyx_server, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert '  ✓ mcp_echo({"text": "example"}) → example  ' in done.stderr
-    assert '  ✗ mcp_fail({"message": "example"}) → ' in done.stderr  # isError: a failed call
+    assert '  → mcp_echo({"text": "example"})' in done.stderr
+    assert "  ✓ mcp_echo → example  " in done.stderr
+    assert "  ✗ mcp_fail → " in done.stderr  # isError: a failed call
     assert "mcp_echo → example" in done.stdout
 
 

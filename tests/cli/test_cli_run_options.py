@@ -115,7 +115,8 @@ def test_mcp_url_uses_a_streamable_http_server(
 ) -> None:
     done = run_cli("run", "x", "--mcp-url", http_mcp_url, server=mantyx_server, timeout=60)
     assert done.returncode == 0, done.stderr
-    assert '  ✓ mcp_echo({"text": "example"}) → example  ' in done.stderr
+    assert '  → mcp_echo({"text": "example"})' in done.stderr
+    assert "  ✓ mcp_echo → example  " in done.stderr
     assert "mcp_echo → example" in done.stdout
 
 
@@ -144,7 +145,7 @@ def test_a_spinner_names_the_tool_while_it_runs(mantyx_server: LocalMantyx, tmp_
         # The tool is blocked on the pipe: the spinner says which tool runs.
         term.expect("running wait_for…")
         opener.start()
-        term.expect("✓ wait_for(")
+        term.expect("✓ wait_for → go")
         term.expect("Finished.")
         assert term.wait() == 0
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import socket
 import threading
 from collections.abc import Iterator
 
@@ -10,7 +11,7 @@ import pytest
 from cli_support import PtyProcess, cli_env
 
 from mantyx_sync import RunCancelled
-from mantyx_sync.testing import LocalMantyx, ModelContext, Turn
+from mantyx_sync.testing import Faults, LocalMantyx, ModelContext, Turn
 
 DIM = "\x1b[2m"
 RED = "\x1b[31m"
@@ -42,17 +43,18 @@ def test_on_a_terminal_tool_lines_are_dim_and_a_spinner_runs(mantyx_server: Loca
     assert status == 0, text
     spinners = SPINNER.findall(text)
     assert "thinking" in spinners
-    assert f"{DIM}  ✓ add(" in text
+    assert f"{DIM}  → add(" in text and f"{DIM}  ✓ add → 2" in text
     assert re.search(re.escape(DIM) + r"\d+ tokens \(\d+ in, \d+ out\) · 2 turns", text)
     # The spinner is wiped before anything else is written: the screen ends clean.
     plain = ANSI.sub("", text.replace(CLEAR_LINE, "\n")).replace("\r", "")
     lines = [line for line in plain.split("\n") if line and not SPINNER_TEXT.match(line)]
-    # In the order it happened: the turn, its tool call, the answer, the footer.
+    # In the order it happened: the turn, its tool call and answer, the reply, the footer.
     assert lines[0] == "Calling add."
-    assert lines[1].startswith('  ✓ add({"a": 1, "b": 1}) → 2  ')
-    assert lines[2:4] == ["You said: hello", "add → 2"]
-    assert re.match(r"\d+ tokens", lines[4])
-    assert len(lines) == 5
+    assert lines[1] == '  → add({"a": 1, "b": 1})'
+    assert lines[2].startswith("  ✓ add → 2  ")
+    assert lines[3:5] == ["You said: hello", "add → 2"]
+    assert re.match(r"\d+ tokens", lines[5])
+    assert len(lines) == 6
 
 
 SPINNER_TEXT = re.compile(r"^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ")
@@ -64,7 +66,7 @@ def test_no_color_removes_colour_but_keeps_the_spinner(mantyx_server: LocalManty
     )
     assert status == 0, text
     assert DIM not in text and RED not in text and "\x1b[0m" not in text
-    assert "  ✓ add(" in text
+    assert "  ✓ add → 2" in text
     assert SPINNER.search(text)
 
 
@@ -76,7 +78,12 @@ def test_errors_are_red_on_a_terminal_and_plain_with_no_color(mantyx_server: Loc
     assert f"{RED}\x1b[1mmantyx-sync: error: \x1b[0mHTTP 401" in text
     status, text = _run_on_tty("models", NO_COLOR="1", **env)
     assert status == 3
-    assert "mantyx-sync: error: HTTP 401" in text and "\x1b[" not in text
+    assert "mantyx-sync: error: HTTP 401" in text
+    # No colour; the spinner (cleared before the error) is all the escapes there are.
+    assert DIM not in text and RED not in text and "\x1b[0m" not in text
+    assert ANSI.sub("", text.replace(CLEAR_LINE, "")).endswith(
+        "HTTP 401 unauthorized: invalid API key\r\n"
+    )
 
 
 def test_quiet_on_a_terminal_shows_no_spinner(mantyx_server: LocalMantyx) -> None:
@@ -197,3 +204,53 @@ def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
         assert term.wait() == 0
     finally:
         term.close()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_an_unreachable_server_is_said_at_once_and_the_spinner_stops_with_the_error() -> None:
+    port = _closed_port()
+    env = {"MANTYX_BASE_URL": f"http://127.0.0.1:{port}", "MANTYX_WORKSPACE": "ws"}
+    term = PtyProcess("run", "x", env=cli_env(MANTYX_API_KEY="mantyx_k", **env))
+    try:
+        # Before the first attempt fails, and then each retry with its count.
+        term.expect(f"connecting to 127.0.0.1:{port}…", timeout=3)
+        term.expect(f"connecting to 127.0.0.1:{port} (attempt 2 of 5)…")
+        term.expect("(attempt 5 of 5)…")
+        term.expect("mantyx-sync: error: ")
+        status = term.wait()
+    finally:
+        term.close()
+    assert status == 4
+    # The error is the last thing written: no spinner frame after it.
+    after = term.text[term.text.rindex("mantyx-sync: error: ") :]
+    assert not SPINNER_ANY.search(after), after
+    assert after.count("\n") == 1
+
+
+SPINNER_ANY = re.compile(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] ")
+
+
+def test_a_dropped_stream_says_it_is_reconnecting_with_the_attempt(
+    mantyx_server: LocalMantyx,
+) -> None:
+    # The stream is cut twice and the first reopen is refused: the spinner says so, then
+    # the run carries on where it was and ends as usual.
+    mantyx_server.inject(Faults(drop_after=2, drop_times=2, stream_open_errors=2))
+    host = mantyx_server.base_url.split("//", 1)[1]
+    status, text = _run_on_tty("run", "hello", **_server_env(mantyx_server))
+    assert status == 0, text
+    assert f"reconnecting to {host} (attempt 1 of 8)…" in text
+    assert f"reconnecting to {host} (attempt 2 of 8)…" in text
+    assert "You said: hello" in ANSI.sub("", text)
+
+
+def test_json_and_quiet_show_no_spinner_even_on_a_terminal(mantyx_server: LocalMantyx) -> None:
+    for flag in ("--json", "-q"):
+        status, text = _run_on_tty("run", "hello", flag, **_server_env(mantyx_server))
+        assert status == 0, text
+        assert not SPINNER_ANY.search(text) and "connecting" not in text, text

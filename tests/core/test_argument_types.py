@@ -178,6 +178,7 @@ USED_AT_ONCE: dict[str, str] = {
     "credentials.delete": "written in the call",
     "notebook.show": "rendered in the call",
     "RunResult.parse": "parsed in the call",
+    "Run.text_stream": "a flag read when the iteration starts",
     "ModelCatalog.get": "looked up in the call",
     "RateLimit.reset_in": "computed in the call",
     "TokenSet.expires_in": "computed in the call",
@@ -233,6 +234,7 @@ NOT_USER_INPUT = {
     "Session",
     # values parsed from the server's events
     "TaskPlan",
+    "TextPiece",  # by Run.text_stream(), from the run's events
     "StructuredOutputInfo",
     # made by the package for the user, from arguments checked there
     "serve.A2AApp",  # by serve.a2a_app()

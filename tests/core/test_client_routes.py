@@ -41,6 +41,7 @@ from mantyx_sync import (
     LoopDetection,
     MantyxTool,
     McpTool,
+    Message,
     ModelCatalog,
     NotFoundError,
     PermissionDenied,
@@ -987,7 +988,7 @@ def test_get_session(client: Client, mock: responses.RequestsMock) -> None:
     info = client.get_session("ses_abc")
     assert isinstance(info, SessionInfo)
     assert (info.id, info.status, info.metadata) == ("ses_abc", "active", {"env": "prod"})
-    assert info.messages == tuple(body["messages"])
+    assert info.messages == (Message("user", "hi"), Message("assistant", "yo"))
     assert info.spec == {"systemPrompt": "p"}
     sent = request_of(mock, 0)
     assert (sent.method, sent.url) == ("GET", f"{ROOT}/agent-sessions/ses_abc")
@@ -1001,7 +1002,7 @@ def test_session_info_history_and_resume(client: Client, mock: responses.Request
     session = client.resume_session("ses_abc", tools=[add])
     assert session.id == "ses_abc"
     assert session.info().status is None
-    assert session.history() == [{"role": "user", "content": "hi"}]
+    assert session.history() == [Message("user", "hi")]
     assert calls(mock) == [("GET", f"{ROOT}/agent-sessions/ses_abc")] * 3
 
 

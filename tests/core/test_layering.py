@@ -401,6 +401,8 @@ DEFERRED = frozenset(
         (f"{PKG}._tools.object_schema", f"{PKG}._tools.schema"),
         # rendering a run for a notebook (_repr_html_/_repr_markdown_)
         (f"{PKG}.run", f"{PKG}._display.render"),
+        # a run's text as it grows (Run.text_stream)
+        (f"{PKG}.run", f"{PKG}._display.text"),
         (f"{PKG}.results", f"{PKG}._display.render"),
         # the newest protocol's event payloads, with the first such event
         (f"{PKG}.events", f"{PKG}._models.payloads"),

@@ -11,15 +11,19 @@ importing a private module.
 from __future__ import annotations
 
 import ast
+import builtins
 import collections.abc
 import dataclasses
 import importlib
 import inspect
 import json
 import pkgutil
+import pydoc
+import re
 import subprocess
 import sys
 import textwrap
+import types
 import typing
 import warnings
 from collections.abc import Callable, Iterator
@@ -449,3 +453,92 @@ def test_importing_the_package_loads_no_lazy_name() -> None:
     loaded = set(json.loads(done.stdout))
     lazy = {f"{PKG}{m}" for m in mantyx_sync._LAZY}
     assert loaded & lazy == set()
+
+
+# Signatures that document (issue 22 item 4)
+
+# Where a public signature says Any on purpose: no narrower type says what it takes.
+ANY_ON_PURPOSE = {
+    # A list mixing tool kinds (a function, a MantyxTool, a define_local_mcp
+    # definition) is inferred by mypy as list[object], which a union of the kinds
+    # would refuse; each item is checked when the spec is built instead.
+    "SpecKeywords.tools": "mixed tool lists",
+    "OverrideKeywords.tools": "mixed tool lists",
+    "Client.attach_run(tools)": "mixed tool lists",
+    "Client.resume_session(tools)": "mixed tool lists",
+    "Evals.start(tools)": "mixed tool lists",
+    "Client.feedback(content_snapshot)": "any JSON value, sent as it is",
+    "RunResult.feedback(content_snapshot)": "any JSON value, sent as it is",
+    "Evals.start(tool_mocks)": "sent to the server as it is; the shape is the server's",
+    "LocalTool.__call__(args)": "the user's own function's arguments",
+    "LocalTool.__call__(kwargs)": "the user's own function's arguments",
+    "LocalTool.__call__(return)": "the user's own function's return value",
+    "LocalTool.invoke(return)": "the user's own function's return value",
+    "LocalTool.validate_args(args)": "arguments as the model sent them, checked here",
+    "LoopDetection.coerce(value)": "the spec's own check: any value, or a SpecError",
+    "OutputSchema.coerce(value)": "the spec's own check: any value, or a SpecError",
+    "RunResult.parse(return)": "the reply's JSON, or what the caller's validator returns",
+    "Message.__getitem__(return)": "deprecated dict-style reading, as Any as the dicts were",
+}
+
+
+def _says_any(annotation: Any) -> bool:
+    """``Any`` itself, in a union, or as the items of a sequence (``Sequence[Any]``)."""
+    if annotation is Any:
+        return True
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (typing.Union, types.UnionType):
+        return any(_says_any(arg) for arg in args)
+    sequences = (collections.abc.Sequence, collections.abc.Iterable, list, tuple)
+    return origin in sequences and bool(args) and args[0] is Any
+
+
+def _public_signatures() -> Iterator[tuple[str, Any]]:
+    """``("callable(argument)", annotation)`` (``return`` for the result; a spec
+    keyword as ``SpecKeywords.name``) across what a user calls."""
+    for name in mantyx_sync.__all__:
+        obj = getattr(mantyx_sync, name)
+        if inspect.isfunction(obj):
+            for arg, hint in _hints(obj).items():
+                yield f"{name}({arg})", hint
+        elif typing.is_typeddict(obj):
+            for key, hint in _hints(obj).items():
+                yield f"{name}.{key}", hint
+    for cls in RECEIVED:
+        for method, function in _functions_of(cls):
+            for arg, hint in _hints(function).items():
+                yield f"{cls.__name__}.{method}({arg})", hint
+
+
+def test_no_public_signature_says_any_where_a_type_exists() -> None:
+    found = {where for where, hint in _public_signatures() if _says_any(hint)}
+    assert "SpecKeywords.tools" in found  # the walk sees the spec keywords
+    unexplained = sorted(found - set(ANY_ON_PURPOSE))
+    assert unexplained == [], f"type these (or say why in ANY_ON_PURPOSE): {unexplained}"
+    assert sorted(set(ANY_ON_PURPOSE) - found) == [], "stale ANY_ON_PURPOSE entries"
+
+
+HANDED_OUT = ("Run", "Session", "EvalRun", "Evals", "Listing", "EventReplay")
+
+
+def _wiring(cls: type) -> set[str]:
+    """The package's own types its real constructor takes (``Api``, ``ResolvedTools`` ...)."""
+    init = vars(cls)["__init__"]
+    words = set(re.findall(r"[A-Za-z_]\w*", " ".join(map(str, init.__annotations__.values()))))
+    known = set(dir(typing)) | set(dir(collections.abc)) | set(dir(builtins))
+    return {w for w in words if len(w) > 1 and w[0].isupper() and w not in known} - set(
+        mantyx_sync.__all__
+    )
+
+
+@pytest.mark.parametrize("name", HANDED_OUT)
+def test_what_a_user_never_builds_says_so_and_help_hides_its_constructor(name: str) -> None:
+    cls = getattr(mantyx_sync, name)
+    shown = pydoc.render_doc(cls, renderer=pydoc.plaintext)
+    assert f"You never build a {name} yourself: " in shown
+    assert "__init__(self, /)" in shown
+    wiring = _wiring(cls)
+    assert wiring, f"{name}'s constructor takes none of the package's own types?"
+    leaked = sorted(w for w in wiring if re.search(rf"\b{w}\b", shown))
+    assert leaked == [], f"help({name}) shows its constructor's wiring: {leaked}"
+    assert str(inspect.signature(cls)) == "()"

@@ -65,6 +65,7 @@ EXPECTED = {
     "AgentApiConnection",
     # what comes back
     "RunEvent",
+    "TextPiece",
     "RunResult",
     "TaskPlan",
     "StructuredOutputInfo",
@@ -80,6 +81,7 @@ EXPECTED = {
     "UnsetType",
     # events and their typed payloads
     "EventPayload",
+    "EventType",
     "Started",
     "AssistantDelta",
     "ThinkingDelta",
@@ -216,7 +218,11 @@ def _own_public_members(cls: type) -> list[tuple[str, Any]]:
 
 
 # Exported values that are neither classes nor functions, so carry no docstring.
-VALUES = {"EventPayload": "the union of the typed payload classes", "UNSET": "a sentinel"}
+VALUES = {
+    "EventPayload": "the union of the typed payload classes",
+    "EventType": "the Literal of the known event types",
+    "UNSET": "a sentinel",
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED - {"__version__"} - set(VALUES)))
@@ -291,6 +297,8 @@ def test_py_typed_ships_in_a_build(tmp_path: Path) -> None:
 TYPED_USAGE = '''
 from __future__ import annotations
 
+from pathlib import Path
+
 import mantyx_sync
 from mantyx_sync import A2ATool, Agent, Client, MantyxTool, McpTool, ModelCatalog, PluginTool
 from mantyx_sync import LoopDetection, RunResult
@@ -333,6 +341,13 @@ def main() -> None:
     with agent.stream("hi") as run:
         for event in run:
             print(event.type, event.text)
+    with agent.stream("hi") as run:
+        for piece in run.text_stream(thinking=True):
+            print(piece, end="", flush=True)
+    agent.run(messages=[("user", "hi")], attachments=[Path("report.pdf")])
+    agent.run(messages=[{"role": "user", "content": "hi"}])
+    history: list[mantyx_sync.Message] = agent.session().history()
+    agent.run(messages=[*history, mantyx_sync.Message("user", "and now?")])
     with agent.session() as chat:
         chat.run("x", reasoning_level="low")
     with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
@@ -401,6 +416,32 @@ def test_a_wrong_spec_keyword_or_type_fails_mypy_strict(tmp_path: Path) -> None:
     wrong = {n for n, line in enumerate(lines, start=1) if line.endswith("# wrong")}
     flagged = {int(n) for n in re.findall(r"^user_code\.py:(\d+): error", done.stdout, re.M)}
     assert flagged == wrong, done.stdout
+
+
+# event.type is a Literal of the known types: a misspelt comparison is an error.
+EVENT_TYPE_MISTAKES = """
+from mantyx_sync import Agent, RunEvent
+
+
+def show(agent: Agent, event: RunEvent) -> None:
+    if event.type == "assistant_delta" or event.type in ("task_plan", "case_completed"):
+        print(event.text)
+    if event.type == "asistant_delta":  # wrong
+        print(event.text)
+    with agent.stream("hi") as run:
+        for streamed in run:
+            if streamed.type != "local_tool_cal":  # wrong
+                print(streamed.type)
+"""
+
+
+def test_a_misspelt_event_type_fails_mypy_strict(tmp_path: Path) -> None:
+    done = _mypy_strict(tmp_path, EVENT_TYPE_MISTAKES)
+    lines = EVENT_TYPE_MISTAKES.splitlines()
+    wrong = {n for n, line in enumerate(lines, start=1) if line.endswith("# wrong")}
+    flagged = {int(n) for n in re.findall(r"^user_code\.py:(\d+): error", done.stdout, re.M)}
+    assert flagged == wrong, done.stdout
+    assert "Non-overlapping" in done.stdout
 
 
 def test_mcp_tool_filter_type_checks(tmp_path: Path) -> None:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 
 import pytest
 
+from mantyx_sync._http import progress
 from mantyx_sync._http.retry import Attempts, Backoff, RetryPolicy, Safety
 from mantyx_sync.errors import (
     APIError,
@@ -219,3 +221,40 @@ def test_a_retried_request_is_retried_with_the_same_budget_and_abort() -> None:
         policy.run(fn, abort=abort)
     assert len(calls) == 2
     assert len(waits) == 1
+
+
+def _quietly(policy: RetryPolicy, fn: Callable[[], None]) -> None:
+    with contextlib.suppress(ConnectError):
+        policy.run(fn)
+
+
+def test_each_further_attempt_is_told_to_whoever_shows_progress() -> None:
+    # The command line's spinner listens: a request's attempts count its first, a
+    # stream's reconnects do not; another thread, or no listener, hears nothing.
+    heard: list[tuple[str, int, int]] = []
+    request = RetryPolicy(safety=Safety.SAFE, attempts=3, sleep=lambda _: None)
+    stream = RetryPolicy(
+        safety=Safety.SAFE, attempts=9, deadline=None, shown_as="reconnecting", sleep=lambda _: None
+    )
+
+    def failing() -> None:
+        raise ConnectError("refused")
+
+    with progress.reporting(lambda what, n, limit, _: heard.append((what, n, limit))):
+        with pytest.raises(ConnectError):
+            request.run(failing)
+        reconnects = Attempts(stream, label="stream", abort=None)
+        assert reconnects.failed(ConnectError("refused"))
+        assert reconnects.failed(ConnectError("refused"))
+        other = threading.Thread(target=_quietly, args=(request, failing))
+        other.start()
+        other.join(timeout=10)
+    request.run(lambda: None)
+    with pytest.raises(ConnectError):
+        request.run(failing)  # no listener any more: nothing is told
+    assert heard == [
+        ("retrying", 2, 3),
+        ("retrying", 3, 3),
+        ("reconnecting", 1, 8),
+        ("reconnecting", 2, 8),
+    ]

@@ -103,7 +103,7 @@ def test_run_plan_is_plan_only(emulator: LocalMantyx) -> None:
         assert planned.plan is not None and planned.plan.brief == "Trip" and planned.plan.steps
         chat.run("Hello")
         # The plan-only run is not part of the conversation.
-        assert chat.history()[0]["content"] == "Hello"
+        assert chat.history()[0].content == "Hello"
 
 
 def test_fallback_mid_session_stays_switched(emulator: LocalMantyx) -> None:

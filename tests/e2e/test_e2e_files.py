@@ -64,9 +64,13 @@ def test_session_turn_with_files_keeps_metadata_in_history(emulator: LocalMantyx
         second = chat.run("And now?")
         assert "Received" not in second.text
         history = chat.history()
-    assert history[0]["attachments"] == [
-        {"type": "input_file", "filename": "a.json", "mimeType": "application/json", "sizeBytes": 2}
-    ]
+    (attached,) = history[0].attachments
+    assert attached == {
+        "type": "input_file",
+        "filename": "a.json",
+        "mimeType": "application/json",
+        "sizeBytes": 2,
+    }
 
 
 def test_bad_input_raises_before_anything_is_sent(emulator: LocalMantyx, tmp_path: Path) -> None:

@@ -156,7 +156,7 @@ def test_sessions_list_filters_and_pages(mantyx_server: LocalMantyx) -> None:
     listed = list(client.list_sessions(limit=2))
     assert all(isinstance(s, SessionSummary) for s in listed)
     assert [s.id for s in listed] == [s.id for s in reversed(sessions)]
-    assert listed[-1].summary == "hello 0" and listed[-1].creation_date
+    assert listed[-1].summary == "hello 0" and listed[-1].created_at
     assert len(_list_gets(mantyx_server, "/agent-sessions")) == 3
 
     assert [s.id for s in client.list_sessions(status="ended")] == [sessions[1].id]
@@ -207,6 +207,45 @@ def test_session_replay_oldest_first_typed(mantyx_server: LocalMantyx) -> None:
         query = _list_gets(mantyx_server, "/events")[-1]
         assert query == {"lastMessages": "3", "full": "1"}
         assert chat.events().truncated is True
+
+
+def test_a_sessions_history_is_the_same_typed_messages_however_it_is_read(
+    mantyx_server: LocalMantyx,
+) -> None:
+    agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="s")
+    with agent.session() as chat:
+        chat.run("first")
+        chat.run("second")
+        history = chat.history()
+        expected = [
+            mantyx_sync.Message("user", "first"),
+            mantyx_sync.Message("assistant", "You said: first"),
+            mantyx_sync.Message("user", "second"),
+            mantyx_sync.Message("assistant", "You said: second"),
+        ]
+        assert history == expected
+        assert list(chat.info().messages) == expected
+        assert [event.message for event in chat.events(full=True)] == expected
+        # The shape a run takes as input: a history can be sent on as it is.
+        again = agent.run(messages=[*history, mantyx_sync.Message("user", "third")])
+        assert again.text == "You said: third"
+        # Reading it the old dict way still works, with a warning saying what to use.
+        with pytest.warns(DeprecationWarning, match=r"use message\.content"):
+            assert history[0]["content"] == "first"
+
+
+def test_every_summary_names_its_timestamps_alike(mantyx_server: LocalMantyx) -> None:
+    client = mantyx_server.client()
+    with mantyx_sync.Agent(client, system_prompt="s").session() as chat:
+        chat.run("hello")
+        (run,) = client.list_runs()
+        (session,) = client.list_sessions()
+    assert run.created_at and session.created_at and session.last_interaction_at
+    # The old names still answer, with a warning naming the new one.
+    with pytest.warns(DeprecationWarning, match=r"use \.created_at"):
+        assert session.creation_date == session.created_at
+    with pytest.warns(DeprecationWarning, match=r"use \.last_interaction_at"):
+        assert session.last_interaction_date == session.last_interaction_at
 
 
 def test_replay_of_an_unknown_session_is_not_found(mantyx_server: LocalMantyx) -> None:

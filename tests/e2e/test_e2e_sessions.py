@@ -19,8 +19,8 @@ def test_session_keeps_history_and_ends_on_exit(emulator: LocalMantyx) -> None:
         second = chat.run("What is my name?")
         assert first.session_id == chat.id == second.session_id
         history = chat.history()
-        assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
-        assert history[0]["content"] == "My name is Ada."
+        assert [m.role for m in history] == ["user", "assistant", "user", "assistant"]
+        assert history[0] == mantyx_sync.Message("user", "My name is Ada.")
         assert chat.info().status == "active"
     assert emulator.sessions[chat.id].status == "ended"
     assert any(r.method == "DELETE" and r.path.endswith(chat.id) for r in emulator.requests)

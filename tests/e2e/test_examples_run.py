@@ -61,8 +61,10 @@ def _run_example(name: str, cwd: Path) -> str:
 
 def test_quickstart_runs(tmp_path: Path) -> None:
     out = _run_example("quickstart.py", tmp_path)
-    assert "-> word_count({'text': 'the quick brown fox'})" in out
-    assert "<- word_count: 4" in out and "-> current_time(" in out
+    # Each model turn on its own line, the tool lines between them.
+    assert "Let me count the words and check the clock.\n" in out
+    assert '\n  → word_count({"text": "the quick brown fox"})\n' in out
+    assert "\n  ✓ word_count → 4  " in out and "\n  → current_time({})\n" in out
     assert "'the quick brown fox' has 4 words" in out
     assert "finished:" in out
 
@@ -92,7 +94,7 @@ def test_sign_in_runs(tmp_path: Path) -> None:
 @needs_mcp
 def test_mcp_local_runs(tmp_path: Path) -> None:
     out = _run_example("mcp_local.py", tmp_path)
-    assert "-> notes_add_note(" in out and "on MCP server 'notes'" in out
+    assert "\n  → notes_add_note(" in out and "\n  ✓ notes_add_note → Saved note" in out
     # The upstream "search-notes" is reached through its model-facing name.
     assert "- notes_search_notes: errands: buy milk; shopping: milk" in out
     assert "- notes_read_note: error: " in out and "no note titled 'holidays'" in out

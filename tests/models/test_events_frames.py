@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import json
+import typing
 from typing import Any
 
 import pytest
 
-from mantyx_sync.events import TERMINAL_TYPES, MalformedEvent, RunEvent
+import mantyx_sync
+from mantyx_sync._engine.eval_run import _TERMINAL_EVENTS as EVAL_TERMINAL_EVENTS
+from mantyx_sync.events import (
+    _PAYLOAD_NAMES,
+    TERMINAL_TYPES,
+    EventType,
+    MalformedEvent,
+    RunEvent,
+    UnknownPayload,
+)
+
+# What an evaluation's stream sends besides a case run's local_tool_call.
+EVAL_TYPES = {"case_started", "case_completed", "run_completed", "run_error", "run_cancelled"}
 
 
 def frame(**envelope: Any) -> str:
@@ -116,3 +129,18 @@ def test_event_is_frozen() -> None:
     event = RunEvent(seq=1, type="started")
     with pytest.raises(AttributeError):
         event.seq = 2  # type: ignore[misc]
+
+
+def test_an_unknown_event_type_passes_through_as_sent() -> None:
+    # EventType names the known types for a type checker; a newer server's type still arrives.
+    for text in (frame(seq=4, type="memory_compacted", data={"v": 2}), frame(seq=4, data={"v": 2})):
+        event = RunEvent.from_frame(text, event="memory_compacted")
+        assert (event.type, event.data) == ("memory_compacted", {"v": 2})
+        assert event.payload == UnknownPayload(data={"v": 2})
+
+
+def test_event_type_names_every_typed_payload_and_the_evaluation_events() -> None:
+    known = set(typing.get_args(EventType))
+    assert known == set(_PAYLOAD_NAMES) | EVAL_TYPES
+    assert known >= EVAL_TERMINAL_EVENTS | TERMINAL_TYPES
+    assert mantyx_sync.EventType is EventType

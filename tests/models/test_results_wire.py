@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from mantyx_sync._models.wire import WireFormatError
 from mantyx_sync.events import ModelInfo, TokenUsage
+from mantyx_sync.messages import Message
 from mantyx_sync.results import Model, ModelCatalog, Pricing, RunSnapshot, SessionInfo
 
 CATALOG = {
@@ -150,12 +152,20 @@ def test_session_info(key: str) -> None:
     assert info.id == "ses_1"
     assert info.status == "active"
     assert info.metadata == {"env": "prod"}
-    assert info.messages == (
-        {"role": "user", "content": "hi"},
-        {"role": "assistant", "content": "yo"},
-    )
+    assert info.messages == (Message("user", "hi"), Message("assistant", "yo"))
     assert info.spec == {"systemPrompt": "p", "tools": []}
     assert info.raw == body
+
+
+@pytest.mark.parametrize(
+    ("messages", "where"),
+    [([{"role": "user", "content": "x"}, {"role": 3}], "$.messages[1].role"), ([{}], "role")],
+)
+def test_session_info_with_a_message_of_another_shape_names_it(
+    messages: list[dict[str, Any]], where: str
+) -> None:
+    with pytest.raises(WireFormatError, match=re.escape(where)):
+        SessionInfo.from_wire({"sessionId": "ses_1", "messages": messages})
 
 
 def test_session_info_minimal() -> None:

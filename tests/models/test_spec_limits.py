@@ -8,7 +8,17 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync import A2ATool, MantyxTool, McpTool, PluginTool, ToolConnection
+from mantyx_sync import (
+    A2ATool,
+    Agent,
+    Client,
+    MantyxTool,
+    McpTool,
+    PluginTool,
+    ToolConnection,
+    define_local_a2a,
+    define_local_mcp,
+)
 from mantyx_sync._base.limits import (
     HEADER_VALUE_MAX_BYTES,
     METADATA_MAX_BYTES,
@@ -18,7 +28,7 @@ from mantyx_sync._base.types import UNSET
 from mantyx_sync._models.checks import validate_tool_refs
 from mantyx_sync.errors import SpecError
 from mantyx_sync.messages import turn_input
-from mantyx_sync.spec import AgentSpec, LoopDetection, OutputSchema, ToolBudget
+from mantyx_sync.spec import AgentSpec, LoopDetection, MessageOverrides, OutputSchema, ToolBudget
 
 
 def build(**kw: Any) -> AgentSpec:
@@ -558,3 +568,64 @@ def test_header_value_must_be_string_and_is_not_shown() -> None:
 
 def test_ref_must_be_object() -> None:
     assert check(["local"]).path == "tools[0]"  # type: ignore[list-item]
+
+
+# -- checked when built: what validate_tool_refs can know before connecting ----
+
+
+def _named(name: str) -> Any:
+    def handler(text: str) -> str:
+        """Echo the text."""
+        return text
+
+    handler.__name__ = name
+    return handler
+
+
+@pytest.mark.parametrize(
+    ("tools", "path", "message"),
+    [
+        ([_named("add"), _named("add")], "tools[1].name", "'add' is already used by tools[0]"),
+        (
+            [A2ATool("add", "https://peer"), _named("add")],
+            "tools[1].name",
+            "'add' is already used by tools[0]",
+        ),
+        (
+            [_named("hr"), define_local_a2a("hr", url="http://127.0.0.1:9")],
+            "tools[1].name",
+            "'hr' is already used by tools[0]",
+        ),
+        (
+            [define_local_mcp("fs", command="x"), define_local_mcp("fs", command="y")],
+            "tools[1].name",
+            "label 'fs' is already used",
+        ),
+        ([A2ATool("my peer", "https://peer")], "tools[0].name", "must be 1-64 characters"),
+        (
+            [McpTool("fs", "https://mcp", headers={"A": "s" * (HEADER_VALUE_MAX_BYTES + 1)})],
+            "tools[0].headers",
+            "the limit is",
+        ),
+    ],
+)
+def test_what_is_known_of_the_tools_fails_when_the_agent_is_built(
+    tools: list[Any], path: str, message: str
+) -> None:
+    # Nothing to connect or send: the clash is reported where the spec is written.
+    client = Client("mantyx_k", workspace="w", base_url="http://127.0.0.1:9")
+    with pytest.raises(SpecError) as info:
+        Agent(client, system_prompt="x", tools=tools)
+    assert (info.value.path, message in str(info.value)) == (path, True), str(info.value)
+    agent = Agent(client, system_prompt="x")
+    with pytest.raises(SpecError):  # a session message's own tools, and spec.replace alike
+        agent.spec.replace(tools=tools)
+    with pytest.raises(SpecError):
+        MessageOverrides.build(tools=tools)
+
+
+def test_an_mcp_servers_tools_are_checked_once_it_is_reached() -> None:
+    # Before connecting only its label is known: two servers may each offer a
+    # tool of the same name; that clash is found when the run starts.
+    validate_tool_refs([{"kind": "mcp_local", "name": "fs"}], connected=False)
+    assert check([{"kind": "mcp_local", "name": "fs"}]).path == "tools[0].tools"

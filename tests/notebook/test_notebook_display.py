@@ -106,7 +106,8 @@ def test_show_without_ipython_streams_plain_text(
     result = show(agent.start("hello"), out=out)
     assert result.text.startswith("You said: hello")
     text = out.getvalue()
-    assert text.startswith("Calling lookup.\n  ✓ lookup(")
+    # The run's text as it grows, as the command line and run.text_stream() show it.
+    assert text.startswith('Calling lookup.\n  → lookup({"query": "example"})\n  ✓ lookup → ')
     assert "You said: hello\nlookup → <i>example</i> & more\n" in text
     assert f"run {result.run_id}" in text
     assert "\x1b[" not in text

@@ -1,0 +1,36 @@
+"""Classes the package builds and hands out, which a user never builds.
+
+:func:`handed_out` marks one (a :class:`~mantyx_sync.Run`, a
+:class:`~mantyx_sync.Session` ...): its docstring ends by saying where one
+comes from, and ``help()`` shows no constructor arguments, since they are the
+package's own wiring (transports, resolved tools) and change without notice.
+The constructor itself is untouched: the package still calls it as before.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TypeVar
+
+__all__ = ["handed_out"]
+
+C = TypeVar("C", bound=type)
+
+_SELF_ONLY = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_ONLY)])
+
+
+def handed_out(how: str) -> Callable[[C], C]:
+    """Mark a class a user never builds; ``how`` says what returns one
+    (``"agent.session() ... return one"``)."""
+
+    def decorate(cls: C) -> C:
+        note = f"You never build a {cls.__name__} yourself: {how}."
+        cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{note}"
+        init = cls.__dict__["__init__"]
+        # What help() and inspect.signature() show; calls are unaffected.
+        init.__signature__ = _SELF_ONLY
+        init.__doc__ = note
+        return cls
+
+    return decorate
