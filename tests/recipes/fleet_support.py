@@ -11,11 +11,9 @@ import os
 import re
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +22,11 @@ from typing import Any
 
 import pytest
 from recipe_support import RECIPES
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
+
+import peerkit
+from peerkit import free_port
 
 from mantyx_sync.testing import LocalMantyx, ModelContext, Step, ToolCall, Turn
 
@@ -46,13 +49,6 @@ ROOT = RECIPES.parents[1]
 READY_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 30.0
 _PR_SET_CHILD_SUBREAPER = 36
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def live_members(pgid: int) -> list[int]:
@@ -84,11 +80,8 @@ def sleeping_threads(pgid: int) -> int:
 
 
 def poll_until(condition: Callable[[], Any], timeout: float, what: str) -> None:
-    """Check ``condition`` every 20 ms until true, for state nothing signals (``/proc``)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"{what}: not within {timeout} s"
-        time.sleep(0.02)
+    """Poll ``condition`` until true, for state nothing signals (``/proc``)."""
+    assert peerkit.wait_until(condition, timeout), f"{what}: not within {timeout} s"
 
 
 def _reap(pids: Sequence[int], timeout: float) -> None:
