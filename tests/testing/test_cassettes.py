@@ -13,6 +13,8 @@ import pytest
 import mantyx_sync
 from mantyx_sync.testing import CassetteError, LocalMantyx, ToolCall, Turn, cassette
 
+pytest_plugins = ["pytester"]
+
 OSLO = [ToolCall("get_weather", {"city": "Oslo"}), Turn("It is sunny.")]
 
 
@@ -180,3 +182,51 @@ def test_a_large_inline_string_is_stored_once_by_hash(
     request.getfixturevalue("offline")
     with cassette(path, record_mode="none"):
         assert _run(None, Weather(), prompt=prompt)[0] == "ok"
+
+
+MARKED = """
+import mantyx_sync, pytest
+from mantyx_sync.testing import LocalMantyx, Turn
+
+@pytest.mark.mantyx_cassette("hello")
+def test_hello(mantyx_cassette):
+    if mantyx_cassette.replaying:
+        client = mantyx_sync.Client(api_key="mantyx_ci", workspace="ci", base_url="http://127.0.0.1:9")
+        assert mantyx_sync.Agent(client, system_prompt="s").run("hi").text == "hello back"
+        return
+    server = LocalMantyx(model=[Turn("hello back")])
+    server.start()
+    try:
+        client = server.client()
+        assert mantyx_sync.Agent(client, system_prompt="s").run("hi").text == "hello back"
+    finally:
+        server.stop()
+"""
+
+
+def test_the_pytest_marker_records_then_replays(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_marked=MARKED)
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    assert (pytester.path / "cassettes" / "hello.json").is_file()
+    pytester.runpytest_inprocess(
+        "-p", "no:cacheprovider", "--mantyx-record-mode=none"
+    ).assert_outcomes(passed=1)
+    (pytester.path / "cassettes" / "hello.json").unlink()
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--mantyx-record-mode=none")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*--mantyx-record-mode=once*"])
+
+
+def test_new_episodes_replays_what_is_there_and_records_the_rest(
+    mantyx_server: LocalMantyx, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    path = tmp_path / "two.json"
+    _record(mantyx_server, path)
+    mantyx_server.set_model(lambda ctx: Turn("Bergen is wet."))
+    with cassette(path, record_mode="new_episodes"):
+        assert _run(mantyx_server, Weather())[0] == "It is sunny."  # replayed
+        assert _run(mantyx_server, Weather(), prompt="Bergen?")[0] == "Bergen is wet."  # recorded
+    request.getfixturevalue("offline")
+    with cassette(path, record_mode="none"):
+        assert _run(None, Weather())[0] == "It is sunny."
+        assert _run(None, Weather(), prompt="Bergen?")[0] == "Bergen is wet."
