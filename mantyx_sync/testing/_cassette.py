@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from .._base.argcheck import checked
 from .._base.redact import redact_text, redact_value
 from .._base.transport_hook import TRANSPORT_WRAPPER
 from ._cassette_match import CassetteError, diff, mismatch
@@ -106,6 +107,7 @@ class Cassette:
     :ivar interactions: every exchange, in the order the requests were sent.
     """
 
+    @checked(TypeError)
     def __init__(
         self,
         path: str | os.PathLike[str],
@@ -376,7 +378,7 @@ class Cassette:
             return {key: self._load(item) for key, item in value.items()}
         return value
 
-    def transport(self, inner: Any) -> _CassetteTransport:
+    def _wrap(self, inner: Any) -> _CassetteTransport:
         """The transport a client in the block uses instead of ``inner``."""
         return _CassetteTransport(self, inner)
 
@@ -423,6 +425,7 @@ class _CassetteTransport:
 
 
 @contextlib.contextmanager
+@checked(TypeError)
 def cassette(
     path: str | os.PathLike[str],
     *,
@@ -460,7 +463,7 @@ def cassette(
     tape = Cassette(
         path, record_mode=record_mode, match_tool_results=match_tool_results, redact=redact
     )
-    token = TRANSPORT_WRAPPER.set(tape.transport)
+    token = TRANSPORT_WRAPPER.set(tape._wrap)
     try:
         yield tape
     finally:
