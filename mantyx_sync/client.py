@@ -9,6 +9,7 @@ import requests
 
 from ._base.argcheck import checked
 from ._base.redact import mask
+from ._base.transport_hook import wrapped
 from ._base.types import Closing
 from ._engine.executor import ToolActivity
 from ._engine.resolution import resolve_tools
@@ -134,7 +135,7 @@ class Client(Closing):
         if transport is not None and http_session is not None:
             raise ConfigurationError("pass either http_session= or transport=, not both")
         transport = transport or RequestsTransport(self.config.base_url, session=http_session)
-        self._api = Api(self.config, transport, token_source=token_source)
+        self._api = Api(self.config, wrapped(transport), token_source=token_source)
 
     def __repr__(self) -> str:
         credential = (

@@ -25,6 +25,7 @@ range a :class:`ValueError` — never a failure later in a request thread.
 
 from __future__ import annotations
 
+from ._cassette import Cassette, CassetteError, cassette
 from ._clock import EmulatorClock
 from ._faults import Faults
 from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
@@ -37,6 +38,8 @@ from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 from ._transport import WSGITransport
 
 __all__ = [
+    "Cassette",
+    "CassetteError",
     "Emit",
     "EmulatedRun",
     "EmulatedSession",
@@ -56,4 +59,5 @@ __all__ = [
     "ToolFiles",
     "Turn",
     "WSGITransport",
+    "cassette",
 ]

@@ -24,10 +24,10 @@ from urllib.parse import urlsplit
 
 from .._base.argcheck import checked
 
-__all__ = ["WSGITransport"]
+__all__ = ["Headers", "Request", "WSGITransport"]
 
 
-class _Request(Protocol):
+class Request(Protocol):
     """The request the client hands a transport (``mantyx_sync.HttpRequest``)."""
 
     @property
@@ -42,7 +42,7 @@ class _Request(Protocol):
     def timeout(self) -> tuple[float, float]: ...
 
 
-class _Headers(Mapping[str, str]):
+class Headers(Mapping[str, str]):
     """Response headers, looked up in any case."""
 
     def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
@@ -63,7 +63,7 @@ class _Response:
     pump thread as it is produced (``stream``)."""
 
     def __init__(
-        self, status: int, headers: _Headers, body: Iterable[bytes], read_timeout: float | None
+        self, status: int, headers: Headers, body: Iterable[bytes], read_timeout: float | None
     ) -> None:
         self.status = status
         self.headers = headers
@@ -142,7 +142,7 @@ class WSGITransport:
     def __repr__(self) -> str:
         return f"<WSGITransport {self._app!r}>"
 
-    def _call(self, request: _Request) -> tuple[int, _Headers, Iterable[bytes]]:
+    def _call(self, request: Request) -> tuple[int, Headers, Iterable[bytes]]:
         parts = urlsplit(request.url)
         body = request.body
         data = body if body is None or isinstance(body, bytes) else b"".join(body)
@@ -155,13 +155,13 @@ class WSGITransport:
             data=data,
         ).get_environ()
         app_iter, status, headers = self._run(self._app, environ, buffered=False)
-        return int(status.split(" ", 1)[0]), _Headers(headers.items()), app_iter
+        return int(status.split(" ", 1)[0]), Headers(headers.items()), app_iter
 
-    def send(self, request: _Request) -> _Response:
+    def send(self, request: Request) -> _Response:
         """Call the app and read the whole body."""
         return _Response(*self._call(request), read_timeout=None)
 
-    def stream(self, request: _Request) -> _Response:
+    def stream(self, request: Request) -> _Response:
         """Call the app and hand its body over as it is produced."""
         streamed = _Response(*self._call(request), read_timeout=request.timeout[1])
         with self._lock:

@@ -1,4 +1,9 @@
-"""pytest plugin: the ``mantyx_server`` fixture (a started :class:`LocalMantyx`).
+"""pytest plugin: the ``mantyx_server`` fixture (a started :class:`LocalMantyx`), and cassettes.
+
+``@pytest.mark.mantyx_cassette("weather")`` records or replays the test's
+MANTYX exchanges in ``cassettes/weather.json`` beside the test module
+(``mantyx_sync.testing.cassette``); ``--mantyx-record-mode`` picks the mode for
+the whole session, and the ``mantyx_cassette`` fixture hands the cassette over.
 
 Registered through the ``pytest11`` entry point, so it is imported by every
 pytest session in an environment where mantyx-sync is installed. Importing it
@@ -9,14 +14,63 @@ a test asks for the fixture.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
-    from mantyx_sync.testing import LocalMantyx
+    from mantyx_sync.testing import Cassette, LocalMantyx
 
-__all__ = ["mantyx_server"]
+__all__ = ["mantyx_cassette", "mantyx_server", "pytest_addoption", "pytest_configure"]
+
+_MODES = ("once", "new_episodes", "none", "all")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--mantyx-record-mode``: how marked tests use their cassettes."""
+    parser.addoption(
+        "--mantyx-record-mode",
+        choices=_MODES,
+        default=None,
+        help="record mode of @pytest.mark.mantyx_cassette tests (default: the marker's, else once)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the ``mantyx_cassette`` marker."""
+    config.addinivalue_line(
+        "markers",
+        "mantyx_cassette(name=None, **options): record/replay the test's MANTYX exchanges "
+        "in cassettes/<name>.json beside the test module",
+    )
+
+
+@pytest.fixture(autouse=True)
+def mantyx_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette | None]:
+    """The test's cassette when it is marked ``mantyx_cassette`` (else ``None``).
+
+    Example::
+
+        @pytest.mark.mantyx_cassette("weather", match_tool_results=False)
+        def test_weather(mantyx_cassette):
+            client = mantyx_sync.Client()  # recorded, then replayed
+            ...
+    """
+    marker = request.node.get_closest_marker("mantyx_cassette")
+    if marker is None:
+        yield None
+        return
+    from mantyx_sync.testing import cassette
+
+    options: dict[str, Any] = dict(marker.kwargs)
+    name = marker.args[0] if marker.args else request.node.name
+    mode = request.config.getoption("--mantyx-record-mode", None)
+    if mode is not None:
+        options["record_mode"] = mode
+    path = Path(request.path).parent / "cassettes" / f"{name}.json"
+    with cassette(path, **options) as tape:
+        yield tape
 
 
 @pytest.fixture
