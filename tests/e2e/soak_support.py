@@ -224,7 +224,9 @@ class Soak:
 
         try:
             run = agent.start(plan.prompt)
-        except mantyx_sync.ServerError as exc:
+        except (mantyx_sync.ServerError, mantyx_sync.RateLimitError) as exc:
+            # The fault list is shared by every thread, so one run's attempts can
+            # all draw refusals; whichever comes last (5xx or 429) is raised.
             return outcome("create_refused", repr(exc), None)
         except mantyx_sync.TransportError as exc:
             return outcome("create_lost", repr(exc), None)
