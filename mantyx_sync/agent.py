@@ -12,13 +12,14 @@ from .client import Client
 from .errors import ArgumentTypeError
 from .events import RunEvent
 from .messages import AttachmentLike, MessageLike
-from .results import RunResult
-from .run import Run
-from .session import Session
 from .spec import AgentSpec, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
+
+    from .results import RunResult
+    from .run import Run
+    from .session import Session
 
 __all__ = ["Agent"]
 

@@ -5,50 +5,44 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import requests
-
 from ._base.argcheck import checked
 from ._base.redact import mask
 from ._base.transport_hook import wrapped
 from ._base.types import Closing
 from ._engine.executor import ToolActivity
-from ._engine.resolution import resolve_tools
-from ._http.api import Api
-from ._http.auth import TokenSource
-from ._http.client_config import client_config
-from ._http.config import ClientConfig
-from ._http.ratelimit import RateLimits
-from ._http.routes import (
-    cancel_run,
-    create_session,
-    end_session,
-    feedback_pages,
-    feedback_poster,
-    get_run,
-    get_session,
-    models,
-    run_pages,
-    session_event_pages,
-    session_pages,
-)
-from ._http.transport import RequestsTransport, Transport
 from .errors import ArgumentTypeError, ConfigurationError
 from .messages import AttachmentLike, MessageLike, turn_input
-from .results import ModelCatalog, RunSnapshot, SessionInfo
-from .run import Run, RunOptions, attach_run, start_run
-from .session import Session
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
+    import requests
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
-    # Evaluations, history and feedback are imported by the methods that use
-    # them: a plain run never pays for them (benchmarks/README.md, row 4b).
+    # The engine (requests, the HTTP stack, runs and sessions) is imported by the
+    # first Client and the methods that use it, evaluations, history and
+    # feedback by theirs: a plain script's import pays for none of them
+    # (benchmarks/README.md, row 4b).
     from ._engine.evals import Evals
+    from ._http.auth import TokenSource
+    from ._http.config import ClientConfig
+    from ._http.ratelimit import RateLimits
+    from ._http.transport import Transport
     from .feedback import Feedback
     from .history import EventReplay, Listing, RunSummary, SessionSummary
+    from .results import ModelCatalog, RunSnapshot, SessionInfo
+    from .run import Run, RunOptions
+    from .session import Session
 
 __all__ = ["Client"]
+
+
+def _transport_names() -> dict[str, Any]:
+    """What ``Client()``'s argument types name from the transport, loaded by its first call."""
+    import requests
+
+    from ._http.transport import Transport
+
+    return {"requests": requests, "Transport": Transport}
 
 
 class Client(Closing):
@@ -101,7 +95,7 @@ class Client(Closing):
             print(client.models().default_model_id)
     """
 
-    @checked(ArgumentTypeError, defer=("token_source",))
+    @checked(ArgumentTypeError, defer=("token_source",), names=_transport_names)
     def __init__(
         self,
         api_key: str | None = None,
@@ -119,6 +113,10 @@ class Client(Closing):
         max_event_bytes: int | None = None,
         transport: Transport | None = None,
     ) -> None:
+        from ._http.api import Api  # the HTTP stack and requests, with the first Client
+        from ._http.client_config import client_config
+        from ._http.transport import RequestsTransport
+
         self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
@@ -173,14 +171,22 @@ class Client(Closing):
 
         :raises APIError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
         """
+        from ._http.routes import models
+        from .results import ModelCatalog
+
         return ModelCatalog.from_wire(models(self._api) or {})
 
     def get_run(self, run_id: str) -> RunSnapshot:
         """A run's current state without following its events (``GET /agent-runs/{id}``)."""
+        from ._http.routes import get_run
+        from .results import RunSnapshot
+
         return RunSnapshot.from_wire(get_run(self._api, run_id) or {})
 
     def cancel(self, run_id: str) -> None:
         """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
+        from ._http.routes import cancel_run
+
         cancel_run(self._api, run_id)
 
     @keyword_docs(SpecKeywords)
@@ -226,6 +232,9 @@ class Client(Closing):
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         """
+        from ._engine.resolution import resolve_tools
+        from .run import start_run
+
         body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
         options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
         resolved = resolve_tools(spec.tools)
@@ -239,6 +248,10 @@ class Client(Closing):
         max_workers: int | None,
         on_tool: Callable[[ToolActivity], None] | None,
     ) -> Session:
+        from ._engine.resolution import resolve_tools
+        from ._http.routes import create_session
+        from .session import Session
+
         spec.check_session()
         resolved = resolve_tools(spec.tools)
         try:
@@ -272,6 +285,9 @@ class Client(Closing):
 
         :raises NotFoundError: the session does not exist.
         """
+        from ._engine.resolution import resolve_tools
+        from .session import Session
+
         # Bad input fails before anything is sent.
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
         self.get_session(session_id)
@@ -305,6 +321,9 @@ class Client(Closing):
 
         :raises NotFoundError: the run does not exist.
         """
+        from ._engine.resolution import resolve_tools
+        from .run import attach_run
+
         schema = None if output_schema is None else OutputSchema.coerce(output_schema)
         options = self._run_options(max_workers, on_tool, schema)
         return attach_run(self._api, run_id, resolve_tools(tools), options, settle=settle)
@@ -316,6 +335,8 @@ class Client(Closing):
         output_schema: OutputSchema | None,
         timeout: float | None = None,
     ) -> RunOptions:
+        from .run import RunOptions
+
         return RunOptions(
             max_workers=max_workers or self.config.max_workers,
             tool_timeout=self.config.tool_timeout,
@@ -346,6 +367,7 @@ class Client(Closing):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from . import history
+        from ._http.routes import run_pages
 
         return history.list_runs(
             run_pages(self._api),
@@ -375,6 +397,7 @@ class Client(Closing):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from . import history
+        from ._http.routes import session_pages
 
         pages = session_pages(self._api)
         return history.list_sessions(
@@ -391,6 +414,7 @@ class Client(Closing):
         :raises SpecError: an argument is invalid (nothing is sent).
         """
         from . import history
+        from ._http.routes import session_event_pages
 
         return history.replay_session(
             session_event_pages(self._api, session_id), last=last, full=full
@@ -414,6 +438,7 @@ class Client(Closing):
         :raises SpecError: bad arguments (nothing is sent).
         :raises NotFoundError: no such run.
         """
+        from ._http.routes import feedback_poster
         from .feedback import send_feedback
 
         poster = feedback_poster(self._api)
@@ -435,6 +460,7 @@ class Client(Closing):
         :param verdict: only ``"up"`` or only ``"down"``.
         :raises SpecError: bad arguments (nothing is sent).
         """
+        from ._http.routes import feedback_pages
         from .feedback import list_feedback
 
         pages = feedback_pages(self._api)
@@ -444,10 +470,15 @@ class Client(Closing):
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""
+        from ._http.routes import get_session
+        from .results import SessionInfo
+
         return SessionInfo.from_wire(get_session(self._api, session_id) or {})
 
     def end_session(self, session_id: str) -> None:
         """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
+        from ._http.routes import end_session
+
         end_session(self._api, session_id)
 
     def close(self) -> None:

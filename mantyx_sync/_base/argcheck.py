@@ -150,7 +150,12 @@ def _resolve(fn: Callable[..., Any], scope: dict[str, Any], skip: Collection[str
 
 
 def _wrap(
-    fn: F, label: str, error: type[Exception], scope: dict[str, Any], skip: Collection[str]
+    fn: F,
+    label: str,
+    error: type[Exception],
+    scope: dict[str, Any],
+    skip: Collection[str],
+    names: Callable[[], dict[str, Any]] | None = None,
 ) -> F:
     positional = [
         name for name, p in inspect.signature(fn).parameters.items() if p.kind in _POSITIONAL
@@ -160,7 +165,7 @@ def _wrap(
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if not resolved:
-            resolved.append(_resolve(fn, scope, skip))
+            resolved.append(_resolve(fn, {**scope, **(names() if names else {})}, skip))
         checks = resolved[0]
         for name, value in itertools.chain(zip(positional, args, strict=False), kwargs.items()):
             check = checks.get(name)
@@ -171,7 +176,12 @@ def _wrap(
     return typing.cast(F, wrapper)
 
 
-def checked(error: type[Exception], *, defer: Collection[str] = ()) -> Callable[[F], F]:
+def checked(
+    error: type[Exception],
+    *,
+    defer: Collection[str] = (),
+    names: Callable[[], dict[str, Any]] | None = None,
+) -> Callable[[F], F]:
     """Check each call's argument types against the function's annotations.
 
     :param error: the class raised for a wrong type (``ArgumentTypeError`` in
@@ -179,11 +189,14 @@ def checked(error: type[Exception], *, defer: Collection[str] = ()) -> Callable[
         set to the argument's name.
     :param defer: arguments left to the function's own, more specific checks
         (which must still run before anything is stored or sent).
+    :param names: called once, by the first call, for the names its annotations
+        take from modules the function's own module imports only then.
     """
 
     def decorate(fn: F) -> F:
         label = fn.__qualname__.removesuffix(".__init__")
-        return _wrap(fn, label, error, fn.__globals__, frozenset(defer) | {"self", "cls"})
+        skip = frozenset(defer) | {"self", "cls"}
+        return _wrap(fn, label, error, fn.__globals__, skip, names)
 
     return decorate
 

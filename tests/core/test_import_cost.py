@@ -46,6 +46,22 @@ RARELY_USED = (
     "mantyx_sync._tools.docstring",
 )
 
+# The engine: requests (with ssl, http.client, email) and the HTTP stack are
+# imported by the first Client(), runs and sessions by the first call that
+# makes one, and the results' classes with them.
+ENGINE = (
+    "requests",
+    "urllib3",
+    "ssl",
+    "http.client",
+    "email",
+    "mantyx_sync._http",
+    "mantyx_sync._engine.resolution",
+    "mantyx_sync.run",
+    "mantyx_sync.session",
+    "mantyx_sync.results",
+)
+
 
 def _loaded_after(code: str, env: dict[str, str] | None = None) -> set[str]:
     """The modules a fresh interpreter has loaded after running ``code``."""
@@ -69,7 +85,26 @@ def _offenders(loaded: set[str], prefixes: tuple[str, ...]) -> list[str]:
 def test_importing_what_a_plain_script_uses_loads_no_deferred_module() -> None:
     loaded = _loaded_after("from mantyx_sync import Agent, Client, local_tool")
     assert "mantyx_sync.client" in loaded  # the import did load the client
-    assert _offenders(loaded, RETRY_ONLY + ON_FIRST_USE + DISPLAY_ONLY + RARELY_USED) == []
+    deferred = RETRY_ONLY + ON_FIRST_USE + DISPLAY_ONLY + RARELY_USED + ENGINE
+    assert _offenders(loaded, deferred) == []
+
+
+def test_the_first_client_checks_the_argument_types_its_deferred_modules_name() -> None:
+    # Client()'s annotations name requests.Session and Transport, which its module
+    # imports only with that first call: a wrong type still fails at once.
+    code = textwrap.dedent(
+        """
+        from mantyx_sync import ArgumentTypeError, Client
+        for name in ("http_session", "transport"):
+            try:
+                Client("mantyx_k", workspace="w", **{name: object()})
+            except ArgumentTypeError as exc:
+                assert f"{name} must be" in str(exc), str(exc)
+            else:
+                raise AssertionError(name + " was not checked")
+        """
+    )
+    assert "requests" in _loaded_after(code)
 
 
 def test_a_plain_run_loads_no_retry_machinery_and_no_rare_feature(
