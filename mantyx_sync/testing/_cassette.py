@@ -52,18 +52,45 @@ def _path(url: str) -> str:
     return f"{path}?{parts.query}" if parts.query else path
 
 
-def _run_of(path: str) -> str:
-    """``/v1/agent-runs/r1/stream`` -> ``/v1/agent-runs/r1/``: what a stream's writes share."""
-    return path.split("?", 1)[0].rsplit("/", 1)[0] + "/"
+def _subject(path: str) -> str:
+    """What a path is about: ``/v1/agent-runs/r1/stream`` -> ``r1``."""
+    return path.split("?", 1)[0].rsplit("/", 2)[-2]
+
+
+def _ids(value: Any) -> Iterator[str]:
+    """The ids a frame names (``toolUseId``, ``agentRunId``, ...): the runs it reports on."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str) and key.lower().endswith("id"):
+                yield item
+            else:
+                yield from _ids(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _ids(item)
 
 
 class _Canned:
-    """A whole answer, or a recorded stream handed out frame by frame."""
+    """A whole answer, or a stream handed out frame by frame and ended as
+    recorded (``end``): by the server (``"eof"``), with a read that timed out or
+    a broken connection, or held open until the client closes it (``"open"``)."""
 
-    def __init__(self, status: int, content_type: str, chunks: Iterable[bytes]) -> None:
+    def __init__(
+        self,
+        status: int,
+        content_type: str,
+        chunks: Iterable[bytes],
+        *,
+        end: str = "eof",
+        timeout: float = 0.0,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self.status = status
         self.headers = Headers([("Content-Type", content_type)] if content_type else [])
         self._chunks = chunks
+        self._end = end
+        self._timeout = timeout
+        self._on_close = on_close
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[bytes]:
@@ -71,9 +98,28 @@ class _Canned:
             if self._closed.is_set():
                 return
             yield chunk
+        if self._end == "eof" or (self._end == "open" and self._closed.wait(self._timeout)):
+            return
+        raise _broken(self._end)
 
     def close(self) -> None:
         self._closed.set()
+        if self._on_close is not None:
+            self._on_close()
+
+
+def _ending(exc: BaseException) -> str:
+    """How an answer broke, as a transport says it: a read that timed out (the
+    builtin ``TimeoutError``, or the client's ``Timeout``), else a broken connection."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return "timeout" if names & {"TimeoutError", "Timeout"} else "broken"
+
+
+def _broken(end: str) -> OSError:
+    """The error a transport raises for a recorded ``end`` (the client words it)."""
+    if end == "broken":
+        return ConnectionError("the recorded connection broke here")
+    return TimeoutError("the recorded read timed out here")
 
 
 def _frame(text: str) -> dict[str, Any]:
@@ -211,49 +257,49 @@ class Cassette:
             self._dirty = True
             return len(self.interactions) - 1
 
-    def _writes_since(self, index: int, start: int) -> list[int]:
-        """Writes to the stream at ``index``'s run sent from ``start`` on (lock held)."""
-        run = _run_of(self.interactions[index]["request"]["path"])
+    def _writes_for(self, names: set[str], start: int) -> list[int]:
+        """Writes recorded from ``start`` on about one of ``names`` (lock held)."""
         return [
             i
-            for i in range(start, len(self.interactions))
-            if i > self._recorded - 1
-            and self.interactions[i]["request"]["method"] in _WRITES
-            and self.interactions[i]["request"]["path"].startswith(run)
+            for i in range(max(start, self._recorded), len(self.interactions))
+            if self.interactions[i]["request"]["method"] in _WRITES
+            and _subject(self.interactions[i]["request"]["path"]) in names
         ]
 
-    def _record_send(self, inner: Any, request: Request) -> _Canned:
+    def _record(self, inner: Any, request: Request, stream: bool) -> _Canned:
         index = self._reserve(self._request(request))
-        answer = inner.send(request)
+        response: dict[str, Any] = {}
+        with self._lock:
+            self.interactions[index]["response"] = response
         try:
-            content = b"".join(answer)
-        finally:
+            answer = inner.stream(request) if stream else inner.send(request)
+            response["status"] = answer.status
+            response["content_type"] = answer.headers.get("content-type", "")
+            if not stream:
+                try:
+                    content = b"".join(answer)
+                finally:
+                    answer.close()
+                response["body"] = self._body(content)
+                return _Canned(answer.status, response["content_type"], [content])
+        except Exception as exc:
+            response["end"] = _ending(exc)
+            raise
+        response["events"] = []
+
+        def close() -> None:
+            with self._lock:
+                response.setdefault("end", "open")  # closed by the client while still open
             answer.close()
-        content_type = answer.headers.get("content-type", "")
-        with self._lock:
-            self.interactions[index]["response"] = {
-                "status": answer.status,
-                "content_type": content_type,
-                "body": self._body(content),
-            }
-        return _Canned(answer.status, content_type, [content])
 
-    def _record_stream(self, inner: Any, request: Request) -> _Canned:
-        index = self._reserve(self._request(request))
-        answer = inner.stream(request)
-        content_type = answer.headers.get("content-type", "")
-        events: list[dict[str, Any]] = []
-        with self._lock:
-            self.interactions[index]["response"] = {
-                "status": answer.status,
-                "content_type": content_type,
-                "events": events,
-            }
-        return _Canned(answer.status, content_type, self._tape(answer, index, events))
+        tape = self._tape(answer, index, response)
+        return _Canned(answer.status, response["content_type"], tape, on_close=close)
 
-    def _tape(self, answer: Any, index: int, events: list[dict[str, Any]]) -> Iterator[bytes]:
-        """``answer``'s chunks, passed on as they come; each whole frame noted."""
-        buffer, checked = b"", index + 1
+    def _tape(self, answer: Any, index: int, response: dict[str, Any]) -> Iterator[bytes]:
+        """``answer``'s chunks, passed on as they come; each whole frame noted with
+        the writes recorded before it about its stream's run or a run it named."""
+        buffer, checked, end = b"", 0, "eof"
+        names = {_subject(self.interactions[index]["request"]["path"])}
         try:
             for chunk in answer:
                 buffer += chunk.replace(b"\r\n", b"\n")
@@ -262,20 +308,27 @@ class Cassette:
                     fields = _frame(raw.decode("utf-8", "replace"))
                     if not fields:
                         continue
+                    names.update(_ids(fields.get("data")))
                     with self._lock:
-                        after = self._writes_since(index, checked)
+                        after = self._writes_for(names, checked)
                         checked = len(self.interactions)
-                        events.append({"after": after, "frame": self._clean(fields)})
+                        response["events"].append({"after": after, "frame": self._clean(fields)})
                 yield chunk  # after noting it: the reader may stop at its last event
+        except Exception as exc:
+            end = _ending(exc)
+            raise
         finally:
+            with self._lock:
+                response.setdefault("end", end)
             answer.close()
 
     # Replaying -------------------------------------------------------------
 
     def _find(self, request: dict[str, Any]) -> int | None:
-        """The recorded exchange ``request`` replays (lock held): the first one
-        not yet sent with its method and path, the same body first; a read
-        asked again answers as it did last."""
+        """The recorded exchange ``request`` replays (lock held): the Nth request
+        with a method, path and body is the Nth recorded one. Past the recorded
+        ones new_episodes records it; otherwise a read answers as it did last,
+        and a write differs from the first one not yet sent."""
         same = [
             i
             for i in range(self._recorded)
@@ -293,9 +346,9 @@ class Cassette:
                 and _tool_use_id(self.interactions[i]["request"]["body"]) == tool_use
             ):
                 return i
-        if fresh:
-            return fresh[0]
-        if same and request["method"] not in _WRITES:
+        if fresh and self.record_mode != "new_episodes":
+            return fresh[0]  # to report how it differs
+        if same and request["method"] not in _WRITES and self.record_mode != "new_episodes":
             return same[-1]
         return None
 
@@ -329,12 +382,18 @@ class Cassette:
             self._sent.add(index)
             self._lock.notify_all()
         response = self.interactions[index]["response"]
+        if "status" not in response:
+            raise _broken(response["end"])  # no answer came: the client retries as it did
+        timeout = request.timeout[1]
         if not stream or "events" not in response:
             content = json.dumps(self._load(response.get("body"))).encode()
             body = b"" if response.get("body") is None else content
             return _Canned(response["status"], response["content_type"], [body])
-        frames = self._frames(response["events"], request.timeout[1])
-        return _Canned(response["status"], response["content_type"], frames)
+        frames = self._frames(response["events"], timeout)
+        end = response.get("end", "open")
+        return _Canned(
+            response["status"], response["content_type"], frames, end=end, timeout=timeout
+        )
 
     def _frames(self, events: list[dict[str, Any]], timeout: float) -> Iterator[bytes]:
         for event in events:
@@ -406,19 +465,18 @@ class _CassetteTransport:
     def __repr__(self) -> str:
         return f"<cassette transport {str(self._cassette.path)!r}>"
 
-    def send(self, request: Request) -> _Canned:
+    def _answer(self, request: Request, stream: bool) -> _Canned:
         if self._cassette.replaying:
-            answer = self._cassette._replay(request, stream=False)
+            answer = self._cassette._replay(request, stream)
             if answer is not None:
                 return answer
-        return self._cassette._record_send(self._inner, request)
+        return self._cassette._record(self._inner, request, stream)
+
+    def send(self, request: Request) -> _Canned:
+        return self._answer(request, stream=False)
 
     def stream(self, request: Request) -> _Canned:
-        if self._cassette.replaying:
-            answer = self._cassette._replay(request, stream=True)
-            if answer is not None:
-                return answer
-        return self._cassette._record_stream(self._inner, request)
+        return self._answer(request, stream=True)
 
     def close(self) -> None:
         self._inner.close()
