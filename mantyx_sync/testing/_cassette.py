@@ -4,8 +4,8 @@ Inside ``with cassette("weather.json"):`` every ``mantyx_sync.Client`` built in
 the block has its transport wrapped (the one hook, ``_base.transport_hook``).
 Recording passes each request through and writes down, in order, what the SDK
 sent (method, path, JSON body: no header but ``Content-Type``) and what came
-back: a JSON body, or an event stream's frames. Each frame notes the writes to
-its own run (tool results, cancels) that had been sent before it arrived.
+back: a JSON body, or an event stream's frames and how it ended. Each frame notes
+the writes (tool results, cancels) sent before it about its run or a run it names.
 
 Replaying answers from the file with no network. A run's stream hands out its
 frames in order, and holds each one back until the writes it was recorded
@@ -43,6 +43,9 @@ _BIG = 4096
 _FILE_REF = "sha256:"
 _WORKSPACE = re.compile(r"/workspaces/[^/]+/")
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_NAMED = re.compile(r'[iI]d"\s*:\s*"([^"\\]+)"')  # a frame's ids: "agentRunId": "r2", ...
+# How a recorded answer broke, as a transport raises it; the client words it.
+_ENDINGS: dict[str, type[OSError]] = {"broken": ConnectionError, "timeout": TimeoutError}
 
 
 def _path(url: str) -> str:
@@ -55,19 +58,6 @@ def _path(url: str) -> str:
 def _subject(path: str) -> str:
     """What a path is about: ``/v1/agent-runs/r1/stream`` -> ``r1``."""
     return path.split("?", 1)[0].rsplit("/", 2)[-2]
-
-
-def _ids(value: Any) -> Iterator[str]:
-    """The ids a frame names (``toolUseId``, ``agentRunId``, ...): the runs it reports on."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(item, str) and key.lower().endswith("id"):
-                yield item
-            else:
-                yield from _ids(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _ids(item)
 
 
 class _Canned:
@@ -100,7 +90,7 @@ class _Canned:
             yield chunk
         if self._end == "eof" or (self._end == "open" and self._closed.wait(self._timeout)):
             return
-        raise _broken(self._end)
+        raise _ENDINGS.get(self._end, TimeoutError)(f"the recorded answer ended here ({self._end})")
 
     def close(self) -> None:
         self._closed.set()
@@ -109,17 +99,21 @@ class _Canned:
 
 
 def _ending(exc: BaseException) -> str:
-    """How an answer broke, as a transport says it: a read that timed out (the
-    builtin ``TimeoutError``, or the client's ``Timeout``), else a broken connection."""
+    """How an answer broke: a read that timed out (the builtin ``TimeoutError``,
+    or the client's ``Timeout``, which this package cannot import), else ``"broken"``."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     return "timeout" if names & {"TimeoutError", "Timeout"} else "broken"
 
 
-def _broken(end: str) -> OSError:
-    """The error a transport raises for a recorded ``end`` (the client words it)."""
-    if end == "broken":
-        return ConnectionError("the recorded connection broke here")
-    return TimeoutError("the recorded read timed out here")
+def _strings(value: Any, leaf: Callable[[str], str]) -> Any:
+    """``value`` (JSON) with ``leaf`` applied to every string in it."""
+    if isinstance(value, str):
+        return leaf(value)
+    if isinstance(value, list):
+        return [_strings(item, leaf) for item in value]
+    if isinstance(value, dict):
+        return {key: _strings(item, leaf) for key, item in value.items()}
+    return value
 
 
 def _frame(text: str) -> dict[str, Any]:
@@ -167,6 +161,7 @@ class Cassette:
                 f"record_mode must be one of {', '.join(RECORD_MODES)}, not {record_mode!r}"
             )
         self.path = Path(path)
+        self._files = self.path.with_name(self.path.stem + ".files")  # big strings, by hash
         self.record_mode = record_mode
         self.match_tool_results = match_tool_results
         self._redact = redact
@@ -198,25 +193,23 @@ class Cassette:
         """Whether recorded exchanges are served (else every request goes out)."""
         return self._recorded > 0 or self.record_mode == "none"
 
-    # What is written --------------------------------------------------------
-
     def _clean(self, value: Any) -> Any:
         """``value`` redacted (package, then user), its big strings kept by hash."""
-        value = redact_value(value)
-        return self._walk(value)
+        return _strings(redact_value(value), self._store)
 
-    def _walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            text = value if self._redact is None else self._redact(value)
-            if len(text) <= _BIG:
-                return text
-            digest = hashlib.sha256(text.encode()).hexdigest()
-            self._blobs[digest] = text
-            return _FILE_REF + digest
-        if isinstance(value, list):
-            return [self._walk(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self._walk(item) for key, item in value.items()}
+    def _store(self, value: str) -> str:
+        text = value if self._redact is None else self._redact(value)
+        if len(text) <= _BIG:
+            return text
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._blobs[digest] = text
+        return _FILE_REF + digest
+
+    def _fetch(self, value: str) -> str:
+        """A string kept by hash read back from beside the cassette."""
+        if value.startswith(_FILE_REF) and len(value) == 71:
+            with contextlib.suppress(OSError):
+                return (self._files / value.removeprefix(_FILE_REF)).read_text(encoding="utf-8")
         return value
 
     def _body(self, body: bytes | Iterable[bytes] | None) -> Any:
@@ -242,35 +235,18 @@ class Cassette:
             data = {"version": 1, "interactions": self.interactions}
             blobs, self._blobs = dict(self._blobs), {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        folder = self.path.with_name(self.path.stem + ".files")
         for digest, text in blobs.items():
-            folder.mkdir(exist_ok=True)
-            (folder / digest).write_text(text, encoding="utf-8")
+            self._files.mkdir(exist_ok=True)
+            (self._files / digest).write_text(text, encoding="utf-8")
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
         self.path.write_text(text + "\n", encoding="utf-8")
 
-    # Recording -------------------------------------------------------------
-
-    def _reserve(self, request: dict[str, Any]) -> int:
-        with self._lock:
-            self.interactions.append({"request": request})
-            self._dirty = True
-            return len(self.interactions) - 1
-
-    def _writes_for(self, names: set[str], start: int) -> list[int]:
-        """Writes recorded from ``start`` on about one of ``names`` (lock held)."""
-        return [
-            i
-            for i in range(max(start, self._recorded), len(self.interactions))
-            if self.interactions[i]["request"]["method"] in _WRITES
-            and _subject(self.interactions[i]["request"]["path"]) in names
-        ]
-
     def _record(self, inner: Any, request: Request, stream: bool) -> _Canned:
-        index = self._reserve(self._request(request))
         response: dict[str, Any] = {}
         with self._lock:
-            self.interactions[index]["response"] = response
+            self.interactions.append({"request": self._request(request), "response": response})
+            self._dirty = True
+            index = len(self.interactions) - 1
         try:
             answer = inner.stream(request) if stream else inner.send(request)
             response["status"] = answer.status
@@ -308,9 +284,14 @@ class Cassette:
                     fields = _frame(raw.decode("utf-8", "replace"))
                     if not fields:
                         continue
-                    names.update(_ids(fields.get("data")))
+                    names.update(_NAMED.findall(raw.decode("utf-8", "replace")))
                     with self._lock:
-                        after = self._writes_for(names, checked)
+                        after = [
+                            i
+                            for i in range(max(checked, self._recorded), len(self.interactions))
+                            if self.interactions[i]["request"]["method"] in _WRITES
+                            and _subject(self.interactions[i]["request"]["path"]) in names
+                        ]
                         checked = len(self.interactions)
                         response["events"].append({"after": after, "frame": self._clean(fields)})
                 yield chunk  # after noting it: the reader may stop at its last event
@@ -321,8 +302,6 @@ class Cassette:
             with self._lock:
                 response.setdefault("end", end)
             answer.close()
-
-    # Replaying -------------------------------------------------------------
 
     def _find(self, request: dict[str, Any]) -> int | None:
         """The recorded exchange ``request`` replays (lock held): the Nth request
@@ -382,11 +361,11 @@ class Cassette:
             self._sent.add(index)
             self._lock.notify_all()
         response = self.interactions[index]["response"]
-        if "status" not in response:
-            raise _broken(response["end"])  # no answer came: the client retries as it did
+        if "status" not in response:  # no answer came (before the block ended)
+            raise _ENDINGS[response.get("end", "broken")]("the recorded request failed here")
         timeout = request.timeout[1]
         if not stream or "events" not in response:
-            content = json.dumps(self._load(response.get("body"))).encode()
+            content = json.dumps(_strings(response.get("body"), self._fetch)).encode()
             body = b"" if response.get("body") is None else content
             return _Canned(response["status"], response["content_type"], [body])
         frames = self._frames(response["events"], timeout)
@@ -412,7 +391,7 @@ class Cassette:
                     )
                 if self._failure is not None:
                     raise self._failure
-            yield _frame_bytes(self._load(event["frame"]))
+            yield _frame_bytes(_strings(event["frame"], self._fetch))
 
     def _released(self, after: set[int]) -> bool:
         return self._failure is not None or after <= self._sent
@@ -423,19 +402,6 @@ class Cassette:
                 self._failure = error
             self._lock.notify_all()
         return error
-
-    def _load(self, value: Any) -> Any:
-        """``value`` with each big string read back from beside the cassette."""
-        if isinstance(value, str) and value.startswith(_FILE_REF) and len(value) == 71:
-            folder = self.path.with_name(self.path.stem + ".files")
-            with contextlib.suppress(OSError):
-                return (folder / value.removeprefix(_FILE_REF)).read_text(encoding="utf-8")
-            return value
-        if isinstance(value, list):
-            return [self._load(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self._load(item) for key, item in value.items()}
-        return value
 
     def _wrap(self, inner: Any) -> _CassetteTransport:
         """The transport a client in the block uses instead of ``inner``."""

@@ -484,3 +484,24 @@ def test_a_stream_cut_while_recording_replays_faithfully(
         if "/stream" in i["request"]["path"]
     ]
     assert len(streams) == 2  # the cut one and the resumed one
+
+
+def test_a_request_that_failed_while_recording_fails_again_in_replay(
+    mantyx_server: LocalMantyx, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    mantyx_server.set_model(OSLO)
+    # The tool result is taken, then the connection drops before the answer comes.
+    mantyx_server.inject(Faults(tool_result_accept_then_drop=1))
+
+    def play(server: LocalMantyx | None) -> tuple[str, list[str]]:
+        weather = Weather()
+        return _run(server, weather)[0], weather.calls
+
+    recorded, replayed = _twice(mantyx_server, tmp_path / "retry.json", request, play)
+    assert replayed == recorded == ("It is sunny.", ["Oslo"])
+    posts = [
+        i["response"]
+        for i in json.loads((tmp_path / "retry.json").read_text())["interactions"]
+        if i["request"]["path"].endswith("/tool-results")
+    ]
+    assert "status" not in posts[0]  # no answer: replayed as a broken connection
