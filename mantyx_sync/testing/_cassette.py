@@ -4,8 +4,8 @@ Inside ``with cassette("weather.json"):`` every ``mantyx_sync.Client`` built in
 the block has its transport wrapped (the one hook, ``_base.transport_hook``).
 Recording passes each request through and writes down, in order, what the SDK
 sent (method, path, JSON body: no header but ``Content-Type``) and what came
-back: a JSON body, or an event stream's frames. Each frame notes the writes to
-its own run (tool results, cancels) that had been sent before it arrived.
+back: a JSON body, or an event stream's frames and how it ended. Each frame notes
+the writes (tool results, cancels) sent before it about its run or a run it names.
 
 Replaying answers from the file with no network. A run's stream hands out its
 frames in order, and holds each one back until the writes it was recorded
@@ -43,6 +43,9 @@ _BIG = 4096
 _FILE_REF = "sha256:"
 _WORKSPACE = re.compile(r"/workspaces/[^/]+/")
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+_NAMED = re.compile(r'[iI]d"\s*:\s*"([^"\\]+)"')  # a frame's ids: "agentRunId": "r2", ...
+# How a recorded answer broke, as a transport raises it; the client words it.
+_ENDINGS: dict[str, type[OSError]] = {"broken": ConnectionError, "timeout": TimeoutError}
 
 
 def _path(url: str) -> str:
@@ -52,18 +55,32 @@ def _path(url: str) -> str:
     return f"{path}?{parts.query}" if parts.query else path
 
 
-def _run_of(path: str) -> str:
-    """``/v1/agent-runs/r1/stream`` -> ``/v1/agent-runs/r1/``: what a stream's writes share."""
-    return path.split("?", 1)[0].rsplit("/", 1)[0] + "/"
+def _subject(path: str) -> str:
+    """What a path is about: ``/v1/agent-runs/r1/stream`` -> ``r1``."""
+    return path.split("?", 1)[0].rsplit("/", 2)[-2]
 
 
 class _Canned:
-    """A whole answer, or a recorded stream handed out frame by frame."""
+    """A whole answer, or a stream handed out frame by frame and ended as
+    recorded (``end``): by the server (``"eof"``), with a read that timed out or
+    a broken connection, or held open until the client closes it (``"open"``)."""
 
-    def __init__(self, status: int, content_type: str, chunks: Iterable[bytes]) -> None:
+    def __init__(
+        self,
+        status: int,
+        content_type: str,
+        chunks: Iterable[bytes],
+        *,
+        end: str = "eof",
+        timeout: float = 0.0,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
         self.status = status
         self.headers = Headers([("Content-Type", content_type)] if content_type else [])
         self._chunks = chunks
+        self._end = end
+        self._timeout = timeout
+        self._on_close = on_close
         self._closed = threading.Event()
 
     def __iter__(self) -> Iterator[bytes]:
@@ -71,9 +88,32 @@ class _Canned:
             if self._closed.is_set():
                 return
             yield chunk
+        if self._end == "eof" or (self._end == "open" and self._closed.wait(self._timeout)):
+            return
+        raise _ENDINGS.get(self._end, TimeoutError)(f"the recorded answer ended here ({self._end})")
 
     def close(self) -> None:
         self._closed.set()
+        if self._on_close is not None:
+            self._on_close()
+
+
+def _ending(exc: BaseException) -> str:
+    """How an answer broke: a read that timed out (the builtin ``TimeoutError``,
+    or the client's ``Timeout``, which this package cannot import), else ``"broken"``."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return "timeout" if names & {"TimeoutError", "Timeout"} else "broken"
+
+
+def _strings(value: Any, leaf: Callable[[str], str]) -> Any:
+    """``value`` (JSON) with ``leaf`` applied to every string in it."""
+    if isinstance(value, str):
+        return leaf(value)
+    if isinstance(value, list):
+        return [_strings(item, leaf) for item in value]
+    if isinstance(value, dict):
+        return {key: _strings(item, leaf) for key, item in value.items()}
+    return value
 
 
 def _frame(text: str) -> dict[str, Any]:
@@ -121,6 +161,7 @@ class Cassette:
                 f"record_mode must be one of {', '.join(RECORD_MODES)}, not {record_mode!r}"
             )
         self.path = Path(path)
+        self._files = self.path.with_name(self.path.stem + ".files")  # big strings, by hash
         self.record_mode = record_mode
         self.match_tool_results = match_tool_results
         self._redact = redact
@@ -152,25 +193,23 @@ class Cassette:
         """Whether recorded exchanges are served (else every request goes out)."""
         return self._recorded > 0 or self.record_mode == "none"
 
-    # What is written --------------------------------------------------------
-
     def _clean(self, value: Any) -> Any:
         """``value`` redacted (package, then user), its big strings kept by hash."""
-        value = redact_value(value)
-        return self._walk(value)
+        return _strings(redact_value(value), self._store)
 
-    def _walk(self, value: Any) -> Any:
-        if isinstance(value, str):
-            text = value if self._redact is None else self._redact(value)
-            if len(text) <= _BIG:
-                return text
-            digest = hashlib.sha256(text.encode()).hexdigest()
-            self._blobs[digest] = text
-            return _FILE_REF + digest
-        if isinstance(value, list):
-            return [self._walk(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self._walk(item) for key, item in value.items()}
+    def _store(self, value: str) -> str:
+        text = value if self._redact is None else self._redact(value)
+        if len(text) <= _BIG:
+            return text
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        self._blobs[digest] = text
+        return _FILE_REF + digest
+
+    def _fetch(self, value: str) -> str:
+        """A string kept by hash read back from beside the cassette."""
+        if value.startswith(_FILE_REF) and len(value) == 71:
+            with contextlib.suppress(OSError):
+                return (self._files / value.removeprefix(_FILE_REF)).read_text(encoding="utf-8")
         return value
 
     def _body(self, body: bytes | Iterable[bytes] | None) -> Any:
@@ -196,64 +235,47 @@ class Cassette:
             data = {"version": 1, "interactions": self.interactions}
             blobs, self._blobs = dict(self._blobs), {}
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        folder = self.path.with_name(self.path.stem + ".files")
         for digest, text in blobs.items():
-            folder.mkdir(exist_ok=True)
-            (folder / digest).write_text(text, encoding="utf-8")
+            self._files.mkdir(exist_ok=True)
+            (self._files / digest).write_text(text, encoding="utf-8")
         text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
         self.path.write_text(text + "\n", encoding="utf-8")
 
-    # Recording -------------------------------------------------------------
-
-    def _reserve(self, request: dict[str, Any]) -> int:
+    def _record(self, inner: Any, request: Request, stream: bool) -> _Canned:
+        response: dict[str, Any] = {}
         with self._lock:
-            self.interactions.append({"request": request})
+            self.interactions.append({"request": self._request(request), "response": response})
             self._dirty = True
-            return len(self.interactions) - 1
-
-    def _writes_since(self, index: int, start: int) -> list[int]:
-        """Writes to the stream at ``index``'s run sent from ``start`` on (lock held)."""
-        run = _run_of(self.interactions[index]["request"]["path"])
-        return [
-            i
-            for i in range(start, len(self.interactions))
-            if i > self._recorded - 1
-            and self.interactions[i]["request"]["method"] in _WRITES
-            and self.interactions[i]["request"]["path"].startswith(run)
-        ]
-
-    def _record_send(self, inner: Any, request: Request) -> _Canned:
-        index = self._reserve(self._request(request))
-        answer = inner.send(request)
+            index = len(self.interactions) - 1
         try:
-            content = b"".join(answer)
-        finally:
+            answer = inner.stream(request) if stream else inner.send(request)
+            response["status"] = answer.status
+            response["content_type"] = answer.headers.get("content-type", "")
+            if not stream:
+                try:
+                    content = b"".join(answer)
+                finally:
+                    answer.close()
+                response["body"] = self._body(content)
+                return _Canned(answer.status, response["content_type"], [content])
+        except Exception as exc:
+            response["end"] = _ending(exc)
+            raise
+        response["events"] = []
+
+        def close() -> None:
+            with self._lock:
+                response.setdefault("end", "open")  # closed by the client while still open
             answer.close()
-        content_type = answer.headers.get("content-type", "")
-        with self._lock:
-            self.interactions[index]["response"] = {
-                "status": answer.status,
-                "content_type": content_type,
-                "body": self._body(content),
-            }
-        return _Canned(answer.status, content_type, [content])
 
-    def _record_stream(self, inner: Any, request: Request) -> _Canned:
-        index = self._reserve(self._request(request))
-        answer = inner.stream(request)
-        content_type = answer.headers.get("content-type", "")
-        events: list[dict[str, Any]] = []
-        with self._lock:
-            self.interactions[index]["response"] = {
-                "status": answer.status,
-                "content_type": content_type,
-                "events": events,
-            }
-        return _Canned(answer.status, content_type, self._tape(answer, index, events))
+        tape = self._tape(answer, index, response)
+        return _Canned(answer.status, response["content_type"], tape, on_close=close)
 
-    def _tape(self, answer: Any, index: int, events: list[dict[str, Any]]) -> Iterator[bytes]:
-        """``answer``'s chunks, passed on as they come; each whole frame noted."""
-        buffer, checked = b"", index + 1
+    def _tape(self, answer: Any, index: int, response: dict[str, Any]) -> Iterator[bytes]:
+        """``answer``'s chunks, passed on as they come; each whole frame noted with
+        the writes recorded before it about its stream's run or a run it named."""
+        buffer, checked, end = b"", 0, "eof"
+        names = {_subject(self.interactions[index]["request"]["path"])}
         try:
             for chunk in answer:
                 buffer += chunk.replace(b"\r\n", b"\n")
@@ -262,20 +284,30 @@ class Cassette:
                     fields = _frame(raw.decode("utf-8", "replace"))
                     if not fields:
                         continue
+                    names.update(_NAMED.findall(raw.decode("utf-8", "replace")))
                     with self._lock:
-                        after = self._writes_since(index, checked)
+                        after = [
+                            i
+                            for i in range(max(checked, self._recorded), len(self.interactions))
+                            if self.interactions[i]["request"]["method"] in _WRITES
+                            and _subject(self.interactions[i]["request"]["path"]) in names
+                        ]
                         checked = len(self.interactions)
-                        events.append({"after": after, "frame": self._clean(fields)})
+                        response["events"].append({"after": after, "frame": self._clean(fields)})
                 yield chunk  # after noting it: the reader may stop at its last event
+        except Exception as exc:
+            end = _ending(exc)
+            raise
         finally:
+            with self._lock:
+                response.setdefault("end", end)
             answer.close()
 
-    # Replaying -------------------------------------------------------------
-
     def _find(self, request: dict[str, Any]) -> int | None:
-        """The recorded exchange ``request`` replays (lock held): the first one
-        not yet sent with its method and path, the same body first; a read
-        asked again answers as it did last."""
+        """The recorded exchange ``request`` replays (lock held): the Nth request
+        with a method, path and body is the Nth recorded one. Past the recorded
+        ones new_episodes records it; otherwise a read answers as it did last,
+        and a write differs from the first one not yet sent."""
         same = [
             i
             for i in range(self._recorded)
@@ -293,9 +325,9 @@ class Cassette:
                 and _tool_use_id(self.interactions[i]["request"]["body"]) == tool_use
             ):
                 return i
-        if fresh:
-            return fresh[0]
-        if same and request["method"] not in _WRITES:
+        if fresh and self.record_mode != "new_episodes":
+            return fresh[0]  # to report how it differs
+        if same and request["method"] not in _WRITES and self.record_mode != "new_episodes":
             return same[-1]
         return None
 
@@ -329,12 +361,18 @@ class Cassette:
             self._sent.add(index)
             self._lock.notify_all()
         response = self.interactions[index]["response"]
+        if "status" not in response:  # no answer came (before the block ended)
+            raise _ENDINGS[response.get("end", "broken")]("the recorded request failed here")
+        timeout = request.timeout[1]
         if not stream or "events" not in response:
-            content = json.dumps(self._load(response.get("body"))).encode()
+            content = json.dumps(_strings(response.get("body"), self._fetch)).encode()
             body = b"" if response.get("body") is None else content
             return _Canned(response["status"], response["content_type"], [body])
-        frames = self._frames(response["events"], request.timeout[1])
-        return _Canned(response["status"], response["content_type"], frames)
+        frames = self._frames(response["events"], timeout)
+        end = response.get("end", "open")
+        return _Canned(
+            response["status"], response["content_type"], frames, end=end, timeout=timeout
+        )
 
     def _frames(self, events: list[dict[str, Any]], timeout: float) -> Iterator[bytes]:
         for event in events:
@@ -353,7 +391,7 @@ class Cassette:
                     )
                 if self._failure is not None:
                     raise self._failure
-            yield _frame_bytes(self._load(event["frame"]))
+            yield _frame_bytes(_strings(event["frame"], self._fetch))
 
     def _released(self, after: set[int]) -> bool:
         return self._failure is not None or after <= self._sent
@@ -364,19 +402,6 @@ class Cassette:
                 self._failure = error
             self._lock.notify_all()
         return error
-
-    def _load(self, value: Any) -> Any:
-        """``value`` with each big string read back from beside the cassette."""
-        if isinstance(value, str) and value.startswith(_FILE_REF) and len(value) == 71:
-            folder = self.path.with_name(self.path.stem + ".files")
-            with contextlib.suppress(OSError):
-                return (folder / value.removeprefix(_FILE_REF)).read_text(encoding="utf-8")
-            return value
-        if isinstance(value, list):
-            return [self._load(item) for item in value]
-        if isinstance(value, dict):
-            return {key: self._load(item) for key, item in value.items()}
-        return value
 
     def _wrap(self, inner: Any) -> _CassetteTransport:
         """The transport a client in the block uses instead of ``inner``."""
@@ -406,19 +431,18 @@ class _CassetteTransport:
     def __repr__(self) -> str:
         return f"<cassette transport {str(self._cassette.path)!r}>"
 
-    def send(self, request: Request) -> _Canned:
+    def _answer(self, request: Request, stream: bool) -> _Canned:
         if self._cassette.replaying:
-            answer = self._cassette._replay(request, stream=False)
+            answer = self._cassette._replay(request, stream)
             if answer is not None:
                 return answer
-        return self._cassette._record_send(self._inner, request)
+        return self._cassette._record(self._inner, request, stream)
+
+    def send(self, request: Request) -> _Canned:
+        return self._answer(request, stream=False)
 
     def stream(self, request: Request) -> _Canned:
-        if self._cassette.replaying:
-            answer = self._cassette._replay(request, stream=True)
-            if answer is not None:
-                return answer
-        return self._cassette._record_stream(self._inner, request)
+        return self._answer(request, stream=True)
 
     def close(self) -> None:
         self._inner.close()
