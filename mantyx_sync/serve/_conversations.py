@@ -73,11 +73,6 @@ class Conversations:
         self._open: dict[str, collections.OrderedDict[str, _Conversation]] = {}
         self._creating: dict[tuple[str, str], threading.Lock] = {}
 
-    @property
-    def stateless(self) -> bool:
-        """Whether every message is a one-shot run."""
-        return self._stateless
-
     def __len__(self) -> int:
         with self._lock:
             return sum(len(mine) for mine in self._open.values())
