@@ -48,7 +48,6 @@ class A2ATask:
         self.caller = caller
         self.context_id = context_id
         self.artifact_id = str(uuid.uuid4())
-        self.run_id = turn.run.id
         self._user_message = user_message
         self._lock = threading.Lock()
         self._streamed: list[str] = []

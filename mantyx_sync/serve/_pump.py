@@ -122,6 +122,14 @@ class RunPump:
         self._closed = True
         self.run.close()
 
+    def abandon(self) -> None:
+        """The client went away: a run still going is closed (so cancelled)."""
+        # The WSGI server closes the body at the end of every response; only a
+        # response cut short leaves the run going.
+        if not self.done:
+            log.info("run %s: the client went away; cancelling it", self.run.id)
+            self.close()
+
     def _pump(self) -> None:
         try:
             for event in self.run:
@@ -147,7 +155,7 @@ class RunPump:
                 self.outcome = Outcome.FAILED
             self.run.close()
         finally:
-            if self._outcome_unset():
+            if self.outcome is Outcome.RUNNING:
                 self.outcome = Outcome.CANCELED
             self._done.set()
             if self._queue is not None:
@@ -157,6 +165,3 @@ class RunPump:
                     self._on_end()
                 except Exception:
                     log.exception("run %s: end hook failed", self.run.id)
-
-    def _outcome_unset(self) -> bool:
-        return self.outcome is Outcome.RUNNING

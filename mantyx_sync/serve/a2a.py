@@ -239,10 +239,10 @@ class A2AApp(ServedApp):
             on_end=self.tasks.finished,
         )
         self.tasks.add(task)
-        log.debug("task %s: run %s for context %s", task.id, task.run_id, context_id)
+        log.debug("task %s: run %s for context %s", task.id, turn.run.id, context_id)
         if stream:
             items = self._items(task, request_id, dialect)
-            return self._stream(start_response, items, on_close=lambda: _abandon(task))
+            return self._stream(start_response, items, on_close=task.pump.abandon)
         if not immediately:
             task.pump.wait()
         result = task.to_wire(dialect)
@@ -296,14 +296,6 @@ class A2AApp(ServedApp):
         if task.pump.outcome is Outcome.COMPLETED:
             yield chunk(task.answer(), append=False, last=True)
         yield status(task.state, task.status_message(dialect), True)
-
-
-def _abandon(task: A2ATask) -> None:
-    # The WSGI server closes the body at the end of every response; only a
-    # response cut short (the client went away) leaves the run going.
-    if not task.done:
-        log.info("task %s: the client went away; cancelling run %s", task.id, task.run_id)
-        task.pump.close()
 
 
 @checked(ArgumentTypeError)
