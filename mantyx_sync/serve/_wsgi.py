@@ -17,6 +17,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
+from http import HTTPStatus
 from typing import Any, Final
 
 from ..errors import SpecError
@@ -45,17 +46,6 @@ MAX_JSON_DEPTH: Final = 100
 document nested just under it still reaches when its reply is written."""
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 
-_REASONS: Final = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    421: "Misdirected Request",
-    500: "Internal Server Error",
-}
 _DIGITS: Final = re.compile(r"[0-9]+")
 _HOST_NAME: Final = re.compile(r"[a-z0-9._:-]+")
 _JSON_MEDIA: Final = re.compile(r"application/([a-z0-9.!#$&^_-]+\+)?json")
@@ -163,10 +153,6 @@ class Gate:
         )
 
 
-def _nothing() -> None:
-    pass
-
-
 class ServedApp:
     """What a served app does before its protocol: answer ``GET /health``, then let
     :class:`Gate` refuse a request (421, 401) or name its caller for :meth:`_route`;
@@ -209,7 +195,9 @@ class ServedApp:
 
     @staticmethod
     def _stream(
-        start_response: StartResponse, items: Iterator[Any], on_close: Callable[[], None] = _nothing
+        start_response: StartResponse,
+        items: Iterator[Any],
+        on_close: Callable[[], None] | None = None,
     ) -> StreamBody:
         """Answer 200 with ``items`` as a :class:`StreamBody`."""
         start_response("200 OK", StreamBody.HEADERS)
@@ -268,10 +256,6 @@ def _too_large() -> Refused:
     return Refused(413, "too_large", f"the body is larger than {MAX_BODY_BYTES} bytes")
 
 
-def _status(code: int) -> str:
-    return f"{code} {_REASONS.get(code, 'Error')}"
-
-
 def json_reply(
     start_response: StartResponse,
     body: Any,
@@ -281,7 +265,7 @@ def json_reply(
     """Answer with ``body`` as JSON."""
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     start_response(
-        _status(status),
+        f"{status} {HTTPStatus(status).phrase}",
         [
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(data))),
@@ -318,9 +302,9 @@ class StreamBody:
         ("X-Accel-Buffering", "no"),
     ]
 
-    def __init__(self, items: Iterator[Any], on_close: Callable[[], None]) -> None:
+    def __init__(self, items: Iterator[Any], on_close: Callable[[], None] | None) -> None:
         self._items = items
-        self._on_close: Callable[[], None] | None = on_close
+        self._on_close = on_close
 
     def __iter__(self) -> Iterator[bytes]:
         return (SSE_HEARTBEAT if item is Tick.HEARTBEAT else sse_data(item) for item in self._items)
