@@ -128,8 +128,6 @@ def define_local_a2a(
         raise SpecError(f"a2a_local {name!r}: give url= or agent_card=")
     if url is not None and not url.startswith(("http://", "https://")):
         raise SpecError(f"a2a_local {name!r}: url must be http:// or https://", path="url")
-    if agent_card is not None and not isinstance(agent_card, Mapping):
-        raise SpecError(f"a2a_local {name!r}: agent_card must be a JSON object")
     check_headers("a2a_local", name, headers)
     if timeout <= 0:
         raise SpecError(f"a2a_local {name!r}: timeout must be positive")
