@@ -80,11 +80,10 @@ class LocalA2A:
                 assert self.url is not None
                 card = fetch_card(http, self.url, headers, timeout=self.timeout)
             client = None if self.send is not None else A2AClient(card, headers, http=http)
-        except A2AError as exc:
+        except BaseException as exc:
             http.close()
-            raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
-        except BaseException:
-            http.close()
+            if isinstance(exc, A2AError):
+                raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
             raise
         if client is None:
             http.close()

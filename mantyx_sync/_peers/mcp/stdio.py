@@ -87,7 +87,6 @@ class StdioTransport:
         self._endpoint: Endpoint | None = None
         self._closed = False
         self._broken: str | None = None
-        self._max_line = MAX_LINE_BYTES
         self._stderr = bytearray()  # the last STDERR_TAIL_BYTES the server wrote there
         self._stderr_reader: threading.Thread | None = None
 
@@ -253,7 +252,7 @@ class StdioTransport:
     def _read_stdout(self, stream: IO[bytes]) -> None:
         endpoint = self._endpoint
         assert endpoint is not None
-        limit = self._max_line
+        limit = MAX_LINE_BYTES
         try:
             while raw := stream.readline(limit + 1):
                 if len(raw) > limit and not raw.endswith(b"\n"):
