@@ -1,15 +1,8 @@
-"""A2A wire shapes for the served app, in both protocol lines.
+"""A2A wire shapes for the served app, in both protocol lines (pure: dicts in, dicts out).
 
-* **0.3** (methods ``message/send`` …): objects tagged with ``kind``
-  (``task``, ``message``, ``status-update``, ``artifact-update``), parts
-  ``{"kind": "text", "text": …}``, roles ``user``/``agent``, states
-  ``working``/``completed``…, and status updates carry ``final``.
-* **1.0** (methods ``SendMessage`` …): the proto JSON mapping: no ``kind``,
-  parts ``{"text": …}``, roles ``ROLE_USER``/``ROLE_AGENT``, states
-  ``TASK_STATE_WORKING``…; send results wrap ``{"task": …}`` and stream items
-  are ``{"task"|"message"|"statusUpdate"|"artifactUpdate": …}``.
-
-Everything here is pure: dictionaries in, dictionaries out.
+The lines differ as the A2A client (:mod:`mantyx_sync._peers.a2a.client`) says;
+here also: 0.3 status updates carry ``final``, and 1.0 stream items are
+``{"task"|"message"|"statusUpdate"|"artifactUpdate": …}``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """The Agent API protocol's objects, built from a MANTYX run's events.
 
 :class:`ResponseBuilder` turns each :class:`~mantyx_sync.RunEvent` into the
-``response`` / ``message`` / ``content`` objects of agent-api-protocol.md,
-numbered by ``sequence_number``, with the documented status transitions:
+protocol's ``response`` / ``message`` / ``content`` objects, numbered by
+``sequence_number``, with the protocol's status transitions:
 
 * the response: ``created`` → ``in_progress`` → ``completed`` / ``failed`` / ``canceled``;
 * assistant text: a ``message`` (``in_progress``), ``text`` content deltas

@@ -1,12 +1,11 @@
 """A MANTYX run read on its own thread, so a WSGI response can wait with heartbeats.
 
-A WSGI server only notices a client that went away when it next writes. A
-response that blocked on the run's stream would therefore keep a cancelled
-conversation's run burning until the model said something. :class:`RunPump`
-reads the run on a daemon thread and hands events over through a queue; the
-response thread waits on that queue with a timeout and writes a heartbeat
-whenever it expires, and its ``close()`` (called by every WSGI server when the
-client disconnects) closes the run, which cancels it on the server.
+A WSGI server only notices a client that went away when it next writes: a
+response blocked on the run's stream would keep an abandoned run burning until
+the model said something. So :class:`RunPump` reads the run on a daemon thread
+and queues its events; the response waits on the queue and writes a heartbeat
+whenever the wait times out, and its ``close()`` (which WSGI servers call when
+the client disconnects) cancels the run.
 """
 
 from __future__ import annotations

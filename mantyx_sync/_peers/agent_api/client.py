@@ -1,6 +1,6 @@
 """A synchronous Agent API protocol client: one streaming ``POST /process`` per call.
 
-The reply is an SSE stream of ``data:`` JSON objects (agent-api-protocol.md):
+The reply is an SSE stream of ``data:`` JSON objects:
 ``response`` objects (``created`` → ``in_progress`` → ``completed`` /
 ``failed`` / ``canceled`` / ``rejected``), ``message`` objects and
 ``content`` deltas. :func:`read_reply` folds them into an

@@ -1,24 +1,16 @@
 """MCP over Streamable HTTP with ``requests`` and plain threads.
 
-Every JSON-RPC request is POSTed from its own short-lived worker thread, which
-reads the reply (a JSON body or an SSE stream that may carry server requests and
-notifications before our response) and hands each message to the
-:class:`~mantyx_sync._peers.jsonrpc.Endpoint`; the caller waits on the endpoint with
-its own timeout. Notifications and our answers to server requests are POSTed
-synchronously (the server answers ``202``). After the handshake an optional GET
-stream receives requests the server sends outside any POST (the Python SDK sends
-``roots/list`` there).
+Each JSON-RPC request is POSTed from its own short-lived worker thread, which
+reads the reply (a JSON body, or an SSE stream that may carry server requests
+first) into the :class:`~mantyx_sync._peers.jsonrpc.Endpoint`; the caller waits
+there with its own timeout. After the handshake an optional GET stream receives
+what the server sends outside any POST (the Python SDK sends ``roots/list`` there).
 
-The ``Mcp-Session-Id`` the server assigns is echoed on every request, with the
-negotiated ``MCP-Protocol-Version``; a ``404`` on a request that carried a session
-id is reported as :class:`~mantyx_sync._peers.jsonrpc.SessionExpired` so the client can
-re-initialise. ``initialize`` is always sent without session headers and its
-reply's session id replaces the old one, so calls in flight during a
-re-initialisation keep the old id until the new one exists (they get a 404 and
-retry) instead of going out with none. :meth:`HttpTransport.close` DELETEs the
-session.
-
-Header values may hold secrets: they are never logged or put in messages.
+A ``404`` on a request that carried the ``Mcp-Session-Id`` is
+:class:`~mantyx_sync._peers.jsonrpc.SessionExpired`, so the client re-initialises.
+``initialize`` goes out without session headers and its reply's id replaces the
+old one, so calls in flight meanwhile keep the old id (they get a 404 and retry)
+rather than going out with none. Header values may hold secrets: never logged.
 """
 
 from __future__ import annotations
