@@ -3,9 +3,9 @@
 A transport (stdio pipe, Streamable HTTP) hands every message it receives to
 :meth:`Endpoint.deliver` and gives the endpoint a ``send`` callable for what it
 writes. :meth:`Endpoint.request` allocates an id, sends, and blocks the calling
-thread on its own :class:`threading.Event` until the matching response, a
-timeout, or the loss of the peer. Several requests may be in flight at once,
-from different threads.
+thread on that request's own :class:`~concurrent.futures.Future` until the
+matching response, a timeout, or the loss of the peer. Several requests may be
+in flight at once, from different threads.
 
 Requests *from* the peer are answered on the delivering thread: ``ping`` with
 ``{}``, everything else with ``-32601 Method not found`` (we declare no client
@@ -20,6 +20,8 @@ import itertools
 import logging
 import threading
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Final
 
 __all__ = ["Endpoint", "JsonRpcError", "PeerGoneError", "RequestTimeout", "SessionExpired"]
@@ -57,17 +59,6 @@ class SessionExpired(PeerGoneError):
     """
 
 
-class _Pending:
-    """One request waiting for its response; written once by the delivering thread."""
-
-    __slots__ = ("done", "error", "result")
-
-    def __init__(self) -> None:
-        self.done = threading.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-
 class Endpoint:
     """Matches responses to requests by id; answers the peer's own requests.
 
@@ -83,7 +74,8 @@ class Endpoint:
         self._send = send
         self._label = label
         self._lock = threading.Lock()
-        self._pending: dict[Any, _Pending] = {}
+        # Each future is set once, by whoever pops it from this table.
+        self._pending: dict[Any, Future[Any]] = {}
         # Our ids start at 1; the peer's ids (which may be 0 or strings) live in
         # its own id space and never touch this table.
         self._ids = itertools.count(1)
@@ -110,7 +102,7 @@ class Endpoint:
         :raises PeerGoneError: the peer went away before answering.
         :raises SessionExpired: the transport reported the HTTP session gone.
         """
-        pending = _Pending()
+        pending: Future[Any] = Future()
         with self._lock:
             if self._closed_reason is not None:
                 raise PeerGoneError(self._closed_reason)
@@ -122,21 +114,21 @@ class Endpoint:
         logger.debug("%s: -> %s id=%s", self._label, method, request_id)
         try:
             self._send(message)
-        except (OSError, PeerGoneError) as exc:
+        except BaseException as exc:
             self._forget(request_id)
-            reason = self.closed_reason
-            raise PeerGoneError(reason or f"could not send {method}: {exc}") from exc
-        except BaseException:
-            self._forget(request_id)
+            if isinstance(exc, (OSError, PeerGoneError)):
+                reason = self.closed_reason or f"could not send {method}: {exc}"
+                raise PeerGoneError(reason) from exc
             raise
-        if not pending.done.wait(timeout):
+        try:
+            return pending.result(timeout)
+        except FutureTimeout:
             self._forget(request_id)
-            if pending.done.is_set():  # answered between the wait and the forget
-                return self._outcome(pending)
-            if cancel_on_timeout:
-                self._cancel(request_id, f"timed out after {timeout} s")
-            raise RequestTimeout(f"{method} timed out after {timeout} s")
-        return self._outcome(pending)
+            if pending.done():  # answered between the wait and the forget
+                return pending.result()
+        if cancel_on_timeout:
+            self._cancel(request_id, f"timed out after {timeout} s")
+        raise RequestTimeout(f"{method} timed out after {timeout} s")
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Send a notification (no response expected).
@@ -185,26 +177,26 @@ class Endpoint:
             )
             return
         error = message.get("error")
-        if error is not None:
-            if isinstance(error, dict):
-                pending.error = JsonRpcError(
-                    int(error.get("code", 0)) if isinstance(error.get("code"), int) else 0,
+        if error is None:
+            pending.set_result(message.get("result"))
+        elif isinstance(error, dict):
+            code = error.get("code")
+            pending.set_exception(
+                JsonRpcError(
+                    int(code) if isinstance(code, int) else 0,
                     str(error.get("message", "")),
                     error.get("data"),
                 )
-            else:
-                pending.error = JsonRpcError(0, str(error))
+            )
         else:
-            pending.result = message.get("result")
-        pending.done.set()
+            pending.set_exception(JsonRpcError(0, str(error)))
 
     def fail(self, request_id: Any, error: BaseException) -> None:
         """Fail one pending request (used by transports, e.g. for an HTTP error status)."""
         with self._lock:
             pending = self._pending.pop(request_id, None)
         if pending is not None:
-            pending.error = error
-            pending.done.set()
+            pending.set_exception(error)
 
     def close(self, reason: str) -> None:
         """Fail every pending request and every later one with :class:`PeerGoneError`."""
@@ -214,13 +206,7 @@ class Endpoint:
             waiting = list(self._pending.values())
             self._pending.clear()
         for pending in waiting:
-            pending.error = PeerGoneError(reason)
-            pending.done.set()
-
-    def _outcome(self, pending: _Pending) -> Any:
-        if pending.error is not None:
-            raise pending.error
-        return pending.result
+            pending.set_exception(PeerGoneError(reason))
 
     def _forget(self, request_id: int) -> None:
         with self._lock:

@@ -30,11 +30,7 @@ _DESCRIPTION = (
     "Needs werkzeug: pip install 'mantyx-sync[serve]'."
 )
 TOKEN_ENV = "MANTYX_SERVE_TOKEN"
-
-
-def _apps() -> dict[str, Callable[..., Any]]:
-    apps: dict[str, Callable[..., Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
-    return apps
+_APPS: dict[str, Callable[..., Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
 
 
 def _is_loopback(host: str) -> bool:
@@ -67,9 +63,8 @@ def load_agent(target: str) -> Agent:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Parse arguments and serve until interrupted; returns the exit status."""
-    apps = _apps()
     parser = argparse.ArgumentParser(prog="python -m mantyx_sync.serve", description=_DESCRIPTION)
-    parser.add_argument("protocol", choices=sorted(apps), help="the protocol to speak")
+    parser.add_argument("protocol", choices=sorted(_APPS), help="the protocol to speak")
     parser.add_argument(
         "--agent", required=True, help="module:attr of a mantyx_sync.Agent (or a factory)"
     )
@@ -122,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
     agent = load_agent(args.agent)
     try:
-        app = apps[args.protocol](
+        app = _APPS[args.protocol](
             agent,
             authenticate=bearer_token(args.token) if args.token else None,
             allowed_hosts=[*named, *args.allowed_host],

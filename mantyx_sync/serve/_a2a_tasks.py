@@ -15,20 +15,13 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from ..events import RunEvent
-from ._a2a_wire import Dialect, agent_message, now_iso, task_object
+from ._a2a_wire import Dialect, agent_message, task_object
 from ._conversations import Turn
 from ._pump import Outcome, RunPump
 
 __all__ = ["A2ATask", "TaskStore"]
 
 MAX_FINISHED: Final = 1024
-
-_STATES: Final = {
-    Outcome.RUNNING: "working",
-    Outcome.COMPLETED: "completed",
-    Outcome.FAILED: "failed",
-    Outcome.CANCELED: "canceled",
-}
 
 
 class A2ATask:
@@ -48,7 +41,6 @@ class A2ATask:
         self.caller = caller
         self.context_id = context_id
         self.artifact_id = str(uuid.uuid4())
-        self.run_id = turn.run.id
         self._user_message = user_message
         self._lock = threading.Lock()
         self._streamed: list[str] = []
@@ -68,7 +60,8 @@ class A2ATask:
     @property
     def state(self) -> str:
         """``working``, ``completed``, ``failed`` or ``canceled`` (0.3 spelling)."""
-        return _STATES[self.pump.outcome]
+        outcome = self.pump.outcome
+        return "working" if outcome is Outcome.RUNNING else outcome.value
 
     @property
     def done(self) -> bool:
@@ -91,13 +84,7 @@ class A2ATask:
             text = "cancelled"
         else:
             return None
-        return agent_message(
-            text,
-            context_id=self.context_id,
-            task_id=self.id,
-            message_id=str(uuid.uuid4()),
-            dialect=dialect,
-        )
+        return agent_message(text, (self.id, self.context_id, dialect))
 
     def to_wire(self, dialect: Dialect, *, history_length: int | None = None) -> dict[str, Any]:
         """The Task as ``tasks/get`` returns it."""
@@ -113,7 +100,6 @@ class A2ATask:
             artifact=(self.artifact_id, answer) if answer or self.done else None,
             history=history,
             dialect=dialect,
-            timestamp=now_iso(),
         )
 
 

@@ -1,21 +1,15 @@
-"""A2A wire shapes for the served app, in both protocol lines.
+"""A2A wire shapes for the served app, in both protocol lines (pure: dicts in, dicts out).
 
-* **0.3** (methods ``message/send`` …): objects tagged with ``kind``
-  (``task``, ``message``, ``status-update``, ``artifact-update``), parts
-  ``{"kind": "text", "text": …}``, roles ``user``/``agent``, states
-  ``working``/``completed``…, and status updates carry ``final``.
-* **1.0** (methods ``SendMessage`` …): the proto JSON mapping: no ``kind``,
-  parts ``{"text": …}``, roles ``ROLE_USER``/``ROLE_AGENT``, states
-  ``TASK_STATE_WORKING``…; send results wrap ``{"task": …}`` and stream items
-  are ``{"task"|"message"|"statusUpdate"|"artifactUpdate": …}``.
-
-Everything here is pure: dictionaries in, dictionaries out.
+The lines differ as the A2A client (:mod:`mantyx_sync._peers.a2a.client`) says;
+here also: 0.3 status updates carry ``final``, and 1.0 stream items are
+``{"task"|"message"|"statusUpdate"|"artifactUpdate": …}``.
 """
 
 from __future__ import annotations
 
 import datetime
 import json
+import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
@@ -24,7 +18,6 @@ __all__ = [
     "agent_message",
     "build_card",
     "message_text",
-    "now_iso",
     "stream_update",
     "task_object",
 ]
@@ -34,7 +27,7 @@ Dialect = Literal["0.3", "1.0"]
 ARTIFACT_NAME: Final = "response"
 
 
-def now_iso() -> str:
+def _now() -> str:
     """An RFC 3339 UTC timestamp, as A2A status timestamps are."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
@@ -79,27 +72,24 @@ def message_text(message: Any) -> str | None:
     return text if text.strip() else None
 
 
-def agent_message(
-    text: str, *, context_id: str, task_id: str | None, message_id: str, dialect: Dialect
-) -> dict[str, Any]:
-    """An agent-role Message holding ``text``."""
+def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
+    """A new agent-role Message holding ``text``, in the task ``ids`` names (task id,
+    context id, dialect)."""
+    task_id, context_id, dialect = ids
     out: dict[str, Any] = {
-        "messageId": message_id,
+        "messageId": str(uuid.uuid4()),
         "role": "agent" if dialect == "0.3" else "ROLE_AGENT",
         "parts": [_part(text, dialect)],
         "contextId": context_id,
+        "taskId": task_id,
     }
-    if task_id is not None:
-        out["taskId"] = task_id
     if dialect == "0.3":
         out["kind"] = "message"
     return out
 
 
-def _status(
-    state: str, message: dict[str, Any] | None, dialect: Dialect, timestamp: str
-) -> dict[str, Any]:
-    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": timestamp}
+def _status(state: str, message: dict[str, Any] | None, dialect: Dialect) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": _now()}
     if message is not None:
         out["message"] = message
     return out
@@ -118,13 +108,12 @@ def task_object(
     artifact: tuple[str, str] | None,
     history: Sequence[dict[str, Any]],
     dialect: Dialect,
-    timestamp: str,
 ) -> dict[str, Any]:
     """A Task. ``artifact`` is ``(artifact_id, text)`` once there is an answer."""
     out: dict[str, Any] = {
         "id": task_id,
         "contextId": context_id,
-        "status": _status(state, status_message, dialect, timestamp),
+        "status": _status(state, status_message, dialect),
     }
     if artifact is not None:
         out["artifacts"] = [_artifact(artifact[1], artifact[0], dialect)]
@@ -145,7 +134,7 @@ def stream_update(
     task_id, context_id, dialect = ids
     body: dict[str, Any] = {"taskId": task_id, "contextId": context_id}
     if kind == "status":
-        body["status"] = _status(fields["state"], fields["message"], dialect, now_iso())
+        body["status"] = _status(fields["state"], fields["message"], dialect)
         if dialect == "0.3":
             body["final"] = fields["final"]
     else:

@@ -1,8 +1,8 @@
 """The Agent API protocol's objects, built from a MANTYX run's events.
 
 :class:`ResponseBuilder` turns each :class:`~mantyx_sync.RunEvent` into the
-``response`` / ``message`` / ``content`` objects of agent-api-protocol.md,
-numbered by ``sequence_number``, with the documented status transitions:
+protocol's ``response`` / ``message`` / ``content`` objects, numbered by
+``sequence_number``, with the protocol's status transitions:
 
 * the response: ``created`` → ``in_progress`` → ``completed`` / ``failed`` / ``canceled``;
 * assistant text: a ``message`` (``in_progress``), ``text`` content deltas
@@ -155,8 +155,7 @@ class ResponseBuilder:
 
     def heartbeat(self) -> dict[str, Any]:
         """A ``heartbeat`` message: still working (a tool is running)."""
-        msg = self._message("heartbeat", "assistant")
-        return self._stamp(msg)
+        return self._stamp(self._message("heartbeat", "assistant"))
 
     def _delta(self, text: str) -> list[dict[str, Any]]:
         out = []
@@ -172,52 +171,40 @@ class ResponseBuilder:
 
     def _close_text(self, full: str | None) -> list[dict[str, Any]]:
         msg = self._text_msg
-        if msg is None:
-            if not full:
-                return []
-            msg = self._message("message", "assistant")
-            opened = [self._stamp(dict(msg))]
-        else:
-            opened = []
+        if msg is None and not full:
+            return []
         text = full if full else "".join(self._text)
         self._text_msg, self._text = None, []
-        content = self._stamp(self._content(msg["id"], "text", "completed", False, text=text))
+        if msg is None:
+            return self._complete(self._message("message", "assistant"), True, text=text)
+        return self._complete(msg, False, text=text)
+
+    def _complete(self, msg: dict[str, Any], opening: bool, **fields: Any) -> list[dict[str, Any]]:
+        """``msg`` completed with one content (``text=`` or ``data=``), opened first if asked."""
+        opened = [self._stamp(dict(msg))] if opening else []
+        kind = "text" if "text" in fields else "data"
+        content = self._stamp(self._content(msg["id"], kind, "completed", False, **fields))
         msg.update(status="completed", content=[dict(content)])
         done = self._stamp(dict(msg))
         self.output.append(done)
         return [*opened, content, done]
 
-    def _data_message(self, msg_type: str, role: str, data: dict[str, Any]) -> list[dict[str, Any]]:
-        msg = self._message(msg_type, role)
-        opened = self._stamp(dict(msg))
-        content = self._stamp(self._content(msg["id"], "data", "completed", False, data=data))
-        msg.update(status="completed", content=[dict(content)])
-        done = self._stamp(dict(msg))
-        self.output.append(done)
-        return [opened, content, done]
-
     def _tool_call(self, step: ToolStep) -> list[dict[str, Any]]:
         name = step.name or "tool"
         self._pending[step.tool_use_id] = name
         arguments = _json_text(step.args if step.args is not None else {})
-        return self._data_message(
-            "plugin_call",
-            "assistant",
-            {"call_id": step.tool_use_id, "name": name, "arguments": arguments},
-        )
+        data = {"call_id": step.tool_use_id, "name": name, "arguments": arguments}
+        return self._complete(self._message("plugin_call", "assistant"), True, data=data)
 
     def _tool_output(self, step: ToolStep) -> list[dict[str, Any]]:
         name = self._pending.pop(step.tool_use_id, None) or step.name or "tool"
         output = step.outcome if step.ok else f"error: {_json_text(step.outcome)}"
-        return self._data_message(
-            "plugin_call_output",
-            "tool",
-            {
-                "call_id": step.tool_use_id,
-                "name": name,
-                "output": _json_text(output if output is not None else ""),
-            },
-        )
+        data = {
+            "call_id": step.tool_use_id,
+            "name": name,
+            "output": _json_text(output if output is not None else ""),
+        }
+        return self._complete(self._message("plugin_call_output", "tool"), True, data=data)
 
     def finish(
         self, outcome: str, result: RunResult | None, error: str | None

@@ -48,15 +48,9 @@ class Turn:
     def __init__(self, run: Run, release: threading.Lock | None) -> None:
         self.run = run
         self._release = release
-        self._finished = False
-        self._lock = threading.Lock()
 
     def finish(self) -> None:
-        """Let the conversation's next message start. Idempotent, any thread."""
-        with self._lock:
-            if self._finished:
-                return
-            self._finished = True
+        """Let the conversation's next message start (called once: when the run's pump ends)."""
         if self._release is not None:
             self._release.release()
 
@@ -73,11 +67,6 @@ class Conversations:
         self._open: dict[str, collections.OrderedDict[str, _Conversation]] = {}
         self._creating: dict[tuple[str, str], threading.Lock] = {}
 
-    @property
-    def stateless(self) -> bool:
-        """Whether every message is a one-shot run."""
-        return self._stateless
-
     def __len__(self) -> int:
         with self._lock:
             return sum(len(mine) for mine in self._open.values())
@@ -89,13 +78,13 @@ class Conversations:
             conversation = mine.get(key) if mine is not None else None
             return conversation.session.id if conversation else None
 
-    def start(self, caller: str, key: str | None, prompt: str) -> Turn:
+    def start(self, caller: str, key: str, prompt: str) -> Turn:
         """Start the MANTYX run for one message of ``caller``'s conversation ``key``.
 
         :raises ConversationBusy: the conversation's previous run did not end in time.
         :raises MantyxError: the session or run could not be created.
         """
-        if self._stateless or key is None:
+        if self._stateless:
             return Turn(self._agent.start(prompt), None)
         conversation = self._get(caller, key)
         if not conversation.turn_lock.acquire(timeout=BUSY_WAIT_S):

@@ -1,12 +1,11 @@
 """A MANTYX run read on its own thread, so a WSGI response can wait with heartbeats.
 
-A WSGI server only notices a client that went away when it next writes. A
-response that blocked on the run's stream would therefore keep a cancelled
-conversation's run burning until the model said something. :class:`RunPump`
-reads the run on a daemon thread and hands events over through a queue; the
-response thread waits on that queue with a timeout and writes a heartbeat
-whenever it expires, and its ``close()`` (called by every WSGI server when the
-client disconnects) closes the run, which cancels it on the server.
+A WSGI server only notices a client that went away when it next writes: a
+response blocked on the run's stream would keep an abandoned run burning until
+the model said something. So :class:`RunPump` reads the run on a daemon thread
+and queues its events; the response waits on the queue and writes a heartbeat
+whenever the wait times out, and its ``close()`` (which WSGI servers call when
+the client disconnects) cancels the run.
 """
 
 from __future__ import annotations
@@ -122,6 +121,14 @@ class RunPump:
         self._closed = True
         self.run.close()
 
+    def abandon(self) -> None:
+        """The client went away: a run still going is closed (so cancelled)."""
+        # The WSGI server closes the body at the end of every response; only a
+        # response cut short leaves the run going.
+        if not self.done:
+            log.info("run %s: the client went away; cancelling it", self.run.id)
+            self.close()
+
     def _pump(self) -> None:
         try:
             for event in self.run:
@@ -147,7 +154,7 @@ class RunPump:
                 self.outcome = Outcome.FAILED
             self.run.close()
         finally:
-            if self._outcome_unset():
+            if self.outcome is Outcome.RUNNING:
                 self.outcome = Outcome.CANCELED
             self._done.set()
             if self._queue is not None:
@@ -157,6 +164,3 @@ class RunPump:
                     self._on_end()
                 except Exception:
                     log.exception("run %s: end hook failed", self.run.id)
-
-    def _outcome_unset(self) -> bool:
-        return self.outcome is Outcome.RUNNING

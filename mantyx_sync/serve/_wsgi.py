@@ -6,7 +6,7 @@ WSGI server (werkzeug, gunicorn, mod_wsgi) or framework (Flask's
 
 What a web page in the user's browser could otherwise do to a served agent is
 refused here, once for both apps: a Host name the app does not answer to
-(DNS rebinding) by :class:`Gate` (421), and a body not declared JSON (a form
+(DNS rebinding) by :class:`ServedApp` (421), and a body not declared JSON (a form
 or ``text/plain`` POST needs no CORS preflight) by :func:`read_json` (415),
 both before anything runs.
 """
@@ -17,6 +17,7 @@ import json
 import logging
 import re
 from collections.abc import Callable, Iterable, Iterator
+from http import HTTPStatus
 from typing import Any, Final
 
 from ..errors import SpecError
@@ -45,17 +46,6 @@ MAX_JSON_DEPTH: Final = 100
 document nested just under it still reaches when its reply is written."""
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
 
-_REASONS: Final = {
-    200: "OK",
-    400: "Bad Request",
-    401: "Unauthorized",
-    404: "Not Found",
-    405: "Method Not Allowed",
-    413: "Content Too Large",
-    415: "Unsupported Media Type",
-    421: "Misdirected Request",
-    500: "Internal Server Error",
-}
 _DIGITS: Final = re.compile(r"[0-9]+")
 _HOST_NAME: Final = re.compile(r"[a-z0-9._:-]+")
 _JSON_MEDIA: Final = re.compile(r"application/([a-z0-9.!#$&^_-]+\+)?json")
@@ -70,12 +60,11 @@ class Refused(Exception):
         super().__init__(message)
         self.status = status
         self.code = code
-        self.message = message
         self.headers = list(headers)
 
     def reply(self, start_response: StartResponse) -> list[bytes]:
         """Answer ``{"error": {"code", "message"}}`` with the status."""
-        error = {"code": self.code, "message": self.message}
+        error = {"code": self.code, "message": str(self)}
         return json_reply(start_response, {"error": error}, self.status, self.headers)
 
 
@@ -102,15 +91,28 @@ def host_name(value: str) -> str | None:
     return name
 
 
-class Gate:
-    """Who may reach an app: the Host names it answers to, then ``authenticate``.
+class ServedApp:
+    """What a served app does before its protocol: answer ``GET /health``, then refuse
+    a request for a Host name the app does not answer to (421) or that ``authenticate``
+    refuses (401), or else name its caller for :meth:`_route`; a :class:`Refused`
+    raised there is answered too. Immutable after construction; thread-safe.
 
-    Immutable after construction; thread-safe.
-
-    :raises SpecError: an ``allowed_hosts`` entry that is not a host name (or ``"*"``).
+    :raises SpecError: a ``heartbeat``, ``max_sessions`` or ``allowed_hosts`` entry
+        no app can work with (an allowed host must be a host name, or ``"*"``).
     """
 
-    def __init__(self, authenticate: Authenticate | None, allowed_hosts: Iterable[str]) -> None:
+    def __init__(
+        self,
+        authenticate: Authenticate | None,
+        allowed_hosts: Iterable[str],
+        heartbeat: float,
+        max_sessions: int,
+    ) -> None:
+        if heartbeat <= 0:
+            raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
+        if max_sessions < 1:
+            raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
+        self._heartbeat = heartbeat
         self._authenticate = authenticate
         self._hosts = set(LOOPBACK_HOSTS)
         for index, host in enumerate(allowed_hosts):
@@ -123,7 +125,15 @@ class Gate:
             self._hosts.add(name)
         self._any_host = "*" in self._hosts
 
-    def caller(self, environ: dict[str, Any]) -> str:
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
+        if self._target(environ)[1] == "/health":
+            return json_reply(start_response, {"status": "ok"})
+        try:
+            return self._route(environ, start_response, self._caller(environ))
+        except Refused as exc:
+            return exc.reply(start_response)
+
+    def _caller(self, environ: dict[str, Any]) -> str:
         """The caller's name (``""`` for one without a name).
 
         :raises Refused: a Host name outside the allowed ones (421), or
@@ -162,54 +172,20 @@ class Gate:
             [("WWW-Authenticate", 'Bearer realm="mantyx"')],
         )
 
-
-def _nothing() -> None:
-    pass
-
-
-class ServedApp:
-    """What a served app does before its protocol: answer ``GET /health``, then let
-    :class:`Gate` refuse a request (421, 401) or name its caller for :meth:`_route`;
-    a :class:`Refused` raised there is answered too.
-
-    :raises SpecError: a ``heartbeat``, ``max_sessions`` or ``allowed_hosts`` entry
-        no app can work with.
-    """
-
-    def __init__(
-        self,
-        authenticate: Authenticate | None,
-        allowed_hosts: Iterable[str],
-        heartbeat: float,
-        max_sessions: int,
-    ) -> None:
-        if heartbeat <= 0:
-            raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
-        if max_sessions < 1:
-            raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
-        self._gate = Gate(authenticate, allowed_hosts)
-        self._heartbeat = heartbeat
-
-    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
-        if self._target(environ)[1] == "/health":
-            return json_reply(start_response, {"status": "ok"})
-        try:
-            return self._route(environ, start_response, self._gate.caller(environ))
-        except Refused as exc:
-            return exc.reply(start_response)
-
     @staticmethod
     def _target(environ: dict[str, Any]) -> tuple[str, str]:
         """The request's method and path (relative to where the app is mounted)."""
         return environ.get("REQUEST_METHOD", "GET"), environ.get("PATH_INFO", "") or "/"
 
     def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
-        """Answer a request :class:`Gate` let in."""
+        """Answer a request :meth:`_caller` let in."""
         raise NotImplementedError
 
     @staticmethod
     def _stream(
-        start_response: StartResponse, items: Iterator[Any], on_close: Callable[[], None] = _nothing
+        start_response: StartResponse,
+        items: Iterator[Any],
+        on_close: Callable[[], None] | None = None,
     ) -> StreamBody:
         """Answer 200 with ``items`` as a :class:`StreamBody`."""
         start_response("200 OK", StreamBody.HEADERS)
@@ -268,10 +244,6 @@ def _too_large() -> Refused:
     return Refused(413, "too_large", f"the body is larger than {MAX_BODY_BYTES} bytes")
 
 
-def _status(code: int) -> str:
-    return f"{code} {_REASONS.get(code, 'Error')}"
-
-
 def json_reply(
     start_response: StartResponse,
     body: Any,
@@ -281,7 +253,7 @@ def json_reply(
     """Answer with ``body`` as JSON."""
     data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     start_response(
-        _status(status),
+        f"{status} {HTTPStatus(status).phrase}",
         [
             ("Content-Type", "application/json"),
             ("Content-Length", str(len(data))),
@@ -295,7 +267,7 @@ def json_reply(
 def base_url(environ: dict[str, Any]) -> str:
     """The URL the app is mounted at, as the client sees it (no trailing slash).
 
-    Only for a request :class:`Gate` let in: its Host is one the app answers to.
+    Only for a request :meth:`ServedApp._caller` let in: its Host is one the app answers to.
     """
     scheme = environ.get("wsgi.url_scheme", "http")
     host = environ.get("HTTP_HOST")
@@ -318,9 +290,9 @@ class StreamBody:
         ("X-Accel-Buffering", "no"),
     ]
 
-    def __init__(self, items: Iterator[Any], on_close: Callable[[], None]) -> None:
+    def __init__(self, items: Iterator[Any], on_close: Callable[[], None] | None) -> None:
         self._items = items
-        self._on_close: Callable[[], None] | None = on_close
+        self._on_close = on_close
 
     def __iter__(self) -> Iterator[bytes]:
         return (SSE_HEARTBEAT if item is Tick.HEARTBEAT else sse_data(item) for item in self._items)

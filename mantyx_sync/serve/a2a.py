@@ -239,10 +239,10 @@ class A2AApp(ServedApp):
             on_end=self.tasks.finished,
         )
         self.tasks.add(task)
-        log.debug("task %s: run %s for context %s", task.id, task.run_id, context_id)
+        log.debug("task %s: run %s for context %s", task.id, turn.run.id, context_id)
         if stream:
             items = self._items(task, request_id, dialect)
-            return self._stream(start_response, items, on_close=lambda: _abandon(task))
+            return self._stream(start_response, items, on_close=task.pump.abandon)
         if not immediately:
             task.pump.wait()
         result = task.to_wire(dialect)
@@ -250,29 +250,20 @@ class A2AApp(ServedApp):
         return json_reply(start_response, _result(request_id, wrapped))
 
     def _items(self, task: A2ATask, request_id: Any, dialect: Dialect) -> Iterator[Any]:
-        def frame(item: dict[str, Any]) -> dict[str, Any]:
-            return _result(request_id, item)
-
         ids = (task.id, task.context_id, dialect)
 
         def status(state: str, message: dict[str, Any] | None, final: bool) -> dict[str, Any]:
-            return frame(stream_update(ids, "status", state=state, message=message, final=final))
+            update = stream_update(ids, "status", state=state, message=message, final=final)
+            return _result(request_id, update)
 
         def chunk(text: str, *, append: bool, last: bool) -> dict[str, Any]:
-            update = stream_update(
-                ids,
-                "artifact",
-                text=text,
-                artifact_id=task.artifact_id,
-                append=append,
-                last_chunk=last,
-            )
-            return frame(update)
+            fields = {"text": text, "artifact_id": task.artifact_id, "last_chunk": last}
+            return _result(request_id, stream_update(ids, "artifact", append=append, **fields))
 
         first = task.to_wire(dialect)
         first["status"]["state"] = "submitted" if dialect == "0.3" else "TASK_STATE_SUBMITTED"
         first.pop("artifacts", None)
-        yield frame({"task": first} if dialect == "1.0" else first)
+        yield _result(request_id, {"task": first} if dialect == "1.0" else first)
         yield status("working", None, False)
         appended = False
         for item in task.pump.events(self._heartbeat):
@@ -284,26 +275,12 @@ class A2AApp(ServedApp):
                 yield chunk(item.text, append=appended, last=False)
                 appended = True
             elif item.type in ("tool_call", "local_tool_call"):
-                note = agent_message(
-                    f"calling {item.data.get('name') or 'a tool'}",
-                    context_id=task.context_id,
-                    task_id=task.id,
-                    message_id=str(uuid.uuid4()),
-                    dialect=dialect,
-                )
+                note = agent_message(f"calling {item.data.get('name') or 'a tool'}", ids)
                 yield status("working", note, False)
         task.pump.wait()
         if task.pump.outcome is Outcome.COMPLETED:
             yield chunk(task.answer(), append=False, last=True)
         yield status(task.state, task.status_message(dialect), True)
-
-
-def _abandon(task: A2ATask) -> None:
-    # The WSGI server closes the body at the end of every response; only a
-    # response cut short (the client went away) leaves the run going.
-    if not task.done:
-        log.info("task %s: the client went away; cancelling run %s", task.id, task.run_id)
-        task.pump.close()
 
 
 @checked(ArgumentTypeError)

@@ -123,7 +123,7 @@ class AgentApiApp(ServedApp):
         if not stream:
             return json_reply(start_response, self._collect(builder, pump))
         items = self._objects(builder, pump)
-        return self._stream(start_response, items, on_close=lambda: _abandon(pump))
+        return self._stream(start_response, items, on_close=pump.abandon)
 
     def _objects(self, builder: ResponseBuilder, pump: RunPump) -> Iterator[dict[str, Any] | Tick]:
         yield builder.response("created")
@@ -144,18 +144,12 @@ class AgentApiApp(ServedApp):
                 if isinstance(obj, dict) and obj.get("object") == "response":
                     final = obj
         finally:
-            _abandon(pump)  # only if reading failed part-way: the run must not burn on
+            pump.abandon()  # only if reading failed part-way: the run must not burn on
         return final
 
     def close(self) -> None:
         """End every open session (cancelling runs still going in them)."""
         self.conversations.close()
-
-
-def _abandon(pump: RunPump) -> None:
-    if not pump.done:
-        log.info("run %s: the client went away; cancelling it", pump.run.id)
-        pump.close()
 
 
 @checked(ArgumentTypeError)

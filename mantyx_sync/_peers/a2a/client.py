@@ -43,24 +43,6 @@ class A2AError(Exception):
     """The peer could not be reached, or answered something unusable; the message is safe."""
 
 
-class A2ARpcError(A2AError):
-    """The peer answered with a JSON-RPC error."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"A2A error {code}: {message}")
-        self.code = code
-        self.message = message
-
-
-class A2ATaskFailed(A2AError):
-    """The peer's task ended in a state other than completed."""
-
-    def __init__(self, state: str, reason: str) -> None:
-        super().__init__(f"A2A task {state}: {reason}" if reason else f"A2A task {state}")
-        self.state = state
-        self.reason = reason
-
-
 def card_urls(url: str) -> list[str]:
     """Where to look for a card: ``url`` itself if it names a JSON file, else the
     well-known ``agent-card.json`` then the older ``agent.json``."""
@@ -189,9 +171,9 @@ def _state(task: Mapping[str, Any]) -> str:
 def extract_reply(result: Any) -> tuple[str, str | None]:
     """The reply text and ``contextId`` of a ``message/send`` / ``SendMessage`` result.
 
-    :raises A2ATaskFailed: a Task that did not complete (failed, rejected,
-        canceled, input-required, still working, ...), with the peer's reason.
-    :raises A2AError: a result that is neither a Message nor a Task.
+    :raises A2AError: a result that is neither a Message nor a Task, or a Task
+        that did not complete (failed, rejected, canceled, input-required, still
+        working, ...), with the peer's reason.
     """
     if not isinstance(result, dict):
         raise A2AError("the A2A peer returned a non-object result")
@@ -217,7 +199,7 @@ def extract_reply(result: Any) -> tuple[str, str | None]:
     status_msg = status_msg if isinstance(status_msg, dict) else {}
     status_text = "\n".join(_parts_text(status_msg.get("parts")))
     if state != _COMPLETED:
-        raise A2ATaskFailed(state, status_text)
+        raise A2AError(f"A2A task {state}: {status_text}" if status_text else f"A2A task {state}")
     texts: list[str] = []
     for artifact in body.get("artifacts") or ():
         if isinstance(artifact, dict):
@@ -300,8 +282,8 @@ class A2AClient:
             error = payload.get("error") if isinstance(payload, dict) else None
             if isinstance(error, dict):
                 code = error.get("code")
-                message_text = str(error.get("message", ""))
-                raise A2ARpcError(code if isinstance(code, int) else 0, message_text)
+                code = code if isinstance(code, int) else 0
+                raise A2AError(f"A2A error {code}: {error.get('message', '')}")
             if resp.status_code >= 400 or not isinstance(payload, dict):
                 raise A2AError(f"the A2A peer answered HTTP {resp.status_code}")
         logger.debug("A2A %s -> %s", method, display_url(self.endpoint))

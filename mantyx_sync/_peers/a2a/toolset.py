@@ -80,11 +80,10 @@ class LocalA2A:
                 assert self.url is not None
                 card = fetch_card(http, self.url, headers, timeout=self.timeout)
             client = None if self.send is not None else A2AClient(card, headers, http=http)
-        except A2AError as exc:
+        except BaseException as exc:
             http.close()
-            raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
-        except BaseException:
-            http.close()
+            if isinstance(exc, A2AError):
+                raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
             raise
         if client is None:
             http.close()
@@ -128,8 +127,6 @@ def define_local_a2a(
         raise SpecError(f"a2a_local {name!r}: give url= or agent_card=")
     if url is not None and not url.startswith(("http://", "https://")):
         raise SpecError(f"a2a_local {name!r}: url must be http:// or https://", path="url")
-    if agent_card is not None and not isinstance(agent_card, Mapping):
-        raise SpecError(f"a2a_local {name!r}: agent_card must be a JSON object")
     check_headers("a2a_local", name, headers)
     if timeout <= 0:
         raise SpecError(f"a2a_local {name!r}: timeout must be positive")

@@ -1,6 +1,6 @@
 """A synchronous Agent API protocol client: one streaming ``POST /process`` per call.
 
-The reply is an SSE stream of ``data:`` JSON objects (agent-api-protocol.md):
+The reply is an SSE stream of ``data:`` JSON objects:
 ``response`` objects (``created`` → ``in_progress`` → ``completed`` /
 ``failed`` / ``canceled`` / ``rejected``), ``message`` objects and
 ``content`` deltas. :func:`read_reply` folds them into an
@@ -93,8 +93,7 @@ class _Fold:
         self.error: str | None = None
         self.session_id: str | None = None
         self.text = ""
-        self.calls: dict[str, dict[str, str]] = {}
-        self.order: list[str] = []
+        self.calls: dict[str, dict[str, str]] = {}  # in the order they were first seen
 
     def add(self, obj: Mapping[str, Any]) -> None:
         kind = obj.get("object")
@@ -129,11 +128,8 @@ class _Fold:
             data = content.get("data")
             if not isinstance(data, Mapping):
                 continue
-            call_id = str(data.get("call_id") or len(self.order))
-            entry = self.calls.get(call_id)
-            if entry is None:
-                entry = self.calls[call_id] = {"name": str(data.get("name") or "tool")}
-                self.order.append(call_id)
+            call_id = str(data.get("call_id") or len(self.calls))
+            entry = self.calls.setdefault(call_id, {"name": str(data.get("name") or "tool")})
             if msg_type in _CALL_TYPES:
                 entry["arguments"] = str(data.get("arguments") or "")
             elif msg_type in _OUTPUT_TYPES:
@@ -141,8 +137,7 @@ class _Fold:
 
     def lines(self) -> tuple[str, ...]:
         out = []
-        for call_id in self.order:
-            entry = self.calls[call_id]
+        for entry in self.calls.values():
             line = f"{entry['name']}({entry.get('arguments', '')})"
             if "output" in entry:
                 line += f" → {entry['output']}"

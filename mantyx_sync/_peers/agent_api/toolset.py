@@ -42,14 +42,6 @@ INPUT_SCHEMA: Final[Mapping[str, Any]] = {
 }
 
 
-def _valid_url(value: object) -> bool:
-    return isinstance(value, str) and value.startswith(("http://", "https://"))
-
-
-def _valid_timeout(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-
-
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalAgentApi:
@@ -96,10 +88,10 @@ def define_local_agent_api(
     .. versionadded:: 0.2
     """
     check_name("agent_api", name)
-    if not _valid_url(url):
+    if not url.startswith(("http://", "https://")):
         raise SpecError(f"agent_api {name!r}: url must be http:// or https://", path="url")
     check_headers("agent_api", name, headers)
-    if not _valid_timeout(timeout):
+    if not timeout > 0:  # NaN too
         raise SpecError(f"agent_api {name!r}: timeout must be a positive number of seconds")
     return LocalAgentApi(
         name=name, url=url, description=description, headers=headers, timeout=float(timeout)

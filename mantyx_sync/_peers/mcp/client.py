@@ -16,10 +16,12 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 from ..._version import __version__
 from ..jsonrpc import Endpoint, JsonRpcError, RequestTimeout, SessionExpired
+from .http import HttpTransport
+from .stdio import StdioTransport
 
 __all__ = ["McpClient", "McpProtocolError", "describe_error", "flatten_call_result"]
 
@@ -35,22 +37,6 @@ class McpProtocolError(Exception):
     """The server broke the MCP handshake or listing contract."""
 
 
-class Transport(Protocol):
-    """What :class:`McpClient` needs from a transport."""
-
-    def start(self, endpoint: Endpoint) -> None:
-        """Start reading; deliver every incoming message to ``endpoint``."""
-        ...
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Write one message (may raise ``PeerGoneError``)."""
-        ...
-
-    def close(self) -> None:
-        """Release everything; idempotent."""
-        ...
-
-
 class McpClient:
     """One MCP session over a transport.
 
@@ -61,7 +47,9 @@ class McpClient:
     :param timeout: bound for the handshake and listing requests, in seconds.
     """
 
-    def __init__(self, transport: Transport, *, label: str, timeout: float) -> None:
+    def __init__(
+        self, transport: StdioTransport | HttpTransport, *, label: str, timeout: float
+    ) -> None:
         self._transport = transport
         self._label = label
         self._timeout = timeout
@@ -72,11 +60,6 @@ class McpClient:
         """The ``serverInfo`` block from ``initialize``, verbatim."""
         self.protocol_version: str | None = None
         """The negotiated protocol version."""
-
-    @property
-    def endpoint(self) -> Endpoint:
-        """The JSON-RPC endpoint (exposed for diagnostics and tests)."""
-        return self._endpoint
 
     def open(self) -> None:
         """Start the transport and run ``initialize`` + ``notifications/initialized``.
@@ -174,12 +157,11 @@ class McpClient:
         info = result.get("serverInfo")
         self.server_info = dict(info) if isinstance(info, dict) else None
         self.protocol_version = version
-        if hasattr(self._transport, "protocol_version"):
+        if isinstance(self._transport, HttpTransport):
             self._transport.protocol_version = version
         self._endpoint.notify("notifications/initialized")
-        listen = getattr(self._transport, "listen", None)
-        if callable(listen):
-            listen()
+        if isinstance(self._transport, HttpTransport):
+            self._transport.listen()
         logger.debug("MCP server %r initialised (protocol %s)", self._label, version)
 
 

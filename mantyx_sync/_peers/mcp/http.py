@@ -1,24 +1,16 @@
 """MCP over Streamable HTTP with ``requests`` and plain threads.
 
-Every JSON-RPC request is POSTed from its own short-lived worker thread, which
-reads the reply (a JSON body or an SSE stream that may carry server requests and
-notifications before our response) and hands each message to the
-:class:`~mantyx_sync._peers.jsonrpc.Endpoint`; the caller waits on the endpoint with
-its own timeout. Notifications and our answers to server requests are POSTed
-synchronously (the server answers ``202``). After the handshake an optional GET
-stream receives requests the server sends outside any POST (the Python SDK sends
-``roots/list`` there).
+Each JSON-RPC request is POSTed from its own short-lived worker thread, which
+reads the reply (a JSON body, or an SSE stream that may carry server requests
+first) into the :class:`~mantyx_sync._peers.jsonrpc.Endpoint`; the caller waits
+there with its own timeout. After the handshake an optional GET stream receives
+what the server sends outside any POST (the Python SDK sends ``roots/list`` there).
 
-The ``Mcp-Session-Id`` the server assigns is echoed on every request, with the
-negotiated ``MCP-Protocol-Version``; a ``404`` on a request that carried a session
-id is reported as :class:`~mantyx_sync._peers.jsonrpc.SessionExpired` so the client can
-re-initialise. ``initialize`` is always sent without session headers and its
-reply's session id replaces the old one, so calls in flight during a
-re-initialisation keep the old id until the new one exists (they get a 404 and
-retry) instead of going out with none. :meth:`HttpTransport.close` DELETEs the
-session.
-
-Header values may hold secrets: they are never logged or put in messages.
+A ``404`` on a request that carried the ``Mcp-Session-Id`` is
+:class:`~mantyx_sync._peers.jsonrpc.SessionExpired`, so the client re-initialises.
+``initialize`` goes out without session headers and its reply's id replaces the
+old one, so calls in flight meanwhile keep the old id (they get a 404 and retry)
+rather than going out with none. Header values may hold secrets: never logged.
 """
 
 from __future__ import annotations
@@ -49,21 +41,13 @@ _SHORT_READ_S: Final = 30.0
 _JOIN_S: Final = 5.0
 
 
-def _abort(response: requests.Response) -> None:
-    """Unblock a thread reading ``response`` by shutting its socket down.
-
-    The response is not closed here: closing waits for the reader's buffer
-    lock; the thread that owns the response closes it once unblocked.
-    """
-    with contextlib.suppress(Exception):  # already released to the pool, or closed
-        response.raw.shutdown()
-
-
 class _TrackingAdapter(requests.adapters.HTTPAdapter):
     """An adapter that remembers its connections so :meth:`abort_all` can cut them.
 
-    A worker still waiting for response headers has no response object to abort;
-    shutting its socket down is the only way to end it before its read timeout.
+    Shutting a connection's socket down is what unblocks a thread reading a reply
+    on it, or still waiting for the reply's headers, before its read timeout.
+    (The thread that owns a response closes it once unblocked: closing it from
+    here would wait for the reader's buffer lock.)
     """
 
     def __init__(self, *, pool_maxsize: int) -> None:
@@ -132,7 +116,6 @@ class HttpTransport:
         self._lock = threading.Lock()
         self._endpoint: Endpoint | None = None
         self._workers: set[threading.Thread] = set()
-        self._open: set[requests.Response] = set()
         self._listener: threading.Thread | None = None
         self._closed = False
         self.session_id: str | None = None
@@ -186,10 +169,7 @@ class HttpTransport:
             except requests.RequestException as exc:
                 logger.debug("%s: DELETE session failed: %s", self._label, type(exc).__name__)
         with self._lock:
-            responses = list(self._open)
             workers = list(self._workers)
-        for response in responses:
-            _abort(response)
         self._adapter.abort_all()
         current = threading.current_thread()
         deadline = time.monotonic() + _JOIN_S
@@ -228,13 +208,6 @@ class HttpTransport:
         if session and self.protocol_version is not None:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
-
-    def _track(self, response: requests.Response, add: bool) -> None:
-        with self._lock:
-            if add:
-                self._open.add(response)
-            else:
-                self._open.discard(response)
 
     def _post_simple(self, message: dict[str, Any]) -> None:
         try:
@@ -299,15 +272,13 @@ class HttpTransport:
         fresh = message.get("method") == "initialize"
         headers = self._headers(session=not fresh)
         had_session = "Mcp-Session-Id" in headers
-        resp = self._http.post(
+        with self._http.post(
             self._url,
             data=json.dumps(message).encode("utf-8"),
             headers=headers,
             stream=True,
             timeout=(_CONNECT_TIMEOUT_S, self._read_timeout),
-        )
-        self._track(resp, True)
-        try:
+        ) as resp:
             status = resp.status_code
             logger.debug("%s: POST %s -> %s", self._label, message.get("method"), status)
             if status == 404 and had_session:
@@ -317,12 +288,8 @@ class HttpTransport:
                 endpoint.fail(request_id, self._http_error(resp))
                 return
             new_session = resp.headers.get("Mcp-Session-Id")
-            if fresh:
-                with self._lock:
-                    self.session_id = new_session or None
-            elif new_session and self.session_id is None:
-                with self._lock:
-                    self.session_id = new_session
+            if fresh or (new_session and self.session_id is None):
+                self.session_id = new_session or None
             content_type = resp.headers.get("Content-Type", "")
             if "text/event-stream" in content_type:
                 for event in read_events(resp.iter_content(chunk_size=None), flush=True):
@@ -332,9 +299,6 @@ class HttpTransport:
                         break
             elif status != 202:
                 self._deliver_json(endpoint, resp.content.decode("utf-8", "replace"), request_id)
-        finally:
-            self._track(resp, False)
-            resp.close()
 
     def _deliver_json(self, endpoint: Endpoint, text: str, request_id: Any) -> bool:
         """Deliver one JSON payload; true when it answered ``request_id``."""
@@ -380,19 +344,16 @@ class HttpTransport:
             )
         except requests.RequestException:
             return
-        self._track(resp, True)
-        try:
+        with resp:
             if resp.status_code != 200 or self._closed:
                 logger.debug("%s: no GET stream (HTTP %s)", self._label, resp.status_code)
                 return
-            for event in read_events(resp.iter_content(chunk_size=None), flush=True):
-                if event.event == "message":
-                    self._deliver_json(endpoint, event.data, None)
-        except FrameError as exc:
-            logger.warning("%s: GET stream closed, the server answered badly: %s", self._label, exc)
-        except (requests.RequestException, OSError, AttributeError, ValueError):
-            # The stream ends this way when close() shuts the socket down.
-            pass
-        finally:
-            self._track(resp, False)
-            resp.close()
+            try:
+                for event in read_events(resp.iter_content(chunk_size=None), flush=True):
+                    if event.event == "message":
+                        self._deliver_json(endpoint, event.data, None)
+            except FrameError as exc:
+                bad = "%s: GET stream closed, the server answered badly: %s"
+                logger.warning(bad, self._label, exc)
+            except (requests.RequestException, OSError, AttributeError, ValueError):
+                pass  # the stream ends this way when close() shuts the socket down

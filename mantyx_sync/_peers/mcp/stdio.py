@@ -1,17 +1,11 @@
 """MCP over stdio: newline-delimited JSON-RPC with a subprocess, using plain threads.
 
-One reader thread decodes the server's stdout and hands each message to the
-:class:`~mantyx_sync._peers.jsonrpc.Endpoint`; another drains stderr into the debug
-log so the pipe can never fill and block the server. Neither holds more than a
-bounded amount: a stdout line (one message) may take :data:`MAX_LINE_BYTES`,
-past which the connection is closed with an error naming the limit, and only
-the last :data:`STDERR_TAIL_BYTES` of stderr are kept, to say why a server that
-exited did. A writer thread owns
-stdin: :meth:`StdioTransport.send` only queues, so a server that stops reading
-can block neither a caller (whose request timeout then covers the send too) nor
-a cancellation nor :meth:`StdioTransport.close`. When stdout ends (the process
-died or closed it) or stdin breaks, the endpoint is closed so waiting and later
-calls fail fast instead of hanging.
+One thread reads stdout into the :class:`~mantyx_sync._peers.jsonrpc.Endpoint`,
+one line (message) of at most :data:`MAX_LINE_BYTES`; another drains stderr so
+the pipe never fills, keeping its last :data:`STDERR_TAIL_BYTES` to say why a
+server exited. A writer thread owns stdin: :meth:`StdioTransport.send` only
+queues, so a server that stops reading blocks no caller, cancellation or close.
+When stdout ends or stdin breaks the endpoint is closed, so calls fail fast.
 
 The server runs in its own process group (POSIX) and close() signals the whole
 group, so wrapper commands (``sh -c``, ``npx``) cannot leave a grandchild
@@ -87,7 +81,6 @@ class StdioTransport:
         self._endpoint: Endpoint | None = None
         self._closed = False
         self._broken: str | None = None
-        self._max_line = MAX_LINE_BYTES
         self._stderr = bytearray()  # the last STDERR_TAIL_BYTES the server wrote there
         self._stderr_reader: threading.Thread | None = None
 
@@ -253,7 +246,7 @@ class StdioTransport:
     def _read_stdout(self, stream: IO[bytes]) -> None:
         endpoint = self._endpoint
         assert endpoint is not None
-        limit = self._max_line
+        limit = MAX_LINE_BYTES
         try:
             while raw := stream.readline(limit + 1):
                 if len(raw) > limit and not raw.endswith(b"\n"):

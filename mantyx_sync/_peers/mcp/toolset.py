@@ -107,9 +107,6 @@ class LocalMcp:
             client.open()
             tools = client.list_tools()
             return McpConnection(self, tools, client.server_info, client=client)
-        except ToolResolutionError:
-            client.close()
-            raise
         except FileNotFoundError as exc:
             client.close()
             missing = exc.filename
@@ -215,7 +212,7 @@ def define_local_mcp(
                 "put every argument in it and leave args= out (or pass command= as a str)",
                 path="command",
             )
-        if not argv or not all(isinstance(part, str) for part in argv) or not argv[0]:
+        if not argv or not argv[0]:
             raise SpecError(
                 f"mcp_local {name!r}: command= as a list must be a non-empty list of "
                 "strings, the program first",
@@ -246,12 +243,8 @@ def define_local_mcp(
         # value (paths, flags) would blank ordinary words out of every log line.
         if _SECRET_ENV_NAME.search(key):
             register_secret(value)
-    if isinstance(args, str):
-        raise SpecError(f"mcp_local {name!r}: args= must be a sequence of strings, not a str")
     if timeout <= 0:
         raise SpecError(f"mcp_local {name!r}: timeout must be positive")
-    if isinstance(tool_filter, str):
-        raise SpecError(f"mcp_local {name!r}: tool_filter= must be a collection of names")
     return LocalMcp(
         name=name,
         command=command,
