@@ -1,4 +1,4 @@
-"""Everything the emulator remembers: runs, sessions, queued scripts and fault plans."""
+"""Everything the emulator remembers: runs, sessions, queued scripts, fault plans and requests."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any, TypeVar
 
 from ._catalog import resolve_model
 from ._evals import EvalStore
-from ._faults import Faults, FaultState
+from ._faults import Faults, FaultState, RequestFaults
 from ._feedback import FeedbackStore
 from ._inputs import attachment_metadata
 from ._model import ModelLike
+from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
 
@@ -65,6 +66,8 @@ class EmulatorState:
         self.sessions: dict[str, EmulatedSession] = {}
         self.feedback = FeedbackStore()
         self.evals = EvalStore(self.create_run)
+        self.request_faults = RequestFaults()
+        self.requests: list[RecordedRequest] = []  # every request answered, under cond
         self.latest_run: EmulatedRun | None = None
         self._model: ModelLike = model
         self._scripts: collections.deque[ModelLike] = collections.deque()
