@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -30,10 +30,10 @@ __all__ = [
     "ModelContext",
     "ModelLike",
     "Step",
-    "StepSource",
     "ToolCall",
     "Turn",
     "chunk_text",
+    "step_source",
 ]
 
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
@@ -302,25 +302,16 @@ class DefaultModel:
         return "\n".join(lines)
 
 
-class StepSource:
-    """Turns a model (script, callable or ``None``) into "the next step" for one run.
+def step_source(model: ModelLike) -> Callable[[ModelContext], Step | None]:
+    """The next step of one run, for each context: from a callable model, a script
+    (``None`` once it has run out) or :class:`DefaultModel`."""
+    if model is None:
+        return DefaultModel()
+    if callable(model):
+        return model
+    script = iter(list(model))
 
-    Not thread-safe: one instance per run, used by that run's worker thread.
-    """
+    def next_step(ctx: ModelContext) -> Step | None:
+        return next(script, None)
 
-    def __init__(self, model: ModelLike) -> None:
-        self._script: Iterator[Step] | None = None
-        self._call: Callable[[ModelContext], Step]
-        if model is None:
-            self._call = DefaultModel()
-        elif callable(model):
-            self._call = model
-        else:
-            self._script = iter(list(model))
-            self._call = DefaultModel()
-
-    def next_step(self, ctx: ModelContext) -> Step | None:
-        """The next step, or ``None`` when a script has run out."""
-        if self._script is not None:
-            return next(self._script, None)
-        return self._call(ctx)
+    return next_step

@@ -26,10 +26,10 @@ from ._model import (
     FailResult,
     ModelContext,
     ModelLike,
-    StepSource,
     ToolCall,
     Turn,
     chunk_text,
+    step_source,
 )
 from ._sessions import EmulatedSession, RunOptions
 from ._tool_calls import answer_of, describe_call, retained
@@ -305,10 +305,10 @@ class EmulatedRun:
                 # A plan-only run: no model turn, zero tokens, not added to the session.
                 self._finish("result", plan_result, "succeeded", final_text="")
                 return
-            source = StepSource(self._model_like)
+            next_step = step_source(self._model_like)
             while True:
                 ctx = self._context()
-                step = source.next_step(ctx)
+                step = next_step(ctx)
                 if isinstance(step, ToolCall):
                     step = Turn(tool_calls=(step,))
                 if isinstance(step, Turn):
