@@ -158,6 +158,9 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
 
     :param revisions: the run's last revision per plan id (updated).
     """
+    if isinstance(step, Overload):
+        covered = step.error_class in FALLBACK_ERROR_CLASSES
+        return bool(run.overload(step.error_class, covered=covered))
     if isinstance(step, PlanUpdate):
         revision = (
             step.revision if step.revision is not None else revisions.get(step.plan_id, 0) + 1
@@ -166,7 +169,6 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
         steps = _plan_steps(step.steps)
         plan = run.spec.get("plan")
         mode = plan.get("mode", "auto") if isinstance(plan, dict) else plan
-        snapshot = {"brief": step.brief, "steps": steps}
         run.emit_event(
             "task_plan",
             {
@@ -180,26 +182,15 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
                 "transitionCount": revision,
                 "brief": step.brief,
                 "steps": steps,
-                "plan": snapshot,
+                "plan": {"brief": step.brief, "steps": steps},
             },
         )
-        return False
-    if isinstance(step, Supervise):
-        data: dict[str, Any] = {
-            "action": step.action,
-            "reason": step.reason,
-            "llmCalls": 1,
-            "phase": step.phase,
-            "model": run.model_id,
-        }
+    elif isinstance(step, Supervise):
+        data = {"action": step.action, "reason": step.reason, "llmCalls": 1, "phase": step.phase}
+        data["model"] = run.model_id
         if step.redirect is not None:
             data["redirect"] = step.redirect
         run.emit_event("supervisor", data)
-        return False
-    if isinstance(step, ToolFiles):
+    else:
         run.emit_event("tool_files", {"name": step.name, "files": [dict(f) for f in step.files]})
-        return False
-    if isinstance(step, Overload):
-        covered = step.error_class in FALLBACK_ERROR_CLASSES
-        return bool(run.overload(step.error_class, covered=covered))
-    raise TypeError(f"not a control step: {step!r}")
+    return False
