@@ -11,7 +11,7 @@ import re
 from typing import Any, Final, Literal
 
 from ._catalog import resolve_model
-from ._controls import check_controls
+from ._controls import check_controls, int_in
 from ._inputs import check_attachments, check_tool_files
 
 __all__ = ["InvalidRequest", "validate_message_body", "validate_spec", "validate_tool_result"]
@@ -36,10 +36,6 @@ def _fail(message: str) -> InvalidRequest:
 
 def _size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
@@ -172,10 +168,7 @@ def _check_overrides(body: dict[str, Any]) -> None:
 
 
 def _check_reasoning(value: Any) -> None:
-    if isinstance(value, str):
-        if value not in REASONING_WORDS:
-            raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
-    elif not _is_int(value) or not 0 <= value <= 100:
+    if not ((isinstance(value, str) and value in REASONING_WORDS) or int_in(value, 0, 100)):
         raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
 
 
@@ -296,9 +289,9 @@ def _check_loop_detection(value: Any) -> None:
         raise _fail("loopDetection: must be false or an object")
     soft = value.get("consecutiveThreshold", 3)
     hard = value.get("hardCutoffThreshold", 6)
-    if not _is_int(soft) or not 2 <= soft <= 100:
+    if not int_in(soft, 2, 100):
         raise _fail("loopDetection.consecutiveThreshold: integer 2-100")
-    if not _is_int(hard) or not 3 <= hard <= 100:
+    if not int_in(hard, 3, 100):
         raise _fail("loopDetection.hardCutoffThreshold: integer 3-100")
     if hard <= soft:
         raise _fail("loopDetection.hardCutoffThreshold: must be greater than consecutiveThreshold")
@@ -315,5 +308,5 @@ def _check_tool_budgets(value: Any) -> None:
         if not isinstance(budget, dict):
             raise _fail(f"toolBudgets.{key}: must be an object with maxCalls")
         calls = budget.get("maxCalls")
-        if not isinstance(calls, int) or isinstance(calls, bool) or not 0 <= calls <= 1000:
+        if not int_in(calls, 0, 1000):
             raise _fail(f"toolBudgets.{key}.maxCalls: integer 0-1000")
