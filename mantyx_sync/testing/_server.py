@@ -394,10 +394,7 @@ class LocalMantyx:
             or ``{"type": "tool_called", "name"}``.
         :raises ValueError: a case has no ``input`` with ``prompt`` or ``messages``.
         """
-        try:
-            return self._state.evals.add_dataset(name, cases, description, tool_mocks)
-        except Exception as exc:
-            raise ValueError(str(exc)) from exc
+        return self._state.evals.add_dataset(name, cases, description, tool_mocks)
 
     @checked(TypeError)
     def inject_eval_stream_fault(

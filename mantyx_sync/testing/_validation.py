@@ -26,7 +26,7 @@ REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
 ROLES: Final = frozenset({"user", "assistant", "system"})
 
 
-class InvalidRequest(Exception):
+class InvalidRequest(ValueError):
     """A body that fails validation: answered ``400 invalid_request``."""
 
 
