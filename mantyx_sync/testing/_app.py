@@ -289,10 +289,7 @@ class EmulatorApp:
         try:
             scopes = self.oauth.scopes_of(credential) if credential else None
         except TokenRejected as exc:
-            challenge = f'Bearer error="invalid_token", error_description="{exc.reason}"'
-            raise _failure(
-                401, "invalid_token", exc.reason, {"WWW-Authenticate": challenge}
-            ) from None
+            raise _failure(401, "invalid_token", str(exc), exc.challenge) from None
         if scopes is not None:
             return credential, scopes
         message = "invalid API key" if credential else "missing API key"
