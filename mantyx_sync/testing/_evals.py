@@ -22,6 +22,7 @@ from typing import Any
 
 from ._clock import iso_seconds
 from ._evaluation import EmulatedEval
+from ._history import int_param
 from ._runs import EmulatedRun
 from ._validation import InvalidRequest
 
@@ -160,11 +161,7 @@ class EvalStore:
 
     def list_body(self, query: Mapping[str, str]) -> dict[str, Any]:
         """``GET /eval-runs``: newest first, filtered, ``limit``/``offset`` paged."""
-        try:
-            limit = int(query.get("limit") or 50)
-            offset = int(query.get("offset") or 0)
-        except ValueError:
-            raise InvalidRequest("limit and offset must be integers") from None
+        limit, offset = int_param(query, "limit", 50), int_param(query, "offset", 0)
         with self._lock:
             runs = list(reversed(self.evals.values()))
         summaries = [r.summary() for r in runs]

@@ -15,13 +15,12 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ._clock import iso_millis
+from ._history import cursor, page_limit
 from ._validation import InvalidRequest
 
 __all__ = ["FeedbackStore"]
 
 EXPLANATION_MAX: Final = 8000
-_LIST_DEFAULT: Final = 50
-_LIST_MAX: Final = 200
 
 
 def _validate(body: Any) -> None:
@@ -82,20 +81,11 @@ class FeedbackStore:
 
         :raises InvalidRequest: a malformed limit, cursor or verdict.
         """
-        try:
-            limit = int(query.get("limit") or _LIST_DEFAULT)
-        except ValueError:
-            raise InvalidRequest("limit must be an integer") from None
-        if limit < 1:
-            raise InvalidRequest("limit must be at least 1")
-        limit = min(limit, _LIST_MAX)
+        limit = page_limit(query)
         verdict = query.get("verdict")
         if verdict not in (None, "", "UP", "DOWN"):
             raise InvalidRequest("verdict must be UP or DOWN")
-        raw_cursor = query.get("cursor") or ""
-        if raw_cursor and not (raw_cursor.startswith("f") and raw_cursor[1:].isdigit()):
-            raise InvalidRequest(f"cursor {raw_cursor!r} is not one this server issued")
-        after = int(raw_cursor[1:]) if raw_cursor else None
+        after = cursor(query, "f")
         run_id = query.get("agentRunId")
         with self._lock:
             ordered = sorted(self._records, key=lambda r: self._order[r], reverse=True)

@@ -19,7 +19,7 @@ from ._runs import EmulatedRun
 from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
-__all__ = ["replay_body", "run_list_body", "session_list_body"]
+__all__ = ["cursor", "int_param", "page_limit", "replay_body", "run_list_body", "session_list_body"]
 
 LIST_DEFAULT: Final = 50
 LIST_MAX: Final = 200
@@ -40,7 +40,8 @@ def _preview(text: str | None) -> str | None:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def _int_param(query: Mapping[str, str], name: str, default: int | None) -> int | None:
+def int_param(query: Mapping[str, str], name: str, default: int) -> int:
+    """The integer query parameter ``name`` (``default`` when absent or empty)."""
     raw = query.get(name)
     if raw is None or raw == "":
         return default
@@ -50,19 +51,20 @@ def _int_param(query: Mapping[str, str], name: str, default: int | None) -> int 
         raise InvalidRequest(f"{name} must be an integer, got {raw!r}") from None
 
 
-def _limit(query: Mapping[str, str], default: int, maximum: int, name: str = "limit") -> int:
-    value = _int_param(query, name, default)
-    assert value is not None
+def page_limit(query: Mapping[str, str]) -> int:
+    """A list's ``limit``: at least 1, at most :data:`LIST_MAX`."""
+    value = int_param(query, "limit", LIST_DEFAULT)
     if value < 1:
-        raise InvalidRequest(f"{name} must be at least 1, got {value}")
-    return min(value, maximum)
+        raise InvalidRequest(f"limit must be at least 1, got {value}")
+    return min(value, LIST_MAX)
 
 
-def _cursor(query: Mapping[str, str]) -> int | None:
+def cursor(query: Mapping[str, str], prefix: str = "c") -> int | None:
+    """The number in the query's ``cursor`` (``<prefix><number>``), or ``None``."""
     raw = query.get("cursor")
     if not raw:
         return None
-    if not raw.startswith("c") or not raw[1:].isdigit():
+    if not raw.startswith(prefix) or not raw[1:].isdigit():
         raise InvalidRequest(f"cursor {raw!r} is not one this server issued")
     return int(raw[1:])
 
@@ -127,8 +129,8 @@ def run_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor or metadata filter.
     """
-    limit = _limit(query, LIST_DEFAULT, LIST_MAX)
-    after = _cursor(query)
+    limit = page_limit(query)
+    after = cursor(query)
     filters = _metadata_filters(metadata)
     wanted = {k: query[k] for k in ("status", "modelId", "agentId") if query.get(k)}
     matching = [
@@ -177,7 +179,7 @@ def session_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor, offset, status or filter.
     """
-    limit = _limit(query, LIST_DEFAULT, LIST_MAX)
+    limit = page_limit(query)
     status = query.get("status")
     if status not in (None, "", "active", "ended"):
         raise InvalidRequest(f"status must be active or ended, got {status!r}")
@@ -190,11 +192,11 @@ def session_list_body(
         if (not status or session.status == status)
         and _matches(session.spec.get("metadata") or {}, filters)
     ]
-    after = _cursor(query)
+    after = cursor(query)
     if after is not None:
         start = next((i for i, (n, _) in enumerate(matching) if n < after), len(matching))
     else:
-        start = _int_param(query, "offset", 0) or 0
+        start = int_param(query, "offset", 0)
         if start < 0:
             raise InvalidRequest("offset must not be negative")
     page = matching[start : start + limit]
@@ -233,15 +235,13 @@ def replay_body(session: EmulatedSession, query: Mapping[str, str]) -> dict[str,
 
     :raises InvalidRequest: a malformed ``lastMessages`` or ``beforeSeq``.
     """
-    count = _int_param(query, "lastMessages", REPLAY_DEFAULT)
-    assert count is not None
+    count = int_param(query, "lastMessages", REPLAY_DEFAULT)
     if not 1 <= count <= REPLAY_MAX:
         raise InvalidRequest(f"lastMessages must be from 1 to {REPLAY_MAX}, got {count}")
     full = query.get("full") in ("1", "true")
     with session.lock:
         messages = [dict(m) for m in session.messages]
-    before = _int_param(query, "beforeSeq", len(messages) + 1)
-    assert before is not None
+    before = int_param(query, "beforeSeq", len(messages) + 1)
     end = max(0, min(before - 1, len(messages)))
     start = max(0, end - count)
     events, truncated = [], False
