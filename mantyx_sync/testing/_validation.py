@@ -216,10 +216,8 @@ def _check_tools(tools: Any) -> None:
             raise _fail(f"{where}.description: must be a string")
         if "headers" in ref:
             _check_headers(where, ref["headers"])
-        if kind in ("mcp", "mcp_local"):
-            claim(f"{where}.name", name, server_labels)
-        else:
-            claim(f"{where}.name", name, model_names)
+        # An MCP server's name is its label; the names the model sees are its tools'.
+        claim(f"{where}.name", name, server_labels if kind in ("mcp", "mcp_local") else model_names)
         if kind == "local" and "parameters" in ref and not isinstance(ref["parameters"], dict):
             raise _fail(f"{where}.parameters: must be a JSON Schema object")
         elif kind == "a2a" and not isinstance(ref.get("agentCardUrl"), str):
