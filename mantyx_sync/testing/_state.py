@@ -14,11 +14,11 @@ from ._catalog import resolve_model
 from ._evals import EvalStore
 from ._faults import Faults, FaultState, RequestFaults
 from ._feedback import FeedbackStore
-from ._inputs import attachment_metadata
 from ._model import ModelLike
 from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
+from ._validation import attachment_metadata
 
 __all__ = ["EmulatorState"]
 

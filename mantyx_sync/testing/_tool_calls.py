@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._inputs import attachment_metadata
 from ._model import ToolCall
+from ._validation import attachment_metadata
 
 __all__ = ["answer_of", "describe_call", "retained"]
 

@@ -1,20 +1,28 @@
-"""Server-side validation of request bodies, written independently of the SDK.
+"""Server-side validation of request bodies and their files, written independently of the SDK.
 
 The limits are the documented ones, restated here rather than imported so that
-a wrong limit in the SDK cannot also hide in the emulator.
+a wrong limit in the SDK cannot also hide in the emulator. A file is kept as
+its metadata only (:func:`attachment_metadata`), never its bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from typing import Any, Final, Literal
 
 from ._catalog import resolve_model
 from ._controls import check_controls, int_in
-from ._inputs import check_attachments, check_tool_files
 
-__all__ = ["InvalidRequest", "validate_message_body", "validate_spec", "validate_tool_result"]
+__all__ = [
+    "InvalidRequest",
+    "attachment_metadata",
+    "validate_message_body",
+    "validate_spec",
+    "validate_tool_result",
+]
 
 TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
 SCHEMA_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -24,6 +32,26 @@ KINDS: Final = frozenset(
 )
 REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
 ROLES: Final = frozenset({"user", "assistant", "system"})
+MAX_CONTENT: Final = 200_000
+MAX_FILES: Final = 20
+MAX_INLINE_BYTES: Final = 5_000_000
+ATTACHMENT_TYPES: Final = frozenset({"input_file", "input_file_url"})
+_EXACT: Final = frozenset(
+    {
+        "audio/mp4",
+        "audio/mpeg",
+        "audio/wav",
+        "audio/webm",
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "image/gif",
+        "application/pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/json",
+        "application/xml",
+    }
+)
 
 
 class InvalidRequest(ValueError):
@@ -101,7 +129,7 @@ def validate_tool_result(body: Any) -> None:
     if len(body[key].encode("utf-8")) > limit:
         raise _fail(f"{key}: longer than {limit} bytes")
     if "files" in body and has_result:
-        check_tool_files(body["files"], InvalidRequest)
+        _check_tool_files(body["files"])
 
 
 def _check_input(body: dict[str, Any]) -> None:
@@ -133,7 +161,7 @@ def _check_input(body: dict[str, Any]) -> None:
         raise _fail("messages: the last non-system message must be a user message")
     if not non_system and not _has_system_text(messages):
         raise _fail("messages: a run needs a user message or a non-empty system message")
-    check_attachments(messages, InvalidRequest)
+    _check_attachments(messages)
 
 
 def _has_system_text(messages: Any) -> bool:
@@ -308,3 +336,91 @@ def _check_tool_budgets(value: Any) -> None:
         calls = budget.get("maxCalls")
         if not int_in(calls, 0, 1000):
             raise _fail(f"toolBudgets.{key}.maxCalls: integer 0-1000")
+
+
+def _mime_allowed(mime: str) -> bool:
+    """Whether files of this MIME type are accepted."""
+    base = mime.split(";")[0].strip().lower()
+    return (base.startswith("text/") and len(base) > 5) or base in _EXACT
+
+
+def _decoded_len(data: Any, where: str) -> int:
+    if not isinstance(data, str) or data.startswith("data:"):
+        raise _fail(f"{where}.data: must be base64 without a data: prefix")
+    try:
+        return len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise _fail(f"{where}.data: not valid base64") from exc
+
+
+def _check_attachments(messages: list[dict[str, Any]]) -> None:
+    """Check content lengths and every message's ``attachments``."""
+    user_indexes = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    last_user = user_indexes[-1] if user_indexes else None
+    total = 0
+    for i, message in enumerate(messages):
+        if len(message["content"]) > MAX_CONTENT:
+            raise _fail(f"messages[{i}].content: longer than {MAX_CONTENT} characters")
+        if "attachments" not in message:
+            continue
+        files = message["attachments"]
+        if not isinstance(files, list):
+            raise _fail(f"messages[{i}].attachments: must be an array")
+        if files and i != last_user:
+            raise _fail(f"messages[{i}].attachments: only allowed on the last user message")
+        if len(files) > MAX_FILES:
+            raise _fail(f"messages[{i}].attachments: at most {MAX_FILES} files")
+        for j, item in enumerate(files):
+            where = f"messages[{i}].attachments[{j}]"
+            if not isinstance(item, dict) or item.get("type") not in ATTACHMENT_TYPES:
+                raise _fail(f"{where}.type: must be input_file or input_file_url")
+            mime = item.get("mimeType")
+            if item["type"] == "input_file_url":
+                url = item.get("url")
+                if not isinstance(url, str) or not url.lower().startswith("https://"):
+                    raise _fail(f"{where}.url: must be an https URL")
+                if mime is not None and (not isinstance(mime, str) or not _mime_allowed(mime)):
+                    raise _fail(f"{where}.mimeType: unsupported file type {mime!r}")
+                continue
+            if not isinstance(mime, str) or not _mime_allowed(mime):
+                raise _fail(f"{where}.mimeType: unsupported file type {mime!r}")
+            if not isinstance(item.get("filename"), str) or not item["filename"]:
+                raise _fail(f"{where}.filename: required")
+            total += _decoded_len(item.get("data"), where)
+            if total > MAX_INLINE_BYTES:
+                raise _fail(f"attachments: inline files over {MAX_INLINE_BYTES} bytes in total")
+
+
+def _check_tool_files(files: Any) -> None:
+    """Check a tool result's ``files``: at most 20, 5 MB decoded in total."""
+    if not isinstance(files, list):
+        raise _fail("files: must be an array")
+    if len(files) > MAX_FILES:
+        raise _fail(f"files: at most {MAX_FILES} files")
+    total = 0
+    for j, item in enumerate(files):
+        where = f"files[{j}]"
+        if not isinstance(item, dict):
+            raise _fail(f"{where}: must be an object")
+        if not isinstance(item.get("filename"), str) or not item["filename"]:
+            raise _fail(f"{where}.filename: required")
+        mime = item.get("mimeType")
+        if not isinstance(mime, str) or not mime:
+            raise _fail(f"{where}.mimeType: required")
+        total += _decoded_len(item.get("data"), where)
+        if total > MAX_INLINE_BYTES:
+            raise _fail(f"files: over {MAX_INLINE_BYTES} bytes decoded in total")
+
+
+def attachment_metadata(item: dict[str, Any]) -> dict[str, Any]:
+    """What the emulator keeps of an attachment or file: never its bytes."""
+    meta: dict[str, Any] = {"type": item.get("type", "input_file")}
+    for key in ("filename", "mimeType", "url"):
+        if key in item:
+            meta[key] = item[key]
+    if isinstance(item.get("data"), str):
+        try:
+            meta["sizeBytes"] = len(base64.b64decode(item["data"]))
+        except (binascii.Error, ValueError):
+            meta["sizeBytes"] = 0
+    return meta
