@@ -362,9 +362,8 @@ class EmulatorApp:
             raise _failure(404, "unknown_tool_use", message)
         if fault == "accept_then_drop":
             raise _Dropped
-        if self.tool_result_status == 204:
-            return _json(204)
-        return _json(self.tool_result_status, {"ok": True})
+        status = self.tool_result_status
+        return _json(status, None if status == 204 else {"ok": True})
 
     def _cancel(self, request: Request, run_id: str) -> Response:
         self._run(run_id).cancel()

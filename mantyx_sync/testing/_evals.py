@@ -172,21 +172,18 @@ class EvalStore:
 
     def compare_body(self, a: EmulatedEval, b: EmulatedEval) -> dict[str, Any]:
         """``GET /eval-runs/compare``: the two runs' results case by case."""
-        detail_a, detail_b = a.detail(), b.detail()
-        by_a = {r["caseId"]: r for r in detail_a["results"]}
-        by_b = {r["caseId"]: r for r in detail_b["results"]}
-        cases = []
-        for case in a.dataset.get("cases") or ():
-            case_id = case.get("id")
-            cases.append(
-                {
-                    "caseId": case_id,
-                    "caseName": case.get("name"),
-                    "caseInput": case.get("input"),
-                    "a": by_a.get(case_id),
-                    "b": by_b.get(case_id),
-                }
-            )
+        by_a = {r["caseId"]: r for r in a.detail()["results"]}
+        by_b = {r["caseId"]: r for r in b.detail()["results"]}
+        cases = [
+            {
+                "caseId": case.get("id"),
+                "caseName": case.get("name"),
+                "caseInput": case.get("input"),
+                "a": by_a.get(case.get("id")),
+                "b": by_b.get(case.get("id")),
+            }
+            for case in a.dataset.get("cases") or ()
+        ]
         return {
             "datasetId": a.dataset.get("id"),
             "datasetName": a.dataset.get("name"),

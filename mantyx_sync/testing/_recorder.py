@@ -56,7 +56,4 @@ class RecordedRequest:
     def header(self, name: str) -> str | None:
         """The value of header ``name`` (case-insensitive), or ``None``."""
         wanted = name.lower()
-        for key, value in self.headers.items():
-            if key.lower() == wanted:
-                return value
-        return None
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)
