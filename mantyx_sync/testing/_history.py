@@ -1,8 +1,8 @@
-"""Run and session lists with cursors and filters, and session event replay.
+"""Run, session and feedback lists with cursors and filters, and session event replay.
 
-The bodies of ``GET /agent-runs``, ``GET /agent-sessions`` and
-``GET /agent-sessions/{id}/events``, built from
-the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
+The bodies of ``GET /agent-runs``, ``GET /agent-sessions``,
+``GET /agent-sessions/{id}/events`` and ``GET /reply-feedback`` (``f<number>``
+cursors), built from the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
 number marks the last item already returned. Without ``full=1`` a replayed
 text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
 ``truncated: true``.
@@ -10,7 +10,11 @@ text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
 
 from __future__ import annotations
 
+import itertools
 import json
+import secrets
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -19,7 +23,7 @@ from ._runs import EmulatedRun
 from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
-__all__ = ["cursor", "int_param", "page_limit", "replay_body", "run_list_body", "session_list_body"]
+__all__ = ["FeedbackStore", "int_param", "replay_body", "run_list_body", "session_list_body"]
 
 LIST_DEFAULT: Final = 50
 LIST_MAX: Final = 200
@@ -51,7 +55,7 @@ def int_param(query: Mapping[str, str], name: str, default: int) -> int:
         raise InvalidRequest(f"{name} must be an integer, got {raw!r}") from None
 
 
-def page_limit(query: Mapping[str, str]) -> int:
+def _page_limit(query: Mapping[str, str]) -> int:
     """A list's ``limit``: at least 1, at most :data:`LIST_MAX`."""
     value = int_param(query, "limit", LIST_DEFAULT)
     if value < 1:
@@ -59,7 +63,7 @@ def page_limit(query: Mapping[str, str]) -> int:
     return min(value, LIST_MAX)
 
 
-def cursor(query: Mapping[str, str], prefix: str = "c") -> int | None:
+def _cursor(query: Mapping[str, str], prefix: str = "c") -> int | None:
     """The number in the query's ``cursor`` (``<prefix><number>``), or ``None``."""
     raw = query.get("cursor")
     if not raw:
@@ -129,8 +133,8 @@ def run_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor or metadata filter.
     """
-    limit = page_limit(query)
-    after = cursor(query)
+    limit = _page_limit(query)
+    after = _cursor(query)
     filters = _metadata_filters(metadata)
     wanted = {k: query[k] for k in ("status", "modelId", "agentId") if query.get(k)}
     matching = [
@@ -179,7 +183,7 @@ def session_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor, offset, status or filter.
     """
-    limit = page_limit(query)
+    limit = _page_limit(query)
     status = query.get("status")
     if status not in (None, "", "active", "ended"):
         raise InvalidRequest(f"status must be active or ended, got {status!r}")
@@ -192,7 +196,7 @@ def session_list_body(
         if (not status or session.status == status)
         and _matches(session.spec.get("metadata") or {}, filters)
     ]
-    after = cursor(query)
+    after = _cursor(query)
     if after is not None:
         start = next((i for i, (n, _) in enumerate(matching) if n < after), len(matching))
     else:
@@ -256,3 +260,90 @@ def replay_body(session: EmulatedSession, query: Mapping[str, str]) -> dict[str,
         "nextBeforeSeq": start + 1 if start > 0 else None,
         "truncated": truncated,
     }
+
+
+EXPLANATION_MAX: Final = 8000
+
+
+def _check_feedback(body: Any) -> None:
+    if not isinstance(body, dict):
+        raise InvalidRequest("the body must be a JSON object")
+    unknown = set(body) - {"verdict", "explanation", "contentSnapshot"}
+    if unknown:
+        raise InvalidRequest(f"unknown field(s): {', '.join(sorted(unknown))}")
+    if body.get("verdict") not in ("UP", "DOWN"):
+        raise InvalidRequest("verdict must be UP or DOWN")
+    explanation = body.get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        raise InvalidRequest("explanation must be a string")
+    if isinstance(explanation, str) and len(explanation) > EXPLANATION_MAX:
+        raise InvalidRequest(f"explanation is longer than {EXPLANATION_MAX} characters")
+
+
+class FeedbackStore:
+    """Run feedback by run id: one record per run, created (201) then replaced (200).
+
+    Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, dict[str, Any]] = {}
+        self._order: dict[str, int] = {}
+        self._numbers = itertools.count(1)
+
+    def give(self, run_id: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """Create (``201``) or replace (``200``) ``run_id``'s feedback.
+
+        :raises InvalidRequest: the body breaks a rule.
+        """
+        _check_feedback(body)
+        now = time.time()
+        with self._lock:
+            existing = self._records.get(run_id)
+            record: dict[str, Any] = {
+                "id": existing["id"] if existing else f"fb_{secrets.token_hex(5)}",
+                "verdict": body["verdict"],
+                "targetKind": "agent_run",
+                "agentRunId": run_id,
+                "explanation": body.get("explanation"),
+                "contentSnapshot": body.get("contentSnapshot"),
+                "createdAt": existing["createdAt"] if existing else iso_millis(now),
+                "updatedAt": iso_millis(now),
+            }
+            self._records[run_id] = record
+            if existing is None:
+                self._order[run_id] = next(self._numbers)
+            return (200 if existing else 201), dict(record)
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Every record by run id (copies)."""
+        with self._lock:
+            return {run_id: dict(record) for run_id, record in self._records.items()}
+
+    def list_body(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """``GET /reply-feedback``.
+
+        :raises InvalidRequest: a malformed limit, cursor or verdict.
+        """
+        limit = _page_limit(query)
+        verdict = query.get("verdict")
+        if verdict not in (None, "", "UP", "DOWN"):
+            raise InvalidRequest("verdict must be UP or DOWN")
+        after = _cursor(query, "f")
+        run_id = query.get("agentRunId")
+        with self._lock:
+            ordered = sorted(self._records, key=lambda r: self._order[r], reverse=True)
+            matching = [
+                (self._order[r], dict(self._records[r]))
+                for r in ordered
+                if (not run_id or r == run_id)
+                and (not verdict or self._records[r]["verdict"] == verdict)
+                and (after is None or self._order[r] < after)
+            ]
+        page = matching[:limit]
+        return {
+            "feedback": [record for _, record in page],
+            "limit": limit,
+            "nextCursor": f"f{page[-1][0]}" if len(matching) > limit else None,
+        }

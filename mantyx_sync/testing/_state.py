@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from ._catalog import resolve_model
 from ._evals import EvalStore
 from ._faults import Faults, FaultState, RequestFaults
-from ._feedback import FeedbackStore
+from ._history import FeedbackStore
 from ._model import ModelLike
 from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
