@@ -24,11 +24,10 @@ from werkzeug.wrappers import Request, Response
 
 from ._catalog import ModelNotFound, models_body
 from ._evaluation import EmulatedEval
-from ._faults import RequestFaults
 from ._history import replay_body, run_list_body, session_list_body
 from ._oauth import OAuthReply, OAuthServer, TokenRejected, bearer_token
 from ._ratelimit import RateLimiter
-from ._recorder import RecordedRequest, Recorder, mask_headers
+from ._recorder import RecordedRequest, mask_headers
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession
 from ._sse import drop_connection, stream_frames
@@ -181,8 +180,6 @@ class EmulatorApp:
     create_status: int
     tool_result_status: int
     keepalive: float | None
-    recorder: Recorder
-    request_faults: RequestFaults
     oauth: OAuthServer
     rate_limiter: RateLimiter | None = None
     stop_event: threading.Event = attrs.Factory(threading.Event)
@@ -211,16 +208,16 @@ class EmulatorApp:
         except _Dropped:
             response = None
         status = 0 if response is None else response.status_code
-        self.recorder.add(
-            RecordedRequest(
-                method=request.method,
-                path=request.path,
-                query=dict(request.args.items(multi=True)),
-                headers=mask_headers(request.headers, (self.api_key, *self.oauth_tokens)),
-                json=request.get_json(force=True, silent=True),
-                status=status,
-            )
+        recorded = RecordedRequest(
+            method=request.method,
+            path=request.path,
+            query=dict(request.args.items(multi=True)),
+            headers=mask_headers(request.headers, (self.api_key, *self.oauth_tokens)),
+            json=request.get_json(force=True, silent=True),
+            status=status,
         )
+        with self.state.cond:
+            self.state.requests.append(recorded)
         log.debug("%s %s -> %s", request.method, request.path, status or "dropped")
         if response is None:
             drop_connection(environ.get("werkzeug.socket"))
@@ -228,7 +225,7 @@ class EmulatorApp:
         return response(environ, start_response)
 
     def _answer(self, request: Request) -> Response:
-        rule = self.request_faults.take(request.method, request.path)
+        rule = self.state.request_faults.take(request.method, request.path)
         if rule is None:
             return self._route(request)
         log.debug("fault: fail_next rule hit %s %s", request.method, request.path)
@@ -292,10 +289,7 @@ class EmulatorApp:
         try:
             scopes = self.oauth.scopes_of(credential) if credential else None
         except TokenRejected as exc:
-            challenge = f'Bearer error="invalid_token", error_description="{exc.reason}"'
-            raise _failure(
-                401, "invalid_token", exc.reason, {"WWW-Authenticate": challenge}
-            ) from None
+            raise _failure(401, "invalid_token", str(exc), exc.challenge) from None
         if scopes is not None:
             return credential, scopes
         message = "invalid API key" if credential else "missing API key"
@@ -368,9 +362,8 @@ class EmulatorApp:
             raise _failure(404, "unknown_tool_use", message)
         if fault == "accept_then_drop":
             raise _Dropped
-        if self.tool_result_status == 204:
-            return _json(204)
-        return _json(self.tool_result_status, {"ok": True})
+        status = self.tool_result_status
+        return _json(status, None if status == 204 else {"ok": True})
 
     def _cancel(self, request: Request, run_id: str) -> Response:
         self._run(run_id).cancel()

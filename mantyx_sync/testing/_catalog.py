@@ -49,6 +49,7 @@ MODELS: Final[tuple[dict[str, Any], ...]] = (
         "pricing": None,
     },
 )
+_BY_ID: Final = {entry["id"]: entry for entry in MODELS}
 
 
 class ModelNotFound(Exception):
@@ -67,13 +68,6 @@ def models_body() -> dict[str, Any]:
     return {"models": copy.deepcopy(list(MODELS)), "defaultModelId": DEFAULT_MODEL_ID}
 
 
-def _by_id(model_id: str) -> dict[str, Any] | None:
-    for entry in MODELS:
-        if entry["id"] == model_id:
-            return entry
-    return None
-
-
 def resolve_model(model_id: str | None) -> dict[str, Any]:
     """The ``model`` block (``id``, ``provider``, ``vendorModelId``) for a ``modelId``.
 
@@ -83,18 +77,13 @@ def resolve_model(model_id: str | None) -> dict[str, Any]:
 
     :raises ModelNotFound: the id is unknown or ambiguous.
     """
-    if model_id is None:
-        entry = _by_id(DEFAULT_MODEL_ID)
-        assert entry is not None
-        return _model_block(entry, entry["vendorModelId"])
-    entry = _by_id(model_id)
-    if entry is not None:
-        return _model_block(entry, entry["vendorModelId"])
+    model_id = DEFAULT_MODEL_ID if model_id is None else model_id
+    if model_id in _BY_ID:
+        return _model_block(_BY_ID[model_id], _BY_ID[model_id]["vendorModelId"])
     if model_id.startswith("provider:") and model_id.count(":") >= 2:
         base, _, vendor = model_id.rpartition(":")
-        entry = _by_id(base)
-        if entry is not None and vendor:
-            return _model_block(entry, vendor)
+        if base in _BY_ID and vendor:
+            return _model_block(_BY_ID[base], vendor)
     if "/" in model_id:
         provider, _, vendor = model_id.partition("/")
         for entry in MODELS:

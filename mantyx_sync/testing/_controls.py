@@ -15,6 +15,7 @@ from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 __all__ = [
     "CONTROL_STEPS",
     "check_controls",
+    "int_in",
     "plan_only_result",
     "play_control",
     "structured_output_info",
@@ -30,7 +31,7 @@ FALLBACK_ERROR_CLASSES: Final = frozenset(
 unreachable or timed-out upstream); any other (``rate_limit``, ``auth``, ...) fails the run."""
 
 
-def _int_in(value: Any, low: int, high: int) -> bool:
+def int_in(value: Any, low: int, high: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
 
 
@@ -67,7 +68,7 @@ def _check_supervisor(value: Any, fail: Any) -> None:
         return
     if not isinstance(value, dict):
         raise fail("supervisor: must be a boolean or an object")
-    if "interval" in value and not _int_in(value["interval"], 1, 100):
+    if "interval" in value and not int_in(value["interval"], 1, 100):
         raise fail("supervisor.interval: integer 1-100")
     if "modelId" in value:
         if not isinstance(value["modelId"], str) or not value["modelId"]:
@@ -78,9 +79,9 @@ def _check_supervisor(value: Any, fail: Any) -> None:
         return
     if not isinstance(trigger, dict):
         raise fail("supervisor.reasoningTrigger: must be false or an object")
-    if "chars" in trigger and not _int_in(trigger["chars"], 1, 50_000):
+    if "chars" in trigger and not int_in(trigger["chars"], 1, 50_000):
         raise fail("supervisor.reasoningTrigger.chars: integer up to 50000")
-    if "ms" in trigger and not _int_in(trigger["ms"], 1, 600_000):
+    if "ms" in trigger and not int_in(trigger["ms"], 1, 600_000):
         raise fail("supervisor.reasoningTrigger.ms: integer up to 600000")
 
 
@@ -158,6 +159,9 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
 
     :param revisions: the run's last revision per plan id (updated).
     """
+    if isinstance(step, Overload):
+        covered = step.error_class in FALLBACK_ERROR_CLASSES
+        return bool(run.overload(step.error_class, covered=covered))
     if isinstance(step, PlanUpdate):
         revision = (
             step.revision if step.revision is not None else revisions.get(step.plan_id, 0) + 1
@@ -166,7 +170,6 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
         steps = _plan_steps(step.steps)
         plan = run.spec.get("plan")
         mode = plan.get("mode", "auto") if isinstance(plan, dict) else plan
-        snapshot = {"brief": step.brief, "steps": steps}
         run.emit_event(
             "task_plan",
             {
@@ -180,26 +183,15 @@ def play_control(run: Any, step: Any, revisions: dict[str, int]) -> bool:
                 "transitionCount": revision,
                 "brief": step.brief,
                 "steps": steps,
-                "plan": snapshot,
+                "plan": {"brief": step.brief, "steps": steps},
             },
         )
-        return False
-    if isinstance(step, Supervise):
-        data: dict[str, Any] = {
-            "action": step.action,
-            "reason": step.reason,
-            "llmCalls": 1,
-            "phase": step.phase,
-            "model": run.model_id,
-        }
+    elif isinstance(step, Supervise):
+        data = {"action": step.action, "reason": step.reason, "llmCalls": 1, "phase": step.phase}
+        data["model"] = run.model_id
         if step.redirect is not None:
             data["redirect"] = step.redirect
         run.emit_event("supervisor", data)
-        return False
-    if isinstance(step, ToolFiles):
+    else:
         run.emit_event("tool_files", {"name": step.name, "files": [dict(f) for f in step.files]})
-        return False
-    if isinstance(step, Overload):
-        covered = step.error_class in FALLBACK_ERROR_CLASSES
-        return bool(run.overload(step.error_class, covered=covered))
-    raise TypeError(f"not a control step: {step!r}")
+    return False

@@ -22,6 +22,7 @@ from typing import Any
 
 from ._clock import iso_seconds
 from ._evaluation import EmulatedEval
+from ._history import int_param
 from ._runs import EmulatedRun
 from ._validation import InvalidRequest
 
@@ -160,11 +161,7 @@ class EvalStore:
 
     def list_body(self, query: Mapping[str, str]) -> dict[str, Any]:
         """``GET /eval-runs``: newest first, filtered, ``limit``/``offset`` paged."""
-        try:
-            limit = int(query.get("limit") or 50)
-            offset = int(query.get("offset") or 0)
-        except ValueError:
-            raise InvalidRequest("limit and offset must be integers") from None
+        limit, offset = int_param(query, "limit", 50), int_param(query, "offset", 0)
         with self._lock:
             runs = list(reversed(self.evals.values()))
         summaries = [r.summary() for r in runs]
@@ -175,21 +172,18 @@ class EvalStore:
 
     def compare_body(self, a: EmulatedEval, b: EmulatedEval) -> dict[str, Any]:
         """``GET /eval-runs/compare``: the two runs' results case by case."""
-        detail_a, detail_b = a.detail(), b.detail()
-        by_a = {r["caseId"]: r for r in detail_a["results"]}
-        by_b = {r["caseId"]: r for r in detail_b["results"]}
-        cases = []
-        for case in a.dataset.get("cases") or ():
-            case_id = case.get("id")
-            cases.append(
-                {
-                    "caseId": case_id,
-                    "caseName": case.get("name"),
-                    "caseInput": case.get("input"),
-                    "a": by_a.get(case_id),
-                    "b": by_b.get(case_id),
-                }
-            )
+        by_a = {r["caseId"]: r for r in a.detail()["results"]}
+        by_b = {r["caseId"]: r for r in b.detail()["results"]}
+        cases = [
+            {
+                "caseId": case.get("id"),
+                "caseName": case.get("name"),
+                "caseInput": case.get("input"),
+                "a": by_a.get(case.get("id")),
+                "b": by_b.get(case.get("id")),
+            }
+            for case in a.dataset.get("cases") or ()
+        ]
         return {
             "datasetId": a.dataset.get("id"),
             "datasetName": a.dataset.get("name"),

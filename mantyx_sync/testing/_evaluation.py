@@ -117,8 +117,7 @@ class EmulatedEval:
             self.status = status
             self.finished_at = time.time()
             self._emit(kind, {"runId": self.id, **data})
-            self.done = True
-            self.cond.notify_all()
+            self.done = True  # before the lock is let go, so whoever _emit woke sees it
 
     def cancel(self) -> bool:
         """Cancel (``False`` when already over): the running case run is cancelled too."""

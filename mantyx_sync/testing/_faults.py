@@ -19,13 +19,8 @@ from .._base.argcheck import checked_init
 __all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults", "check_status"]
 
 
-def _opt_nonneg(_inst: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
+def _nonneg(_inst: Any, attribute: attrs.Attribute[Any], value: float | None) -> None:
     if value is not None and value < 0:
-        raise ValueError(f"Faults(): {attribute.name} must be >= 0")
-
-
-def _nonneg(_inst: Any, attribute: attrs.Attribute[Any], value: float) -> None:
-    if value < 0:
         raise ValueError(f"Faults(): {attribute.name} must be >= 0")
 
 
@@ -89,9 +84,9 @@ class Faults:
     that is not exhausted, in this order: errors, rate limiting, accept-then-drop.
     """
 
-    drop_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
+    drop_after: int | None = attrs.field(default=None, validator=_nonneg)
     drop_times: int = attrs.field(default=1, validator=_nonneg)
-    stall_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
+    stall_after: int | None = attrs.field(default=None, validator=_nonneg)
     stall_seconds: float = attrs.field(default=30.0, validator=_nonneg)
     replay_overlap: int = attrs.field(default=0, validator=_nonneg)
     duplicate_tool_calls: bool = False
@@ -103,8 +98,8 @@ class Faults:
     stream_open_errors: int = attrs.field(default=0, validator=_nonneg)
     stream_open_status: int = attrs.field(default=500, validator=_status)
     strip_event_lines: bool = False
-    malformed_frame_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
-    unknown_event_after: int | None = attrs.field(default=None, validator=_opt_nonneg)
+    malformed_frame_after: int | None = attrs.field(default=None, validator=_nonneg)
+    unknown_event_after: int | None = attrs.field(default=None, validator=_nonneg)
     no_event_field_in_data: bool = False
 
     @property
@@ -199,9 +194,7 @@ class RequestFault:
 
     def matches(self, method: str, path: str) -> bool:
         """Whether this rule applies to a request."""
-        if self.method not in ("*", method):
-            return False
-        return self.path_pattern.search(path) is not None
+        return self.method in ("*", method) and self.path_pattern.search(path) is not None
 
 
 class RequestFaults:
@@ -224,8 +217,6 @@ class RequestFaults:
     def take(self, method: str, path: str) -> RequestFault | None:
         """Use up and return the oldest rule matching this request, if any."""
         with self._lock:
-            if not self._rules:
-                return None
             for entry in self._rules:
                 rule: RequestFault = entry[0]
                 if rule.matches(method, path):
@@ -234,8 +225,3 @@ class RequestFaults:
                         self._rules.remove(entry)
                     return rule
             return None
-
-    def clear(self) -> None:
-        """Forget every pending rule."""
-        with self._lock:
-            self._rules.clear()

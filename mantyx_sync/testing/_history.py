@@ -1,8 +1,8 @@
-"""Run and session lists with cursors and filters, and session event replay.
+"""Run, session and feedback lists with cursors and filters, and session event replay.
 
-The bodies of ``GET /agent-runs``, ``GET /agent-sessions`` and
-``GET /agent-sessions/{id}/events``, built from
-the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
+The bodies of ``GET /agent-runs``, ``GET /agent-sessions``,
+``GET /agent-sessions/{id}/events`` and ``GET /reply-feedback`` (``f<number>``
+cursors), built from the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
 number marks the last item already returned. Without ``full=1`` a replayed
 text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
 ``truncated: true``.
@@ -10,7 +10,11 @@ text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
 
 from __future__ import annotations
 
+import itertools
 import json
+import secrets
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
@@ -19,7 +23,7 @@ from ._runs import EmulatedRun
 from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
 
-__all__ = ["replay_body", "run_list_body", "session_list_body"]
+__all__ = ["FeedbackStore", "int_param", "replay_body", "run_list_body", "session_list_body"]
 
 LIST_DEFAULT: Final = 50
 LIST_MAX: Final = 200
@@ -40,7 +44,8 @@ def _preview(text: str | None) -> str | None:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
-def _int_param(query: Mapping[str, str], name: str, default: int | None) -> int | None:
+def int_param(query: Mapping[str, str], name: str, default: int) -> int:
+    """The integer query parameter ``name`` (``default`` when absent or empty)."""
     raw = query.get(name)
     if raw is None or raw == "":
         return default
@@ -50,19 +55,20 @@ def _int_param(query: Mapping[str, str], name: str, default: int | None) -> int 
         raise InvalidRequest(f"{name} must be an integer, got {raw!r}") from None
 
 
-def _limit(query: Mapping[str, str], default: int, maximum: int, name: str = "limit") -> int:
-    value = _int_param(query, name, default)
-    assert value is not None
+def _page_limit(query: Mapping[str, str]) -> int:
+    """A list's ``limit``: at least 1, at most :data:`LIST_MAX`."""
+    value = int_param(query, "limit", LIST_DEFAULT)
     if value < 1:
-        raise InvalidRequest(f"{name} must be at least 1, got {value}")
-    return min(value, maximum)
+        raise InvalidRequest(f"limit must be at least 1, got {value}")
+    return min(value, LIST_MAX)
 
 
-def _cursor(query: Mapping[str, str]) -> int | None:
+def _cursor(query: Mapping[str, str], prefix: str = "c") -> int | None:
+    """The number in the query's ``cursor`` (``<prefix><number>``), or ``None``."""
     raw = query.get("cursor")
     if not raw:
         return None
-    if not raw.startswith("c") or not raw[1:].isdigit():
+    if not raw.startswith(prefix) or not raw[1:].isdigit():
         raise InvalidRequest(f"cursor {raw!r} is not one this server issued")
     return int(raw[1:])
 
@@ -127,7 +133,7 @@ def run_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor or metadata filter.
     """
-    limit = _limit(query, LIST_DEFAULT, LIST_MAX)
+    limit = _page_limit(query)
     after = _cursor(query)
     filters = _metadata_filters(metadata)
     wanted = {k: query[k] for k in ("status", "modelId", "agentId") if query.get(k)}
@@ -177,7 +183,7 @@ def session_list_body(
 
     :raises InvalidRequest: a malformed limit, cursor, offset, status or filter.
     """
-    limit = _limit(query, LIST_DEFAULT, LIST_MAX)
+    limit = _page_limit(query)
     status = query.get("status")
     if status not in (None, "", "active", "ended"):
         raise InvalidRequest(f"status must be active or ended, got {status!r}")
@@ -194,7 +200,7 @@ def session_list_body(
     if after is not None:
         start = next((i for i, (n, _) in enumerate(matching) if n < after), len(matching))
     else:
-        start = _int_param(query, "offset", 0) or 0
+        start = int_param(query, "offset", 0)
         if start < 0:
             raise InvalidRequest("offset must not be negative")
     page = matching[start : start + limit]
@@ -233,15 +239,13 @@ def replay_body(session: EmulatedSession, query: Mapping[str, str]) -> dict[str,
 
     :raises InvalidRequest: a malformed ``lastMessages`` or ``beforeSeq``.
     """
-    count = _int_param(query, "lastMessages", REPLAY_DEFAULT)
-    assert count is not None
+    count = int_param(query, "lastMessages", REPLAY_DEFAULT)
     if not 1 <= count <= REPLAY_MAX:
         raise InvalidRequest(f"lastMessages must be from 1 to {REPLAY_MAX}, got {count}")
     full = query.get("full") in ("1", "true")
     with session.lock:
         messages = [dict(m) for m in session.messages]
-    before = _int_param(query, "beforeSeq", len(messages) + 1)
-    assert before is not None
+    before = int_param(query, "beforeSeq", len(messages) + 1)
     end = max(0, min(before - 1, len(messages)))
     start = max(0, end - count)
     events, truncated = [], False
@@ -256,3 +260,90 @@ def replay_body(session: EmulatedSession, query: Mapping[str, str]) -> dict[str,
         "nextBeforeSeq": start + 1 if start > 0 else None,
         "truncated": truncated,
     }
+
+
+EXPLANATION_MAX: Final = 8000
+
+
+def _check_feedback(body: Any) -> None:
+    if not isinstance(body, dict):
+        raise InvalidRequest("the body must be a JSON object")
+    unknown = set(body) - {"verdict", "explanation", "contentSnapshot"}
+    if unknown:
+        raise InvalidRequest(f"unknown field(s): {', '.join(sorted(unknown))}")
+    if body.get("verdict") not in ("UP", "DOWN"):
+        raise InvalidRequest("verdict must be UP or DOWN")
+    explanation = body.get("explanation")
+    if explanation is not None and not isinstance(explanation, str):
+        raise InvalidRequest("explanation must be a string")
+    if isinstance(explanation, str) and len(explanation) > EXPLANATION_MAX:
+        raise InvalidRequest(f"explanation is longer than {EXPLANATION_MAX} characters")
+
+
+class FeedbackStore:
+    """Run feedback by run id: one record per run, created (201) then replaced (200).
+
+    Thread-safe.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[str, dict[str, Any]] = {}
+        self._order: dict[str, int] = {}
+        self._numbers = itertools.count(1)
+
+    def give(self, run_id: str, body: Any) -> tuple[int, dict[str, Any]]:
+        """Create (``201``) or replace (``200``) ``run_id``'s feedback.
+
+        :raises InvalidRequest: the body breaks a rule.
+        """
+        _check_feedback(body)
+        now = time.time()
+        with self._lock:
+            existing = self._records.get(run_id)
+            record: dict[str, Any] = {
+                "id": existing["id"] if existing else f"fb_{secrets.token_hex(5)}",
+                "verdict": body["verdict"],
+                "targetKind": "agent_run",
+                "agentRunId": run_id,
+                "explanation": body.get("explanation"),
+                "contentSnapshot": body.get("contentSnapshot"),
+                "createdAt": existing["createdAt"] if existing else iso_millis(now),
+                "updatedAt": iso_millis(now),
+            }
+            self._records[run_id] = record
+            if existing is None:
+                self._order[run_id] = next(self._numbers)
+            return (200 if existing else 201), dict(record)
+
+    def snapshot(self) -> dict[str, dict[str, Any]]:
+        """Every record by run id (copies)."""
+        with self._lock:
+            return {run_id: dict(record) for run_id, record in self._records.items()}
+
+    def list_body(self, query: Mapping[str, str]) -> dict[str, Any]:
+        """``GET /reply-feedback``.
+
+        :raises InvalidRequest: a malformed limit, cursor or verdict.
+        """
+        limit = _page_limit(query)
+        verdict = query.get("verdict")
+        if verdict not in (None, "", "UP", "DOWN"):
+            raise InvalidRequest("verdict must be UP or DOWN")
+        after = _cursor(query, "f")
+        run_id = query.get("agentRunId")
+        with self._lock:
+            ordered = sorted(self._records, key=lambda r: self._order[r], reverse=True)
+            matching = [
+                (self._order[r], dict(self._records[r]))
+                for r in ordered
+                if (not run_id or r == run_id)
+                and (not verdict or self._records[r]["verdict"] == verdict)
+                and (after is None or self._order[r] < after)
+            ]
+        page = matching[:limit]
+        return {
+            "feedback": [record for _, record in page],
+            "limit": limit,
+            "nextCursor": f"f{page[-1][0]}" if len(matching) > limit else None,
+        }

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Final
 
 import attrs
 
@@ -30,10 +30,10 @@ __all__ = [
     "ModelContext",
     "ModelLike",
     "Step",
-    "StepSource",
     "ToolCall",
     "Turn",
     "chunk_text",
+    "step_source",
 ]
 
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
@@ -182,6 +182,9 @@ def chunk_text(text: str, words_per_chunk: int = 3) -> list[str]:
     ]
 
 
+_SAMPLES: Final = {"string": "example", "integer": 1, "number": 1.5, "boolean": True, "null": None}
+
+
 def sample_from_schema(schema: Any) -> Any:
     """A deterministic value for a JSON Schema: required properties only.
 
@@ -204,16 +207,8 @@ def sample_from_schema(schema: Any) -> Any:
         kind = next((k for k in kind if k != "null"), "null")
     if kind is None and "properties" in schema:
         kind = "object"
-    if kind == "string":
-        return "example"
-    if kind == "integer":
-        return 1
-    if kind == "number":
-        return 1.5
-    if kind == "boolean":
-        return True
-    if kind == "null":
-        return None
+    if isinstance(kind, str) and kind in _SAMPLES:
+        return _SAMPLES[kind]
     if kind == "array":
         count = schema.get("minItems", 0)
         item = schema.get("items", {})
@@ -231,11 +226,6 @@ def _object(schema: Any) -> dict[str, Any]:
     """Sample arguments for a tool's schema: an object (a tool's arguments are one)."""
     sample = sample_from_schema(schema)
     return sample if isinstance(sample, dict) else {}
-
-
-def _thinking_on(spec: dict[str, Any]) -> bool:
-    level = spec.get("reasoningLevel")
-    return level not in (None, "off", 0)
 
 
 class DefaultModel:
@@ -259,7 +249,8 @@ class DefaultModel:
 
     def __call__(self, ctx: ModelContext) -> Step:
         """The next step for ``ctx``."""
-        thinking = f"Thinking about: {ctx.prompt}" if _thinking_on(ctx.spec) else None
+        thinking_on = ctx.spec.get("reasoningLevel") not in (None, "off", 0)
+        thinking = f"Thinking about: {ctx.prompt}" if thinking_on else None
         calls = self._calls(ctx) if ctx.turn == 0 else []
         if calls:
             names = ", ".join(call.name for call in calls)
@@ -302,25 +293,16 @@ class DefaultModel:
         return "\n".join(lines)
 
 
-class StepSource:
-    """Turns a model (script, callable or ``None``) into "the next step" for one run.
+def step_source(model: ModelLike) -> Callable[[ModelContext], Step | None]:
+    """The next step of one run, for each context: from a callable model, a script
+    (``None`` once it has run out) or :class:`DefaultModel`."""
+    if model is None:
+        return DefaultModel()
+    if callable(model):
+        return model
+    script = iter(list(model))
 
-    Not thread-safe: one instance per run, used by that run's worker thread.
-    """
+    def next_step(ctx: ModelContext) -> Step | None:
+        return next(script, None)
 
-    def __init__(self, model: ModelLike) -> None:
-        self._script: Iterator[Step] | None = None
-        self._call: Callable[[ModelContext], Step]
-        if model is None:
-            self._call = DefaultModel()
-        elif callable(model):
-            self._call = model
-        else:
-            self._script = iter(list(model))
-            self._call = DefaultModel()
-
-    def next_step(self, ctx: ModelContext) -> Step | None:
-        """The next step, or ``None`` when a script has run out."""
-        if self._script is not None:
-            return next(self._script, None)
-        return self._call(ctx)
+    return next_step

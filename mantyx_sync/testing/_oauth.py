@@ -44,11 +44,12 @@ _INSUFFICIENT_IDENTITY = f'Bearer error="insufficient_scope", scope="{IDENTITY_S
 
 
 class TokenRejected(Exception):
-    """An access token that is unknown, expired or revoked; ``reason`` says which."""
+    """An access token that is unknown, expired or revoked; the message says which."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    @property
+    def challenge(self) -> dict[str, str]:
+        """The ``WWW-Authenticate`` header that tells the client why."""
+        return {"WWW-Authenticate": f'Bearer error="invalid_token", error_description="{self}"'}
 
 
 @attrs.frozen
@@ -415,12 +416,7 @@ class OAuthServer:
         try:
             scopes = self.scopes_of(token) if token else None
         except TokenRejected as exc:
-            challenge = f'Bearer error="invalid_token", error_description="{exc.reason}"'
-            return OAuthReply(
-                401,
-                {"error": "invalid_token", "message": exc.reason},
-                {"WWW-Authenticate": challenge},
-            )
+            return OAuthReply(401, {"error": "invalid_token", "message": str(exc)}, exc.challenge)
         if scopes is None:
             return OAuthReply(
                 401, {"error": "unauthorized", "message": "an OAuth access token is required"},

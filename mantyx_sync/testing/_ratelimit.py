@@ -35,12 +35,9 @@ class RateLimiter:
         clock: EmulatorClock,
         reset_style: Literal["seconds", "epoch"] = "seconds",
     ) -> None:
-        if window <= 0:
-            raise ValueError("rate_limit_window must be > 0 seconds")
-        if reset_style not in ("seconds", "epoch"):
-            raise ValueError("rate_limit_reset must be 'seconds' or 'epoch'")
+        # LocalMantyx has checked the types, the window and the reset style.
         for bucket, limit in limits.items():
-            if isinstance(limit, bool) or limit < 0:
+            if limit < 0:
                 raise ValueError(f"rate limit for {bucket!r} must be an int >= 0, got {limit!r}")
         self.limits = dict(limits)
         self.window = window

@@ -1,14 +1,13 @@
-"""Request recording for the emulator, with secrets masked before they are stored."""
+"""Recorded requests, with secrets masked before they are stored."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Collection, Iterable
 from typing import Any
 
 import attrs
 
-__all__ = ["RecordedRequest", "Recorder", "mask_headers"]
+__all__ = ["RecordedRequest", "mask_headers"]
 
 MASK = "***"
 
@@ -57,33 +56,4 @@ class RecordedRequest:
     def header(self, name: str) -> str | None:
         """The value of header ``name`` (case-insensitive), or ``None``."""
         wanted = name.lower()
-        for key, value in self.headers.items():
-            if key.lower() == wanted:
-                return value
-        return None
-
-
-class Recorder:
-    """A thread-safe, append-only list of :class:`RecordedRequest`.
-
-    Thread-safety: every method may be called from any thread.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._items: list[RecordedRequest] = []
-
-    def add(self, request: RecordedRequest) -> None:
-        """Append ``request``."""
-        with self._lock:
-            self._items.append(request)
-
-    def snapshot(self) -> list[RecordedRequest]:
-        """A copy of everything recorded so far, oldest first."""
-        with self._lock:
-            return list(self._items)
-
-    def clear(self) -> None:
-        """Forget everything recorded so far."""
-        with self._lock:
-            self._items.clear()
+        return next((v for k, v in self.headers.items() if k.lower() == wanted), None)

@@ -26,10 +26,10 @@ from ._model import (
     FailResult,
     ModelContext,
     ModelLike,
-    StepSource,
     ToolCall,
     Turn,
     chunk_text,
+    step_source,
 )
 from ._sessions import EmulatedSession, RunOptions
 from ._tool_calls import answer_of, describe_call, retained
@@ -43,8 +43,9 @@ class _RunEnded(Exception):
     """Unwinds the worker thread once the run is terminal or the server stops."""
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+def _given(**fields: Any) -> dict[str, Any]:
+    """The ``fields`` that are not ``None``."""
+    return {name: value for name, value in fields.items() if value is not None}
 
 
 class EmulatedRun:
@@ -125,16 +126,12 @@ class EmulatedRun:
         seq = len(self.events) + 1
         self.events.append({"seq": seq, "type": kind, "data": data})
         faults = self.faults.faults
-        envelope: dict[str, Any] = (
-            {"seq": seq, "data": data}
-            if faults.no_event_field_in_data
-            else {"seq": seq, "type": kind, "data": data}
-        )
-        if faults.strip_event_lines:
-            frame = f"id: {seq}\ndata: {_dumps(envelope)}\n\n"
-        else:
-            frame = f"id: {seq}\nevent: {kind}\ndata: {_dumps(envelope)}\n\n"
-        self.frames.append(frame.encode("utf-8"))
+        envelope = {"seq": seq, "type": kind, "data": data}
+        if faults.no_event_field_in_data:
+            del envelope["type"]
+        text = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+        event_line = "" if faults.strip_event_lines else f"event: {kind}\n"
+        self.frames.append(f"id: {seq}\n{event_line}data: {text}\n\n".encode())
         if faults.unknown_event_after == seq and kind not in TERMINAL_TYPES:
             self._append("mystery_event", {"x": 1})
 
@@ -174,15 +171,8 @@ class EmulatedRun:
                 },
             )
             return False
-        self._fail(
-            Fail(
-                f"model {primary} is unavailable ({error_class})",
-                code=error_class,
-                error_class=error_class,
-                retryable=True,
-            ),
-            self._turn,
-        )
+        message = f"model {primary} is unavailable ({error_class})"
+        self._fail(Fail(message, code=error_class, error_class=error_class, retryable=True))
         return True
 
     def _emit(self, kind: str, data: dict[str, Any]) -> None:
@@ -195,14 +185,14 @@ class EmulatedRun:
         with self.cond:
             if self.done or self.closed:
                 return False
-            if kind in ("result", "error") and "structuredOutput" not in data:
+            if kind != "cancelled":
                 info = structured_output_info(self.spec)
                 if info is not None:
-                    data["structuredOutput"] = info
-            if self._options.usage and kind in ("result", "error") and "tokens" not in data:
-                self._add_usage(data)
-            elif kind in ("result", "error") and "tokens" in data:
-                data.setdefault("model", dict(self._model_info))
+                    data.setdefault("structuredOutput", info)
+                if "tokens" in data:
+                    data.setdefault("model", dict(self._model_info))
+                elif self._options.usage:
+                    self._add_usage(data)
             self._append(kind, data)
             self.done = True
             self.status = status
@@ -282,7 +272,7 @@ class EmulatedRun:
                 "model": self.model,
             }
 
-    def _context(self, turn: int) -> ModelContext:
+    def _context(self) -> ModelContext:
         with self.cond:
             results, calls = list(self._results_in), list(self._calls_made)
         last_message: dict[str, Any] = next(
@@ -296,7 +286,7 @@ class EmulatedRun:
             spec=self.spec,
             tool_results=results,
             tool_calls=calls,
-            turn=turn,
+            turn=self._turn,
             attachments=[dict(a) for a in last_message.get("attachments") or ()],
             retained=[dict(r) for r in self._session.retained] if self._session else [],
         )
@@ -310,26 +300,23 @@ class EmulatedRun:
                 self._on_change()
             if self._options.started_event:
                 self._emit("started", {})
-            ctx = self._context(0)
-            plan_result = plan_only_result(self.spec, ctx.prompt)
+            plan_result = plan_only_result(self.spec, self._context().prompt)
             if plan_result is not None:
                 # A plan-only run: no model turn, zero tokens, not added to the session.
                 self._finish("result", plan_result, "succeeded", final_text="")
                 return
-            source = StepSource(self._model_like)
-            turn = 0
+            next_step = step_source(self._model_like)
             while True:
-                ctx = self._context(turn)
-                step = source.next_step(ctx)
+                ctx = self._context()
+                step = next_step(ctx)
                 if isinstance(step, ToolCall):
                     step = Turn(tool_calls=(step,))
                 if isinstance(step, Turn):
                     self._model_turns += 1
                     if self._play_turn(step, ctx):
                         return
-                    turn += 1
+                    self._turn += 1
                 elif isinstance(step, CONTROL_STEPS):
-                    self._turn = turn
                     if play_control(self, step, self._plan_revisions):
                         return
                 elif isinstance(step, Emit):
@@ -337,17 +324,13 @@ class EmulatedRun:
                         self._finish_raw(step)
                         return
                     self._emit(step.type, dict(step.data))
-                elif isinstance(step, (Fail, FailResult)):
-                    self._model_turns += 1
-                    self._fail(step, turn)
-                    return
                 else:
-                    self._fail(
-                        Fail(
-                            "emulator script ended without a final answer", code="script_exhausted"
-                        ),
-                        turn,
-                    )
+                    if isinstance(step, (Fail, FailResult)):
+                        self._model_turns += 1
+                    else:
+                        message = "emulator script ended without a final answer"
+                        step = Fail(message, code="script_exhausted")
+                    self._fail(step)
                     return
         except _RunEnded:
             return
@@ -369,32 +352,19 @@ class EmulatedRun:
         else:
             self._finish(step.type, data, "failed", error=data.get("error"))
 
-    def _fail(self, step: Fail | FailResult, turn: int) -> None:
+    def _fail(self, step: Fail | FailResult) -> None:
         if isinstance(step, FailResult):
-            self._finish(
-                "result",
-                {"subtype": step.subtype, "error": step.error},
-                "failed",
-                error=step.error,
-                failure_reason={"subtype": step.subtype},
-            )
+            reason: dict[str, Any] = {"subtype": step.subtype}
+            data = {**reason, "error": step.error}
+            self._finish("result", data, "failed", error=step.error, failure_reason=reason)
             return
-        data: dict[str, Any] = {"error": step.error, "code": step.code}
-        reason: dict[str, Any] = {}
         if step.partial_text is not None:
-            message: dict[str, Any] = {"text": step.partial_text, "turn": turn}
-            if step.finish_reason is not None:
-                message["finishReason"] = step.finish_reason
+            message = {"text": step.partial_text, "turn": self._turn}
             self._chars_out += len(step.partial_text)
-            self._emit("assistant_message", message)
-        if step.error_class is not None:
-            data["errorClass"] = reason["errorClass"] = step.error_class
-        if step.finish_reason is not None:
-            data["finishReason"] = reason["finishReason"] = step.finish_reason
-        if step.partial_text is not None:
-            data["partialText"] = step.partial_text
-        if step.retryable is not None:
-            data["retryable"] = step.retryable
+            self._emit("assistant_message", {**message, **_given(finishReason=step.finish_reason)})
+        reason = _given(errorClass=step.error_class, finishReason=step.finish_reason)
+        extra = _given(partialText=step.partial_text, retryable=step.retryable)
+        data = {"error": step.error, "code": step.code, **reason, **extra}
         self._finish(
             "error",
             data,
@@ -426,12 +396,8 @@ class EmulatedRun:
             self._append("assistant_message", message)
             self.cond.notify_all()
         if not calls:
-            data = (
-                {"ok": True, "text": text}
-                if self._options.result_shape == "ok"
-                else {"subtype": "success", "text": text}
-            )
-            self._finish("result", data, "succeeded", final_text=text)
+            shape = {"ok": True} if self._options.result_shape == "ok" else {"subtype": "success"}
+            self._finish("result", {**shape, "text": text}, "succeeded", final_text=text)
             return True
         local = [c for c in calls if c["local"]]
         for call in calls:
@@ -489,11 +455,5 @@ class EmulatedRun:
                 self.cond.wait(remaining)
             waiting = ", ".join(i for i in ids if i in self._pending)
             message = f"Timed out after {timeout:g}s waiting for local tool result ({waiting})"
-            self._finish(
-                "result",
-                {"subtype": "error_local_tool_timeout", "error": message},
-                "failed",
-                error=message,
-                failure_reason={"subtype": "error_local_tool_timeout"},
-            )
+            self._fail(FailResult("error_local_tool_timeout", message))
         raise _RunEnded

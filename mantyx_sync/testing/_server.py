@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from .._base.argcheck import checked
 from ._clock import EmulatorClock
 from ._evaluation import EmulatedEval
-from ._faults import Faults, RequestFault, RequestFaults, check_status
+from ._faults import Faults, RequestFault, check_status
 from ._model import ModelLike
 from ._oauth import DEFAULT_CLIENT_ID, OAuthServer
 from ._ratelimit import RateLimiter
-from ._recorder import RecordedRequest, Recorder
+from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
 from ._state import EmulatorState
@@ -133,8 +133,6 @@ class LocalMantyx:
         self._port = port
         self.api_key = api_key
         self.workspace = workspace
-        self._recorder = Recorder()
-        self._request_faults = RequestFaults()
         self.clock = EmulatorClock()
         self.oauth = OAuthServer(
             clock=self.clock,
@@ -211,8 +209,6 @@ class LocalMantyx:
                     create_status=self._statuses[0],
                     tool_result_status=self._statuses[1],
                     keepalive=self._keepalive,
-                    recorder=self._recorder,
-                    request_faults=self._request_faults,
                     oauth=self.oauth,
                     rate_limiter=self.rate_limiter,
                     stop_event=self._stop,
@@ -352,16 +348,18 @@ class LocalMantyx:
             drop=drop,
             applied=applied,
         )
-        self._request_faults.add(rule, times)
+        self._state.request_faults.add(rule, times)
 
     @property
     def requests(self) -> list[RecordedRequest]:
         """Every request answered so far (a snapshot copy), secrets masked."""
-        return self._recorder.snapshot()
+        with self._state.cond:
+            return list(self._state.requests)
 
     def clear_requests(self) -> None:
         """Forget the recorded requests."""
-        self._recorder.clear()
+        with self._state.cond:
+            self._state.requests.clear()
 
     @property
     def runs(self) -> dict[str, EmulatedRun]:
@@ -396,10 +394,7 @@ class LocalMantyx:
             or ``{"type": "tool_called", "name"}``.
         :raises ValueError: a case has no ``input`` with ``prompt`` or ``messages``.
         """
-        try:
-            return self._state.evals.add_dataset(name, cases, description, tool_mocks)
-        except Exception as exc:
-            raise ValueError(str(exc)) from exc
+        return self._state.evals.add_dataset(name, cases, description, tool_mocks)
 
     @checked(TypeError)
     def inject_eval_stream_fault(

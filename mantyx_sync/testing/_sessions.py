@@ -6,13 +6,16 @@ import threading
 import time
 from typing import Any
 
+import attrs
+
 from ._clock import iso_seconds
 
 __all__ = ["EmulatedSession", "RunOptions"]
 
 
+@attrs.frozen(kw_only=True)
 class RunOptions:
-    """Server-wide settings a run needs; immutable once the run starts.
+    """Server-wide settings a run needs; immutable.
 
     :ivar tool_timeout: seconds a local tool call batch may wait.
     :ivar result_shape: ``"subtype"`` or ``"ok"`` for the terminal success.
@@ -20,15 +23,10 @@ class RunOptions:
     :ivar started_event: whether the run opens with a ``started`` event.
     """
 
-    __slots__ = ("result_shape", "started_event", "tool_timeout", "usage")
-
-    def __init__(
-        self, *, tool_timeout: float, result_shape: str, usage: bool, started_event: bool
-    ) -> None:
-        self.tool_timeout = tool_timeout
-        self.result_shape = result_shape
-        self.usage = usage
-        self.started_event = started_event
+    tool_timeout: float
+    result_shape: str
+    usage: bool
+    started_event: bool
 
 
 class EmulatedSession:

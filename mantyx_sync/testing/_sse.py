@@ -18,7 +18,7 @@ from typing import Any
 
 from ._runs import EmulatedRun
 
-__all__ = ["MALFORMED_FRAME", "drop_connection", "stream_frames"]
+__all__ = ["drop_connection", "stream_frames"]
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,4 @@
-"""Everything the emulator remembers: runs, sessions, queued scripts and fault plans."""
+"""Everything the emulator remembers: runs, sessions, queued scripts, fault plans and requests."""
 
 from __future__ import annotations
 
@@ -8,18 +8,21 @@ import secrets
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from ._catalog import resolve_model
 from ._evals import EvalStore
-from ._faults import Faults, FaultState
-from ._feedback import FeedbackStore
-from ._inputs import attachment_metadata
+from ._faults import Faults, FaultState, RequestFaults
+from ._history import FeedbackStore
 from ._model import ModelLike
+from ._recorder import RecordedRequest
 from ._runs import EmulatedRun
 from ._sessions import EmulatedSession, RunOptions
+from ._validation import attachment_metadata
 
 __all__ = ["EmulatorState"]
+
+_T = TypeVar("_T")
 
 # Per-message fields that replace the session's value for one run; metadata is
 # merged instead.
@@ -63,6 +66,8 @@ class EmulatorState:
         self.sessions: dict[str, EmulatedSession] = {}
         self.feedback = FeedbackStore()
         self.evals = EvalStore(self.create_run)
+        self.request_faults = RequestFaults()
+        self.requests: list[RecordedRequest] = []  # every request answered, under cond
         self.latest_run: EmulatedRun | None = None
         self._model: ModelLike = model
         self._scripts: collections.deque[ModelLike] = collections.deque()
@@ -95,18 +100,11 @@ class EmulatorState:
     ) -> EmulatedRun:
         """Create and start a run from a validated body (and its session, if any)."""
         if session is not None:
-            spec = {k: v for k, v in session.spec.items()}
-            for key in _OVERRIDES:
-                if key in body:
-                    spec[key] = body[key]
-            if "metadata" in body or "metadata" in session.spec:
-                spec["metadata"] = {
-                    **(session.spec.get("metadata") or {}),
-                    **(body.get("metadata") or {}),
-                }
-            for key in ("prompt", "messages"):
-                if key in body:
-                    spec[key] = body[key]
+            spec = dict(session.spec)
+            spec.update((key, body[key]) for key in _OVERRIDES if key in body)
+            if "metadata" in body or "metadata" in spec:
+                spec["metadata"] = {**spec.get("metadata", {}), **body.get("metadata", {})}
+            spec.update((key, body[key]) for key in ("prompt", "messages") if key in body)
             with session.lock:
                 history = [dict(m) for m in session.messages]
         else:
@@ -162,25 +160,16 @@ class EmulatorState:
 
         :raises TimeoutError: it did not within ``timeout`` seconds.
         """
-        deadline = time.monotonic() + timeout
 
         def reached() -> EmulatedRun | None:
             run = self.runs.get(run_id) if run_id is not None else self.latest_run
-            if run is None:
-                return None
-            if status is None:
-                return run if run.done else None
-            return run if run.status == status else None
+            if run is not None and (run.done if status is None else run.status == status):
+                return run
+            return None
 
-        run: EmulatedRun = self._wait(
-            reached,
-            deadline,
-            lambda: (
-                f"run {run_id or '(latest)'} did not reach {status or 'a terminal status'} "
-                f"within {timeout:g}s"
-            ),
-        )
-        return run
+        goal = status or "a terminal status"
+        why = f"run {run_id or '(latest)'} did not reach {goal} within {timeout:g}s"
+        return self._wait(reached, timeout, why)
 
     def wait_for_tool_call(self, timeout: float) -> dict[str, Any]:
         """Block until the latest run logs a ``local_tool_call`` not returned before.
@@ -191,7 +180,6 @@ class EmulatorState:
 
         :raises TimeoutError: none arrived within ``timeout`` seconds.
         """
-        deadline = time.monotonic() + timeout
 
         def found() -> dict[str, Any] | None:
             run = self.latest_run
@@ -201,20 +189,16 @@ class EmulatorState:
             seen = {
                 e["data"]["toolUseId"] for e in run.events[:start] if e["type"] == "local_tool_call"
             }
-            events = run.events
-            for index in range(start, len(events)):
-                event = events[index]
+            for index, event in enumerate(run.events[start:], start):
                 if event["type"] == "local_tool_call" and event["data"]["toolUseId"] not in seen:
                     self._tool_call_cursor[run.id] = index + 1
                     return dict(event["data"])
             return None
 
-        data: dict[str, Any] = self._wait(
-            found, deadline, lambda: f"no new local_tool_call within {timeout:g}s"
-        )
-        return data
+        return self._wait(found, timeout, f"no new local_tool_call within {timeout:g}s")
 
-    def _wait(self, probe: Callable[[], Any], deadline: float, why: Callable[[], str]) -> Any:
+    def _wait(self, probe: Callable[[], _T | None], timeout: float, why: str) -> _T:
+        deadline = time.monotonic() + timeout
         with self.cond:
             while True:
                 value = probe()
@@ -222,7 +206,7 @@ class EmulatorState:
                     return value
                 remaining = deadline - time.monotonic()
                 if remaining <= 0 or self.stopped:
-                    raise TimeoutError(why())
+                    raise TimeoutError(why)
                 self.cond.wait(remaining)
 
     def close(self) -> None:

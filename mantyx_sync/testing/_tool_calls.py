@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._inputs import attachment_metadata
 from ._model import ToolCall
+from ._validation import attachment_metadata
 
 __all__ = ["answer_of", "describe_call", "retained"]
 
@@ -34,9 +34,8 @@ def describe_call(spec: Mapping[str, Any], call: ToolCall, tool_use_id: str) -> 
     (the client answers), ``server_result`` (the server's answer, from the
     step or an evaluation's tool mock) and ``mocked``.
     """
-    ref, kind = find_ref(spec, call.name)
-    if call.kind is not None:
-        kind = call.kind
+    ref, found = find_ref(spec, call.name)
+    kind = found if call.kind is None else call.kind
     server_result = call.server_result
     mocks = spec.get("toolMocks")
     if server_result is None and isinstance(mocks, dict) and call.name in mocks:

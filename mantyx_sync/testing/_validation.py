@@ -1,20 +1,28 @@
-"""Server-side validation of request bodies, written independently of the SDK.
+"""Server-side validation of request bodies and their files, written independently of the SDK.
 
 The limits are the documented ones, restated here rather than imported so that
-a wrong limit in the SDK cannot also hide in the emulator.
+a wrong limit in the SDK cannot also hide in the emulator. A file is kept as
+its metadata only (:func:`attachment_metadata`), never its bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from typing import Any, Final, Literal
 
 from ._catalog import resolve_model
-from ._controls import check_controls
-from ._inputs import check_attachments, check_tool_files
+from ._controls import check_controls, int_in
 
-__all__ = ["InvalidRequest", "validate_message_body", "validate_spec", "validate_tool_result"]
+__all__ = [
+    "InvalidRequest",
+    "attachment_metadata",
+    "validate_message_body",
+    "validate_spec",
+    "validate_tool_result",
+]
 
 TOOL_NAME: Final = re.compile(r"^[a-zA-Z0-9_]{1,64}$")
 SCHEMA_NAME: Final = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
@@ -24,9 +32,29 @@ KINDS: Final = frozenset(
 )
 REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
 ROLES: Final = frozenset({"user", "assistant", "system"})
+MAX_CONTENT: Final = 200_000
+MAX_FILES: Final = 20
+MAX_INLINE_BYTES: Final = 5_000_000
+ATTACHMENT_TYPES: Final = frozenset({"input_file", "input_file_url"})
+_EXACT: Final = frozenset(
+    {
+        "audio/mp4",
+        "audio/mpeg",
+        "audio/wav",
+        "audio/webm",
+        "image/jpeg",
+        "image/png",
+        "image/webp",
+        "image/gif",
+        "application/pdf",
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        "application/json",
+        "application/xml",
+    }
+)
 
 
-class InvalidRequest(Exception):
+class InvalidRequest(ValueError):
     """A body that fails validation: answered ``400 invalid_request``."""
 
 
@@ -36,10 +64,6 @@ def _fail(message: str) -> InvalidRequest:
 
 def _size(value: Any) -> int:
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
@@ -105,7 +129,7 @@ def validate_tool_result(body: Any) -> None:
     if len(body[key].encode("utf-8")) > limit:
         raise _fail(f"{key}: longer than {limit} bytes")
     if "files" in body and has_result:
-        check_tool_files(body["files"], InvalidRequest)
+        _check_tool_files(body["files"])
 
 
 def _check_input(body: dict[str, Any]) -> None:
@@ -137,7 +161,7 @@ def _check_input(body: dict[str, Any]) -> None:
         raise _fail("messages: the last non-system message must be a user message")
     if not non_system and not _has_system_text(messages):
         raise _fail("messages: a run needs a user message or a non-empty system message")
-    check_attachments(messages, InvalidRequest)
+    _check_attachments(messages)
 
 
 def _has_system_text(messages: Any) -> bool:
@@ -172,10 +196,7 @@ def _check_overrides(body: dict[str, Any]) -> None:
 
 
 def _check_reasoning(value: Any) -> None:
-    if isinstance(value, str):
-        if value not in REASONING_WORDS:
-            raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
-    elif not _is_int(value) or not 0 <= value <= 100:
+    if not ((isinstance(value, str) and value in REASONING_WORDS) or int_in(value, 0, 100)):
         raise _fail("reasoningLevel: must be off, low, medium, high or an integer 0-100")
 
 
@@ -223,10 +244,8 @@ def _check_tools(tools: Any) -> None:
             raise _fail(f"{where}.description: must be a string")
         if "headers" in ref:
             _check_headers(where, ref["headers"])
-        if kind in ("mcp", "mcp_local"):
-            claim(f"{where}.name", name, server_labels)
-        else:
-            claim(f"{where}.name", name, model_names)
+        # An MCP server's name is its label; the names the model sees are its tools'.
+        claim(f"{where}.name", name, server_labels if kind in ("mcp", "mcp_local") else model_names)
         if kind == "local" and "parameters" in ref and not isinstance(ref["parameters"], dict):
             raise _fail(f"{where}.parameters: must be a JSON Schema object")
         elif kind == "a2a" and not isinstance(ref.get("agentCardUrl"), str):
@@ -296,9 +315,9 @@ def _check_loop_detection(value: Any) -> None:
         raise _fail("loopDetection: must be false or an object")
     soft = value.get("consecutiveThreshold", 3)
     hard = value.get("hardCutoffThreshold", 6)
-    if not _is_int(soft) or not 2 <= soft <= 100:
+    if not int_in(soft, 2, 100):
         raise _fail("loopDetection.consecutiveThreshold: integer 2-100")
-    if not _is_int(hard) or not 3 <= hard <= 100:
+    if not int_in(hard, 3, 100):
         raise _fail("loopDetection.hardCutoffThreshold: integer 3-100")
     if hard <= soft:
         raise _fail("loopDetection.hardCutoffThreshold: must be greater than consecutiveThreshold")
@@ -315,5 +334,93 @@ def _check_tool_budgets(value: Any) -> None:
         if not isinstance(budget, dict):
             raise _fail(f"toolBudgets.{key}: must be an object with maxCalls")
         calls = budget.get("maxCalls")
-        if not isinstance(calls, int) or isinstance(calls, bool) or not 0 <= calls <= 1000:
+        if not int_in(calls, 0, 1000):
             raise _fail(f"toolBudgets.{key}.maxCalls: integer 0-1000")
+
+
+def _mime_allowed(mime: str) -> bool:
+    """Whether files of this MIME type are accepted."""
+    base = mime.split(";")[0].strip().lower()
+    return (base.startswith("text/") and len(base) > 5) or base in _EXACT
+
+
+def _decoded_len(data: Any, where: str) -> int:
+    if not isinstance(data, str) or data.startswith("data:"):
+        raise _fail(f"{where}.data: must be base64 without a data: prefix")
+    try:
+        return len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError) as exc:
+        raise _fail(f"{where}.data: not valid base64") from exc
+
+
+def _check_attachments(messages: list[dict[str, Any]]) -> None:
+    """Check content lengths and every message's ``attachments``."""
+    user_indexes = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    last_user = user_indexes[-1] if user_indexes else None
+    total = 0
+    for i, message in enumerate(messages):
+        if len(message["content"]) > MAX_CONTENT:
+            raise _fail(f"messages[{i}].content: longer than {MAX_CONTENT} characters")
+        if "attachments" not in message:
+            continue
+        files = message["attachments"]
+        if not isinstance(files, list):
+            raise _fail(f"messages[{i}].attachments: must be an array")
+        if files and i != last_user:
+            raise _fail(f"messages[{i}].attachments: only allowed on the last user message")
+        if len(files) > MAX_FILES:
+            raise _fail(f"messages[{i}].attachments: at most {MAX_FILES} files")
+        for j, item in enumerate(files):
+            where = f"messages[{i}].attachments[{j}]"
+            if not isinstance(item, dict) or item.get("type") not in ATTACHMENT_TYPES:
+                raise _fail(f"{where}.type: must be input_file or input_file_url")
+            mime = item.get("mimeType")
+            if item["type"] == "input_file_url":
+                url = item.get("url")
+                if not isinstance(url, str) or not url.lower().startswith("https://"):
+                    raise _fail(f"{where}.url: must be an https URL")
+                if mime is not None and (not isinstance(mime, str) or not _mime_allowed(mime)):
+                    raise _fail(f"{where}.mimeType: unsupported file type {mime!r}")
+                continue
+            if not isinstance(mime, str) or not _mime_allowed(mime):
+                raise _fail(f"{where}.mimeType: unsupported file type {mime!r}")
+            if not isinstance(item.get("filename"), str) or not item["filename"]:
+                raise _fail(f"{where}.filename: required")
+            total += _decoded_len(item.get("data"), where)
+            if total > MAX_INLINE_BYTES:
+                raise _fail(f"attachments: inline files over {MAX_INLINE_BYTES} bytes in total")
+
+
+def _check_tool_files(files: Any) -> None:
+    """Check a tool result's ``files``: at most 20, 5 MB decoded in total."""
+    if not isinstance(files, list):
+        raise _fail("files: must be an array")
+    if len(files) > MAX_FILES:
+        raise _fail(f"files: at most {MAX_FILES} files")
+    total = 0
+    for j, item in enumerate(files):
+        where = f"files[{j}]"
+        if not isinstance(item, dict):
+            raise _fail(f"{where}: must be an object")
+        if not isinstance(item.get("filename"), str) or not item["filename"]:
+            raise _fail(f"{where}.filename: required")
+        mime = item.get("mimeType")
+        if not isinstance(mime, str) or not mime:
+            raise _fail(f"{where}.mimeType: required")
+        total += _decoded_len(item.get("data"), where)
+        if total > MAX_INLINE_BYTES:
+            raise _fail(f"files: over {MAX_INLINE_BYTES} bytes decoded in total")
+
+
+def attachment_metadata(item: dict[str, Any]) -> dict[str, Any]:
+    """What the emulator keeps of an attachment or file: never its bytes."""
+    meta: dict[str, Any] = {"type": item.get("type", "input_file")}
+    for key in ("filename", "mimeType", "url"):
+        if key in item:
+            meta[key] = item[key]
+    if isinstance(item.get("data"), str):
+        try:
+            meta["sizeBytes"] = len(base64.b64decode(item["data"]))
+        except (binascii.Error, ValueError):
+            meta["sizeBytes"] = 0
+    return meta
