@@ -181,20 +181,6 @@ def _coerce_message(message: Any, where: str) -> tuple[str, str, Sequence[Any] |
     return role, content, attachments
 
 
-def encode_files(
-    items: Sequence[Attachment | JSONDict], *, streamed: bool = False
-) -> list[JSONDict]:
-    """The wire entries for checked attachments.
-
-    :param streamed: leave inline files as :class:`~mantyx_sync._models.attachments.FileData`
-        for the transport to encode while it sends (see :func:`turn_input`);
-        otherwise read and encode them now.
-    """
-    return [
-        item.to_wire(streamed=streamed) if isinstance(item, Attachment) else item for item in items
-    ]
-
-
 _UNINSTRUCTED: Final = (
     "required unless agent_id is set or messages include a non-empty system message "
     "(pass system_prompt=, agent_id=, or a Message('system', ...) in messages=)"
@@ -253,16 +239,7 @@ def turn_input(
             )
         if not extra:
             return {"prompt": prompt}
-        checked = _check_attachments([(item, f"attachments[{i}]") for i, item in enumerate(extra)])
-        return {
-            "messages": [
-                {
-                    "role": "user",
-                    "content": prompt,
-                    "attachments": encode_files(checked, streamed=streamed),
-                }
-            ]
-        }
+        given = [("user", prompt)]  # the files go on it as on a user message
     if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
         raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
     if not given:
@@ -298,7 +275,7 @@ def turn_input(
                 (item, f"messages[{index}].attachments[{i}]") for i, item in enumerate(files or ())
             ]
             pairs += [(item, f"attachments[{i}]") for i, item in enumerate(extra)]
-            entry["attachments"] = encode_files(_check_attachments(pairs), streamed=streamed)
+            entry["attachments"] = _attachments_wire(pairs, streamed)
         out.append(entry)
     return {"messages": out}
 
@@ -315,7 +292,8 @@ def _attachment_list(attachments: Any) -> list[Any]:
     return list(attachments)
 
 
-def _check_attachments(pairs: Sequence[tuple[Any, str]]) -> list[Attachment | JSONDict]:
+def _attachments_wire(pairs: Sequence[tuple[Any, str]], streamed: bool) -> list[JSONDict]:
+    # Every file is checked before any is read or encoded.
     if len(pairs) > ATTACHMENTS_MAX:
         where = pairs[ATTACHMENTS_MAX][1].rpartition("[")[0]
         raise SpecError(
@@ -333,4 +311,7 @@ def _check_attachments(pairs: Sequence[tuple[Any, str]]) -> list[Attachment | JS
                 path=path,
             )
         checked.append(entry)
-    return checked
+    return [
+        item.to_wire(streamed=streamed) if isinstance(item, Attachment) else item
+        for item in checked
+    ]
