@@ -9,7 +9,6 @@ from ..errors import (
     AuthError,
     ConfigurationError,
     InvalidRequestError,
-    MantyxError,
     NotFoundError,
     PermissionDenied,
     RunError,
@@ -55,6 +54,4 @@ def exit_code_for(exc: BaseException) -> int:
         return USAGE
     if isinstance(exc, (TransportError, ToolResolutionError, APIError)):
         return TRANSPORT
-    if isinstance(exc, MantyxError):
-        return RUN_FAILED
     return RUN_FAILED
