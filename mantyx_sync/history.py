@@ -1,20 +1,10 @@
 """Past runs and sessions: typed list items, lazy cursor paging, session replay.
 
-:class:`RunSummary` and :class:`SessionSummary` are the items of
-``GET /agent-runs`` and ``GET /agent-sessions``; :class:`SessionEvent` is one
-entry of a session's replay (``GET /agent-sessions/{id}/events``).
-
-:class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
-only when iteration reaches it (it and :func:`paged` live in
-:mod:`mantyx_sync._models.paging`, shared with ``feedback``, and are
-re-exported here); :class:`EventReplay` pages a session's events backwards
-with ``beforeSeq`` and yields them oldest-first. Both are handed a
-``get(params) -> body`` callable for their route by the client, so this
-module knows no HTTP. The ``list_*`` functions check the caller's arguments and raise
-:class:`~mantyx_sync.SpecError` before anything is sent.
-
-Values are immutable and thread-safe; a :class:`Listing` or
-:class:`EventReplay` is iterated by one thread.
+:class:`Listing` (from :mod:`._models.paging`, shared with ``feedback``) and
+:class:`EventReplay` are handed a ``get(params) -> body`` callable for their
+route by the client, so this module knows no HTTP; the functions here check
+the caller's arguments before anything is sent. Values are immutable and
+thread-safe; a :class:`Listing` or :class:`EventReplay` is iterated by one thread.
 """
 
 from __future__ import annotations

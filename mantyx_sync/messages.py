@@ -1,21 +1,9 @@
 """Conversation input: messages and file attachments, checked before anything is sent.
 
-A run's input is a ``prompt`` or a list of ``messages``, each a
-:class:`Message` (or a ``{"role", "content"}`` dict, or a ``(role, content)``
-tuple). The last user message may carry up to 20
-:class:`Attachment` values: inline files (sent base64-encoded, at most 5 MB
-decoded per run) or ``https`` URLs the server fetches.
-
-:func:`turn_input` builds the turn part of a request body and checks every
-documented limit, raising :class:`~mantyx_sync.SpecError` that names the
-argument to fix. A file named by path is read only when the request is
-sent, in chunks, each base64-encoded on its way out: neither its bytes nor its
-base64 text are ever held whole (``streamed=True``, what the client uses;
-:mod:`mantyx_sync._models.attachments` holds the :class:`Attachment` value,
-the MIME allowlist and the reading, :mod:`mantyx_sync._http.body` the
-streaming; the value is public from here).
-
-All values are immutable and safe to share between threads.
+:func:`turn_input` builds the turn part of a request body from a ``prompt`` or
+``messages`` and their :class:`Attachment` values (defined in
+:mod:`._models.attachments`, streamed by :mod:`._http.body`), and checks every
+documented limit. All values are immutable and safe to share between threads.
 """
 
 from __future__ import annotations

@@ -1,13 +1,6 @@
 """What a run, a session and the model catalog look like once they come back.
 
-:class:`RunResult` is what a finished run returns; :meth:`RunResult.parse`
-turns an output-schema reply into data. :class:`RunSnapshot`,
-:class:`SessionInfo` and :class:`ModelCatalog` are built from the bodies of
-``GET /agent-runs/{id}``, ``GET /agent-sessions/{id}`` and ``GET /models``.
-
-All values are immutable and safe to share between threads; the compiled
-schema cache used by :meth:`RunResult.parse` (the package's one) is guarded
-by a lock.
+All values are immutable and safe to share between threads.
 """
 
 from __future__ import annotations
