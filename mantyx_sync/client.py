@@ -207,11 +207,23 @@ class Client(Closing):
             given replace its fields.
         :raises SpecError: the spec breaks a documented limit (nothing is sent).
         """
+        from ._engine.resolution import resolve_tools
+        from ._http.routes import create_session
+        from .session import Session
+
         if spec is None:
             spec = AgentSpec.build(**fields)
         elif fields:
             spec = spec.replace(**fields)
-        return self._open_session(spec, max_workers=max_workers, on_tool=on_tool)
+        spec.check_session()
+        resolved = resolve_tools(spec.tools)
+        try:
+            session_id = create_session(self._api, spec.to_body(resolved.refs))
+        except BaseException:
+            resolved.close()
+            raise
+        options = self._run_options(max_workers, on_tool, spec.output_schema)
+        return Session(self._api, session_id, tools=resolved, options=options)
 
     @checked(ArgumentTypeError)
     def start_run(
@@ -241,33 +253,6 @@ class Client(Closing):
         body.update(spec.to_body(resolved.refs))
         return start_run(self._api, body, resolved, options, owns_tools=True)
 
-    def _open_session(
-        self,
-        spec: AgentSpec,
-        *,
-        max_workers: int | None,
-        on_tool: Callable[[ToolActivity], None] | None,
-    ) -> Session:
-        from ._engine.resolution import resolve_tools
-        from ._http.routes import create_session
-        from .session import Session
-
-        spec.check_session()
-        resolved = resolve_tools(spec.tools)
-        try:
-            session_id = create_session(self._api, spec.to_body(resolved.refs))
-        except BaseException:
-            resolved.close()
-            raise
-        return Session(
-            self._api,
-            session_id,
-            tools=resolved,
-            output_schema=spec.output_schema,
-            max_workers=max_workers,
-            on_tool=on_tool,
-        )
-
     @checked(ArgumentTypeError)
     def resume_session(
         self,
@@ -288,17 +273,9 @@ class Client(Closing):
         from ._engine.resolution import resolve_tools
         from .session import Session
 
-        # Bad input fails before anything is sent.
-        schema = None if output_schema is None else OutputSchema.coerce(output_schema)
+        options = self._run_options(max_workers, on_tool, output_schema)  # checked before sending
         self.get_session(session_id)
-        return Session(
-            self._api,
-            session_id,
-            tools=resolve_tools(tools),
-            output_schema=schema,
-            max_workers=max_workers,
-            on_tool=on_tool,
-        )
+        return Session(self._api, session_id, tools=resolve_tools(tools), options=options)
 
     @checked(ArgumentTypeError)
     def attach_run(
@@ -324,15 +301,14 @@ class Client(Closing):
         from ._engine.resolution import resolve_tools
         from .run import attach_run
 
-        schema = None if output_schema is None else OutputSchema.coerce(output_schema)
-        options = self._run_options(max_workers, on_tool, schema)
+        options = self._run_options(max_workers, on_tool, output_schema)
         return attach_run(self._api, run_id, resolve_tools(tools), options, settle=settle)
 
     def _run_options(
         self,
         max_workers: int | None,
         on_tool: Callable[[ToolActivity], None] | None,
-        output_schema: OutputSchema | None,
+        output_schema: OutputSchema | Mapping[str, Any] | None,
         timeout: float | None = None,
     ) -> RunOptions:
         from .run import RunOptions
@@ -341,7 +317,7 @@ class Client(Closing):
             max_workers=max_workers or self.config.max_workers,
             tool_timeout=self.config.tool_timeout,
             on_tool=on_tool,
-            output_schema=output_schema,
+            output_schema=None if output_schema is None else OutputSchema.coerce(output_schema),
             timeout=timeout,
         )
 

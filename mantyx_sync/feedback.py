@@ -78,18 +78,23 @@ def _wire_verdict(verdict: Any) -> str:
     return wire
 
 
-def feedback_body(
-    verdict: str, explanation: str | None = None, content_snapshot: Any = None
-) -> dict[str, Any]:
-    """The ``POST …/feedback`` body, checked.
+def send_feedback(
+    post: Poster,
+    run_id: str,
+    verdict: str,
+    *,
+    explanation: str | None = None,
+    content_snapshot: Any = None,
+) -> Feedback:
+    """Create or replace ``run_id``'s feedback (see :meth:`Client.feedback`).
 
     :param verdict: ``"up"`` or ``"down"`` (any case).
     :param explanation: at most 8000 characters.
     :param content_snapshot: what was judged (e.g. the reply text), sent as given;
         it must be JSON-serialisable.
-    :raises SpecError: a bad verdict, an explanation too long, or a snapshot
-        that is not JSON.
+    :raises SpecError: bad arguments (nothing is sent).
     """
+    check_text(run_id, "run_id")
     body: dict[str, Any] = {"verdict": _wire_verdict(verdict)}
     if explanation is not None:
         if not isinstance(explanation, str):
@@ -110,23 +115,6 @@ def feedback_body(
                 f"must be JSON-serialisable, and is not ({exc})", path="content_snapshot"
             ) from exc
         body["contentSnapshot"] = content_snapshot
-    return body
-
-
-def send_feedback(
-    post: Poster,
-    run_id: str,
-    verdict: str,
-    *,
-    explanation: str | None = None,
-    content_snapshot: Any = None,
-) -> Feedback:
-    """Create or replace ``run_id``'s feedback (see :meth:`Client.feedback`).
-
-    :raises SpecError: bad arguments (nothing is sent).
-    """
-    check_text(run_id, "run_id")
-    body = feedback_body(verdict, explanation, content_snapshot)
     status, reply = post(run_id, body)
     return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
 

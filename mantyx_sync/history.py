@@ -1,20 +1,10 @@
 """Past runs and sessions: typed list items, lazy cursor paging, session replay.
 
-:class:`RunSummary` and :class:`SessionSummary` are the items of
-``GET /agent-runs`` and ``GET /agent-sessions``; :class:`SessionEvent` is one
-entry of a session's replay (``GET /agent-sessions/{id}/events``).
-
-:class:`Listing` follows ``nextCursor`` one page at a time, fetching a page
-only when iteration reaches it (it and :func:`paged` live in
-:mod:`mantyx_sync._models.paging`, shared with ``feedback``, and are
-re-exported here); :class:`EventReplay` pages a session's events backwards
-with ``beforeSeq`` and yields them oldest-first. Both are handed a
-``get(params) -> body`` callable for their route by the client, so this
-module knows no HTTP. The ``*_query`` functions check the caller's arguments and raise
-:class:`~mantyx_sync.SpecError` before anything is sent.
-
-Values are immutable and thread-safe; a :class:`Listing` or
-:class:`EventReplay` is iterated by one thread.
+:class:`Listing` (from :mod:`._models.paging`, shared with ``feedback``) and
+:class:`EventReplay` are handed a ``get(params) -> body`` callable for their
+route by the client, so this module knows no HTTP; the functions here check
+the caller's arguments before anything is sent. Values are immutable and
+thread-safe; a :class:`Listing` or :class:`EventReplay` is iterated by one thread.
 """
 
 from __future__ import annotations
@@ -239,9 +229,9 @@ class EventReplay:
         return self._loaded
 
 
-def _metadata_filters(metadata: Any) -> list[str]:
+def _metadata_query(metadata: Any) -> dict[str, list[str]]:
     if metadata is None:
-        return []
+        return {}
     if not isinstance(metadata, Mapping):
         raise SpecError(
             f"must be a mapping of str to str, got {type(metadata).__name__}", path="metadata"
@@ -258,20 +248,23 @@ def _metadata_filters(metadata: Any) -> list[str]:
                 f"must be a string, got {type(value).__name__}", path=f"metadata[{key!r}]"
             )
         filters.append(f"{key}:{value}")
-    return filters
+    return {"metadata": filters} if filters else {}
 
 
-def run_list_query(
+def list_runs(
+    get: Getter,
     *,
     status: str | None = None,
     model_id: str | None = None,
     agent_id: str | None = None,
     metadata: Mapping[str, str] | None = None,
     include_total: bool = False,
-) -> dict[str, Any]:
-    """The filters of ``GET /agent-runs``, without paging.
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> Listing[RunSummary]:
+    """A :class:`Listing` of ``GET /agent-runs`` (see :meth:`Client.list_runs`).
 
-    :raises SpecError: an argument is out of range or of the wrong type.
+    :raises SpecError: a filter is invalid (nothing is sent).
     """
     params: dict[str, Any] = {}
     for key, value, path in (
@@ -281,56 +274,32 @@ def run_list_query(
     ):
         if value is not None:
             params[key] = check_text(value, path)
-    filters = _metadata_filters(metadata)
-    if filters:
-        params["metadata"] = filters
+    params.update(_metadata_query(metadata))
     if not isinstance(include_total, bool):
         raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
     if include_total:
         params["includeTotal"] = 1
-    return params
+    return paged(get, params, "runs", RunSummary.from_wire, limit=limit, max_items=max_items)
 
 
-def session_list_query(
+def list_sessions(
+    get: Getter,
     *,
     status: str | None = None,
     metadata: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
-    """The filters of ``GET /agent-sessions``, without paging.
+    limit: int | None = None,
+    max_items: int | None = None,
+) -> Listing[SessionSummary]:
+    """A :class:`Listing` of ``GET /agent-sessions`` (see :meth:`Client.list_sessions`).
 
-    :raises SpecError: an argument is out of range or of the wrong type.
+    :raises SpecError: a filter is invalid (nothing is sent).
     """
     params: dict[str, Any] = {}
     if status is not None:
         if status not in _SESSION_STATUSES:
             raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
         params["status"] = status
-    filters = _metadata_filters(metadata)
-    if filters:
-        params["metadata"] = filters
-    return params
-
-
-def list_runs(
-    get: Getter, *, limit: int | None = None, max_items: int | None = None, **filters: Any
-) -> Listing[RunSummary]:
-    """A :class:`Listing` of ``GET /agent-runs`` (see :meth:`Client.list_runs`).
-
-    :raises SpecError: a filter is invalid (nothing is sent).
-    """
-    params = run_list_query(**filters)
-    build = RunSummary.from_wire
-    return paged(get, params, "runs", build, limit=limit, max_items=max_items)
-
-
-def list_sessions(
-    get: Getter, *, limit: int | None = None, max_items: int | None = None, **filters: Any
-) -> Listing[SessionSummary]:
-    """A :class:`Listing` of ``GET /agent-sessions`` (see :meth:`Client.list_sessions`).
-
-    :raises SpecError: a filter is invalid (nothing is sent).
-    """
-    params = session_list_query(**filters)
+    params.update(_metadata_query(metadata))
     build = SessionSummary.from_wire
     return paged(get, params, "sessions", build, limit=limit, max_items=max_items)
 

@@ -1,21 +1,9 @@
 """Conversation input: messages and file attachments, checked before anything is sent.
 
-A run's input is a ``prompt`` or a list of ``messages``, each a
-:class:`Message` (or a ``{"role", "content"}`` dict, or a ``(role, content)``
-tuple). The last user message may carry up to 20
-:class:`Attachment` values: inline files (sent base64-encoded, at most 5 MB
-decoded per run) or ``https`` URLs the server fetches.
-
-:func:`turn_input` builds the turn part of a request body and checks every
-documented limit, raising :class:`~mantyx_sync.SpecError` that names the
-argument to fix. A file named by path is read only when the request is
-sent, in chunks, each base64-encoded on its way out: neither its bytes nor its
-base64 text are ever held whole (``streamed=True``, what the client uses;
-:mod:`mantyx_sync._models.attachments` holds the :class:`Attachment` value,
-the MIME allowlist and the reading, :mod:`mantyx_sync._http.body` the
-streaming; the value is public from here).
-
-All values are immutable and safe to share between threads.
+:func:`turn_input` builds the turn part of a request body from a ``prompt`` or
+``messages`` and their :class:`Attachment` values (defined in
+:mod:`._models.attachments`, streamed by :mod:`._http.body`), and checks every
+documented limit. All values are immutable and safe to share between threads.
 """
 
 from __future__ import annotations
@@ -181,20 +169,6 @@ def _coerce_message(message: Any, where: str) -> tuple[str, str, Sequence[Any] |
     return role, content, attachments
 
 
-def encode_files(
-    items: Sequence[Attachment | JSONDict], *, streamed: bool = False
-) -> list[JSONDict]:
-    """The wire entries for checked attachments.
-
-    :param streamed: leave inline files as :class:`~mantyx_sync._models.attachments.FileData`
-        for the transport to encode while it sends (see :func:`turn_input`);
-        otherwise read and encode them now.
-    """
-    return [
-        item.to_wire(streamed=streamed) if isinstance(item, Attachment) else item for item in items
-    ]
-
-
 _UNINSTRUCTED: Final = (
     "required unless agent_id is set or messages include a non-empty system message "
     "(pass system_prompt=, agent_id=, or a Message('system', ...) in messages=)"
@@ -253,16 +227,7 @@ def turn_input(
             )
         if not extra:
             return {"prompt": prompt}
-        checked = _check_attachments([(item, f"attachments[{i}]") for i, item in enumerate(extra)])
-        return {
-            "messages": [
-                {
-                    "role": "user",
-                    "content": prompt,
-                    "attachments": encode_files(checked, streamed=streamed),
-                }
-            ]
-        }
+        given = [("user", prompt)]  # the files go on it as on a user message
     if isinstance(given, (str, bytes, Mapping)) or not isinstance(given, Sequence):
         raise SpecError(f"must be a list, got {type(given).__name__}", path="messages")
     if not given:
@@ -298,7 +263,7 @@ def turn_input(
                 (item, f"messages[{index}].attachments[{i}]") for i, item in enumerate(files or ())
             ]
             pairs += [(item, f"attachments[{i}]") for i, item in enumerate(extra)]
-            entry["attachments"] = encode_files(_check_attachments(pairs), streamed=streamed)
+            entry["attachments"] = _attachments_wire(pairs, streamed)
         out.append(entry)
     return {"messages": out}
 
@@ -315,7 +280,8 @@ def _attachment_list(attachments: Any) -> list[Any]:
     return list(attachments)
 
 
-def _check_attachments(pairs: Sequence[tuple[Any, str]]) -> list[Attachment | JSONDict]:
+def _attachments_wire(pairs: Sequence[tuple[Any, str]], streamed: bool) -> list[JSONDict]:
+    # Every file is checked before any is read or encoded.
     if len(pairs) > ATTACHMENTS_MAX:
         where = pairs[ATTACHMENTS_MAX][1].rpartition("[")[0]
         raise SpecError(
@@ -333,4 +299,7 @@ def _check_attachments(pairs: Sequence[tuple[Any, str]]) -> list[Attachment | JS
                 path=path,
             )
         checked.append(entry)
-    return checked
+    return [
+        item.to_wire(streamed=streamed) if isinstance(item, Attachment) else item
+        for item in checked
+    ]

@@ -1,13 +1,6 @@
 """What a run, a session and the model catalog look like once they come back.
 
-:class:`RunResult` is what a finished run returns; :meth:`RunResult.parse`
-turns an output-schema reply into data. :class:`RunSnapshot`,
-:class:`SessionInfo` and :class:`ModelCatalog` are built from the bodies of
-``GET /agent-runs/{id}``, ``GET /agent-sessions/{id}`` and ``GET /models``.
-
-All values are immutable and safe to share between threads; the compiled
-schema cache used by :meth:`RunResult.parse` (the package's one) is guarded
-by a lock.
+All values are immutable and safe to share between threads.
 """
 
 from __future__ import annotations
@@ -53,39 +46,16 @@ class FeedbackLink:
     reach the client it came from): the copy raises when used.
     """
 
-    __slots__ = ("_post",)
+    __slots__ = ("post",)
 
     def __init__(self, post: Poster | None) -> None:
-        self._post = post
+        self.post = post
 
     def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
         return (FeedbackLink, (None,))
 
     def __repr__(self) -> str:
-        return "<FeedbackLink>" if self._post is not None else "<FeedbackLink detached>"
-
-    def send(
-        self, run_id: str, verdict: str, explanation: str | None, content_snapshot: Any
-    ) -> Feedback:
-        """:func:`send_feedback` through the client this link came from.
-
-        :raises MantyxError: the link was detached (the result was pickled).
-        """
-        if self._post is None:
-            raise MantyxError(
-                f"run {run_id}: this result is not connected to a client (it was copied "
-                "between processes); use client.feedback(run_id, ...) instead"
-            )
-        # Feedback (and its listing machinery) loads with the first feedback sent.
-        from .feedback import send_feedback
-
-        return send_feedback(
-            self._post,
-            run_id,
-            verdict,
-            explanation=explanation,
-            content_snapshot=content_snapshot,
-        )
+        return "<FeedbackLink>" if self.post is not None else "<FeedbackLink detached>"
 
 
 @attrs.frozen(kw_only=True)
@@ -141,8 +111,18 @@ class RunResult:
         :raises MantyxError: this result was not produced by a client in this
             process (e.g. it was unpickled elsewhere).
         """
-        link = self._feedback_link or FeedbackLink(None)
-        return link.send(self.run_id, verdict, explanation, content_snapshot)
+        post = None if self._feedback_link is None else self._feedback_link.post
+        if post is None:
+            raise MantyxError(
+                f"run {self.run_id}: this result is not connected to a client (it was copied "
+                "between processes); use client.feedback(run_id, ...) instead"
+            )
+        # Feedback (and its listing machinery) loads with the first feedback sent.
+        from .feedback import send_feedback
+
+        return send_feedback(
+            post, self.run_id, verdict, explanation=explanation, content_snapshot=content_snapshot
+        )
 
     def _repr_html_(self) -> str:
         # Jupyter: the answer, each tool call collapsible, a tokens/model footer.

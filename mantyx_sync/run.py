@@ -69,18 +69,15 @@ def start_run(
     ``owns_tools``: close ``tools``' connections when the run ends (one-shot
     runs); a session keeps its own open instead.
     """
+    run_id = None
     try:
         run_id, stream_path = create_run(api, dict(body), session_id=options.session_id)
-    except BaseException:
-        if owns_tools:
-            tools.close()
-        raise
-    log.debug("started run %s", run_id)
-    try:
+        log.debug("started run %s", run_id)
         return Run(api, run_id, stream_path, tools=tools, options=options, owns_tools=owns_tools)
     except BaseException:
         # Ctrl-C between the server's answer and the handle: do not leave the run burning.
-        cancel_run(api, run_id, best_effort=True)
+        if run_id is not None:
+            cancel_run(api, run_id, best_effort=True)
         if owns_tools:
             tools.close()
         raise

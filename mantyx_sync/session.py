@@ -7,10 +7,11 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ._base.argcheck import checked
 from ._base.handout import handed_out
 from ._base.types import UnsetType
-from ._engine.executor import ToolActivity
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
@@ -64,16 +65,12 @@ class Session:
         session_id: str,
         *,
         tools: ResolvedTools,
-        output_schema: OutputSchema | None = None,
-        max_workers: int | None = None,
-        on_tool: Callable[[ToolActivity], None] | None = None,
+        options: RunOptions,
     ) -> None:
         self.id: str = session_id
         self._api = api
         self._tools = tools
-        self._output_schema = output_schema
-        self._max_workers = max_workers or api.config.max_workers
-        self._on_tool = on_tool
+        self._options = attrs.evolve(options, session_id=session_id)
         self._ended = False
         self._lock = threading.Lock()
 
@@ -110,15 +107,9 @@ class Session:
         else:
             resolved, owns = resolve_tools(given.tools), True
             body.update(given.to_body(resolved.refs))
-        schema = given.output_schema
-        options = RunOptions(
-            max_workers=self._max_workers,
-            tool_timeout=self._api.config.tool_timeout,
-            on_tool=self._on_tool,
-            output_schema=schema if isinstance(schema, OutputSchema) else self._output_schema,
-            session_id=self.id,
-            timeout=timeout,
-        )
+        options = attrs.evolve(self._options, timeout=timeout)
+        if isinstance(given.output_schema, OutputSchema):
+            options = attrs.evolve(options, output_schema=given.output_schema)
         return start_run(self._api, body, resolved, options, owns_tools=owns)
 
     @checked(ArgumentTypeError)

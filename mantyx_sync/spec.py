@@ -1,26 +1,12 @@
-"""The agent spec, per-message overrides and turn input, checked before anything is sent.
+"""The agent spec and per-message overrides, checked before anything is sent.
 
 The spec keywords are declared once, in :class:`SpecKeywords` (those a session
 message may also give in :class:`OverrideKeywords`): their names, types and
 docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
 :meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
-
-:class:`AgentSpec` is the body of ``POST /agent-runs`` and ``POST /agent-sessions``.
-:meth:`AgentSpec.build` normalises every accepted input shape and checks every
-documented limit that does not need the tools resolved, raising
-:class:`~mantyx_sync.errors.SpecError` that names the argument to fix.
-:func:`validate_tool_refs` checks the resolved ``tools[]`` entries just before
-the body is sent.
-
-"Not given" and "given" are kept apart on the wire:
-``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are
-omitted so the server defaults apply; ``loop_detection=False`` disables the
-guard; ``tool_budgets={}`` clears the server's default budgets and is sent.
-
-The run guards a spec takes (:class:`OutputSchema`, :class:`LoopDetection`,
-:class:`ToolBudget`) and their rules live in :mod:`mantyx_sync._models.guards`,
-the run controls (:class:`Supervisor`, :class:`Plan`) in
-:mod:`mantyx_sync._models.controls`; both are public from here.
+``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are not
+sent, so the server's defaults apply. The guards (:mod:`._models.guards`) and
+controls (:mod:`._models.controls`) a spec takes are public from here.
 
 All values here are immutable and safe to share between threads.
 """

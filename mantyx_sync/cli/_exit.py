@@ -9,7 +9,6 @@ from ..errors import (
     AuthError,
     ConfigurationError,
     InvalidRequestError,
-    MantyxError,
     NotFoundError,
     PermissionDenied,
     RunError,
@@ -33,16 +32,9 @@ class UsageError(Exception):
 
 
 def exit_code_for(exc: BaseException) -> int:
-    """The exit status for an error that ended a command.
-
-    * 1: the run failed or was cancelled elsewhere (:class:`RunError`), or any
-      other MANTYX error;
-    * 2: usage, configuration or spec errors, and requests the server refused
-      as invalid (400) or naming something that does not exist (404);
-    * 3: authentication (401) or permission (403);
-    * 4: no usable answer: connection, timeout, broken stream, an MCP server
-      that could not be started or reached, or a server failure (5xx, 429).
-    """
+    """The exit status for an error that ended a command: a request refused as
+    invalid (400) or naming nothing (404) is a usage error; a server failure
+    (5xx, 429) or an unreachable MCP server is a transport failure."""
     if isinstance(exc, KeyboardInterrupt):
         return INTERRUPTED
     if isinstance(exc, RunError):
@@ -55,6 +47,4 @@ def exit_code_for(exc: BaseException) -> int:
         return USAGE
     if isinstance(exc, (TransportError, ToolResolutionError, APIError)):
         return TRANSPORT
-    if isinstance(exc, MantyxError):
-        return RUN_FAILED
     return RUN_FAILED

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Mapping
 from typing import TextIO
 
 __all__ = ["Terminal"]
@@ -58,7 +57,6 @@ class Terminal:
         self._same_screen = _isatty(out) and _isatty(err)
         self._lock = threading.RLock()
         self._out_midline = False
-        self._err_midline = False
         self._status: str | None = None
         self._drawn = False
         self._frame = 0
@@ -68,20 +66,13 @@ class Terminal:
         self._closed = False
 
     @classmethod
-    def detect(
-        cls,
-        out: TextIO | None = None,
-        err: TextIO | None = None,
-        *,
-        environ: Mapping[str, str] | None = None,
-    ) -> Terminal:
+    def detect(cls, out: TextIO | None = None, err: TextIO | None = None) -> Terminal:
         """A terminal for ``out``/``err`` (default stdout/stderr), with colour and
         spinner only on a TTY and colour off under ``NO_COLOR``."""
         out = out if out is not None else sys.stdout
         err = err if err is not None else sys.stderr
-        env = os.environ if environ is None else environ
-        tty = _isatty(err) and env.get("TERM", "") != "dumb"
-        return cls(out, err, color=tty and not env.get("NO_COLOR"), spinner=tty)
+        tty = _isatty(err) and os.environ.get("TERM", "") != "dumb"
+        return cls(out, err, color=tty and not os.environ.get("NO_COLOR"), spinner=tty)
 
     def style(self, text: str, *codes: str) -> str:
         """``text`` wrapped in ANSI ``codes`` when colour is on."""

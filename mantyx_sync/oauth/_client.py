@@ -122,20 +122,19 @@ class OAuth:
         with self._lock:
             if self._metadata is not None:
                 return self._metadata
+        body = None
         try:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
-            found = (
-                ServerMetadata.from_document(body, self.base_url)
-                if isinstance(body, Mapping)
-                else ServerMetadata.fallback(self.base_url)
-            )
         except APIError as exc:
             log.debug("no OAuth metadata (HTTP %d): using the fallback paths", exc.status)
-            found = ServerMetadata.fallback(self.base_url)
         except _NotJSON:
             # A web app that answers every unknown path with its HTML page.
             log.debug("the OAuth metadata path answered without JSON: using the fallback paths")
-            found = ServerMetadata.fallback(self.base_url)
+        found = (
+            ServerMetadata.from_document(body, self.base_url)
+            if isinstance(body, Mapping)
+            else ServerMetadata.fallback(self.base_url)
+        )
         with self._lock:
             self._metadata = found
         return found

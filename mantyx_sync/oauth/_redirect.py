@@ -193,10 +193,7 @@ class LoopbackRedirect:
         self._thread.join(5)
 
     def wait(self, timeout: float) -> str:
-        """The authorization code, once the redirect arrives.
-
-        A request with a wrong or missing ``state`` is answered 400 and ignored:
-        the wait goes on for the genuine redirect.
+        """The authorization code, once the redirect with the right ``state`` arrives.
 
         :raises SignInError: ``timeout`` (``state_mismatch`` when only requests
             with the wrong state came) or the server's error.

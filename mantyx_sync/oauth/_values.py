@@ -42,20 +42,12 @@ class ServerMetadata:
     @classmethod
     def from_document(cls, body: Mapping[str, Any], base_url: str) -> ServerMetadata:
         """Read an RFC 8414 document; missing endpoints keep their fallback paths."""
-        fallback = cls.fallback(base_url)
-
-        def url(key: str, default: str) -> str:
+        fields = attrs.asdict(cls.fallback(base_url)) | {"discovered": True}
+        for key in fields:
             value = body.get(key)
-            return value if isinstance(value, str) and value.startswith("http") else default
-
-        return cls(
-            issuer=url("issuer", fallback.issuer),
-            authorization_endpoint=url("authorization_endpoint", fallback.authorization_endpoint),
-            token_endpoint=url("token_endpoint", fallback.token_endpoint),
-            revocation_endpoint=url("revocation_endpoint", fallback.revocation_endpoint),
-            userinfo_endpoint=url("userinfo_endpoint", fallback.userinfo_endpoint),
-            discovered=True,
-        )
+            if key != "discovered" and isinstance(value, str) and value.startswith("http"):
+                fields[key] = value
+        return cls(**fields)
 
 
 @attrs.frozen(kw_only=True)

