@@ -247,10 +247,6 @@ class RetryPolicy:
                 log.warning("%s: giving up after retries: %s", label, exc)
             raise
 
-    def with_attempts(self, attempts: int) -> RetryPolicy:
-        """A copy with a different attempt budget."""
-        return attrs.evolve(self, attempts=attempts)
-
 
 def _raise(exc: BaseException) -> None:
     raise exc
@@ -320,14 +316,14 @@ RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None, shown_as="reco
 
 def reconnect_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`RECONNECT_POLICY` with the client's ``stream_reconnects`` budget."""
-    return RECONNECT_POLICY.with_attempts(config.stream_reconnects + 1)
+    return attrs.evolve(RECONNECT_POLICY, attempts=config.stream_reconnects + 1)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
-    return SAFE_POLICY.with_attempts(config.max_retries + 1)
+    return attrs.evolve(SAFE_POLICY, attempts=config.max_retries + 1)
 
 
 def create_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
-    return CREATE_POLICY.with_attempts(config.max_retries + 1)
+    return attrs.evolve(CREATE_POLICY, attempts=config.max_retries + 1)

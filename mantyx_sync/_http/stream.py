@@ -190,10 +190,7 @@ class RunStream:
     def close(self) -> None:
         """Stop reading and close the connection. Idempotent, any thread."""
         self._closed.set()
-        with self._lock:
-            source, self._source = self._source, None
-        if source is not None:
-            source.close()
+        self._drop_source()
 
     def _run(self) -> Iterator[RunEvent]:
         reconnects = self._reconnects
