@@ -362,16 +362,10 @@ class ToolExecutor:
             log.debug("%s: run ended; dropping the answer for %s", self._label, call.tool_use_id)
             outcome: object = "run_terminal"
         else:
+            # A call answered with an error has no files: split_output either
+            # returned them with the text or raised, and a timeout has none.
             if error is not None:
                 result, error = None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
-                if files:
-                    log.warning(
-                        "%s: %d file(s) of %s dropped: files go only with a result",
-                        self._label,
-                        len(files),
-                        call.tool_use_id,
-                    )
-                    files = None
             else:
                 assert result is not None
                 result = fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result")
