@@ -254,7 +254,6 @@ class EvalRun(Followed):
         self.id: str = eval_id
         self._api = api
         self._path = stream_path
-        self._tools = tools
         self._settle = settle
         self._cases = _CaseRuns(
             api,
@@ -304,16 +303,10 @@ class EvalRun(Followed):
             stream = self._resources.stream
             if stream is None:
                 stream = self._resources.stream = self._new_stream()
+            # The stream stops (StopIteration, passed on) only once closed: by
+            # close(), or after the terminal event, which has set _done.
             try:
                 event = next(stream)
-            except StopIteration:
-                self._resources.stream = None
-                if self._closed.is_set():
-                    raise
-                polled = self._interrupted(StreamError("the evaluation stream ended early"))
-                if polled is None:
-                    continue
-                event = polled
             except KeyboardInterrupt:
                 self.close()
                 raise
