@@ -357,7 +357,7 @@ class EvalRun(Followed):
             run_id=self.id,
             last_seq=self._frames.count,
             parse=self._frames.parse,
-            terminal=lambda event: event.type in _TERMINAL_EVENTS,
+            terminal=_TERMINAL_EVENTS,
             resume=False,
             # Weakly: the stream is reachable from the finalizer's arguments and
             # must not keep this handle alive.

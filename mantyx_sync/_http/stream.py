@@ -37,10 +37,6 @@ FrameParser = Callable[..., "RunEvent | None"]
 """``parse(data_text, event=, id=) -> RunEvent | None`` (``None``: skip the frame)."""
 
 
-def _is_run_terminal(event: RunEvent) -> bool:
-    return event.is_terminal
-
-
 class _Interrupted(TransportError):
     """The server closed the stream before the run's terminal event."""
 
@@ -105,7 +101,7 @@ class RunStream:
     time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events) plug
-    in their own ``parse`` and ``terminal``; with ``resume=False`` a broken
+    in their own ``parse`` and ``terminal`` event types; with ``resume=False`` a broken
     stream raises instead of reconnecting, for streams that cannot resume, and
     ``on_open`` is called each time a connection is open.
     """
@@ -120,7 +116,7 @@ class RunStream:
         idle_timeout: float | None = None,
         until_quiet: bool = False,
         parse: FrameParser | None = None,
-        terminal: Callable[[RunEvent], bool] = _is_run_terminal,
+        terminal: frozenset[str] = TERMINAL_TYPES,
         resume: bool = True,
         on_open: Callable[[], None] | None = None,
         timeout: float | None = None,
@@ -198,8 +194,7 @@ class RunStream:
         debug = log.isEnabledFor(logging.DEBUG)
         run_id = self.run_id
         parse = self._parse
-        # A run's own terminal test is inlined; other streams plug in theirs.
-        other_terminal = None if self._terminal is _is_run_terminal else self._terminal
+        terminal = self._terminal
         while not self._closed.is_set():
             progressed = opened = False
             try:
@@ -232,11 +227,7 @@ class RunStream:
                         log.debug("run %s: event %d %s", run_id, seq, event.type)
                     progressed = True
                     yield event
-                    if (
-                        event.type in TERMINAL_TYPES
-                        if other_terminal is None
-                        else other_terminal(event)
-                    ):
+                    if event.type in terminal:
                         self.close()
                         return
                 if self._closed.is_set():
