@@ -101,9 +101,9 @@ class RunStream:
     time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events) plug
-    in their own ``parse`` and ``terminal`` event types; with ``resume=False`` a broken
-    stream raises instead of reconnecting, for streams that cannot resume, and
-    ``on_open`` is called each time a connection is open.
+    in their own ``parse`` and ``terminal`` event types; ``on_open`` is called
+    each time a connection is open, and ``on_break`` before each reconnect: the
+    (terminal) event it returns, if any, ends the stream instead.
     """
 
     def __init__(
@@ -117,8 +117,8 @@ class RunStream:
         until_quiet: bool = False,
         parse: FrameParser | None = None,
         terminal: frozenset[str] = TERMINAL_TYPES,
-        resume: bool = True,
-        on_open: Callable[[], None] | None = None,
+        on_open: Callable[[], object] | None = None,
+        on_break: Callable[[], RunEvent | None] | None = None,
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
     ) -> None:
@@ -140,8 +140,8 @@ class RunStream:
         self._until_quiet = until_quiet
         self._parse: FrameParser = parse or RunEvent.from_frame
         self._terminal = terminal
-        self._resume = resume
         self._on_open = on_open
+        self._on_break = on_break
         self._busy = busy
         self._deadline: float | None = None
         self._timeout = 0.0
@@ -253,7 +253,7 @@ class RunStream:
                     self._check_deadline()
                 except DeadlineExceeded as late:
                     raise late from exc
-                if not self._policy.should_retry(exc) or not self._resume:
+                if not self._policy.should_retry(exc):
                     raise
                 quiet = opened and isinstance(exc, Timeout)
                 if quiet and self._until_quiet:
@@ -263,6 +263,12 @@ class RunStream:
                 # is waiting on our own tool. Only events start the count again.
                 if progressed or (quiet and self._busy is not None and self._busy()):
                     reconnects.reset()
+                ended = None if self._on_break is None else self._on_break()
+                if ended is not None:
+                    self.last_seq = ended.seq
+                    yield ended
+                    self.close()
+                    return
                 if not reconnects.failed(exc):
                     if self._closed.is_set():
                         return
