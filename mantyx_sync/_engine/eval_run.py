@@ -23,23 +23,23 @@ out.)
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Final, cast
+from typing import Final, TypeVar, cast
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
 from .._base.types import ReleaseOnce
 from .._http.api import Api
 from .._http.poster import ResultPoster
-from .._http.retry import Attempts, reconnect_policy
 from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
-from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, StreamError, Timeout
+from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
 from ..events import EventType, MalformedEvent, RunEvent
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
@@ -49,6 +49,7 @@ from .resolution import ResolvedTools
 __all__ = ["EvalRun"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # An evaluation's terminal status -> the stream event that ends it.
 _TERMINAL_STATUS_EVENT: Final[dict[str, EventType]] = {
@@ -72,14 +73,16 @@ class _CaseRuns:
         tools: ResolvedTools,
         *,
         max_workers: int,
-        tool_timeout: float | None,
         on_tool: Callable[[ToolActivity], None] | None,
     ) -> None:
         self._api = api
-        self._registry = tools.registry()
-        self._max_workers = max_workers
-        self._tool_timeout = tool_timeout
-        self._on_tool = on_tool
+        self._new_executor = functools.partial(
+            ToolExecutor,
+            tools.registry(),
+            max_workers=max_workers,
+            default_timeout=api.config.tool_timeout,
+            on_tool=on_tool,
+        )
         self._lock = threading.Lock()
         self._executors: dict[str, ToolExecutor] = {}
         self._ended = threading.Event()
@@ -98,14 +101,8 @@ class _CaseRuns:
             executor = self._executors.get(agent_run_id)
             if executor is None:
                 poster = ResultPoster(self._api, agent_run_id, run_ended=self._ended)
-                executor = ToolExecutor(
-                    self._registry,
-                    poster.deliver,
-                    max_workers=self._max_workers,
-                    default_timeout=self._tool_timeout,
-                    on_tool=self._on_tool,
-                    run_label=f"eval case run {agent_run_id}",
-                )
+                label = f"eval case run {agent_run_id}"
+                executor = self._new_executor(poster.deliver, run_label=label)
                 self._executors[agent_run_id] = executor
             return executor
 
@@ -191,32 +188,18 @@ class _FlatFrames:
         )
 
 
-class _Resources(ReleaseOnce):
-    """What an evaluation holds until it ends: its current stream, case runs and tools
-    (the finalizer can release them without keeping the :class:`EvalRun` alive)."""
-
-    def __init__(self, cases: _CaseRuns, tools: ResolvedTools) -> None:
-        self.stream: RunStream | None = None
-        super().__init__(self._close_stream, cases.close, tools.close)
-
-    def _close_stream(self) -> None:
-        if self.stream is not None:
-            self.stream.close()
-
-
-def _abandon(api: Api, eval_id: str, resources: _Resources) -> None:
+def _abandon(api: Api, eval_id: str, resources: ReleaseOnce) -> None:
     log.warning("evaluation %s was dropped before it ended without close(); cancelling it", eval_id)
     cancel_eval(api, eval_id, best_effort=True)
     resources.release()
 
 
-def _weakly(method: Callable[[], None]) -> Callable[[], None]:
+def _weakly(method: Callable[[], T]) -> Callable[[], T | None]:
     ref = weakref.WeakMethod(method)
 
-    def call() -> None:
+    def call() -> T | None:
         bound = ref()
-        if bound is not None:
-            bound()
+        return None if bound is None else bound()
 
     return call
 
@@ -253,30 +236,30 @@ class EvalRun(Followed):
     ) -> None:
         self.id: str = eval_id
         self._api = api
-        self._path = stream_path
-        self._tools = tools
         self._settle = settle
-        self._cases = _CaseRuns(
-            api,
-            tools,
-            max_workers=max_workers,
-            tool_timeout=api.config.tool_timeout,
-            on_tool=on_tool,
-        )
+        self._cases = _CaseRuns(api, tools, max_workers=max_workers, on_tool=on_tool)
         self._frames = _FlatFrames()
-        self._policy = reconnect_policy(api.config)
-        self._resources = _Resources(self._cases, tools)
+        # Events are numbered here, so a reopened stream asks for those after
+        # the last one seen; a break first polls whether the evaluation is over.
+        # Callbacks held weakly: the stream is reachable from the finalizer's
+        # arguments and must not keep this handle alive.
+        self._stream = RunStream(
+            api,
+            stream_path,
+            run_id=eval_id,
+            parse=self._frames.parse,
+            terminal=_TERMINAL_EVENTS,
+            on_open=_weakly(self._on_open),
+            on_break=_weakly(self._poll),
+            busy=lambda: True,  # a quiet evaluation is polled, never given up on
+        )
+        self._resources = ReleaseOnce(self._stream.close, self._cases.close, tools.close)
         self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)
         self._finalizer.atexit = False
         self._connections = 0
-        self._opened = False
         self._events: list[RunEvent] = []
         self._failure: RunError | None = None
         self._done = False
-        self._closed = threading.Event()
-        self._reconnects = Attempts(
-            self._policy, label=f"evaluation {eval_id} stream", abort=self._closed
-        )
 
     def __repr__(self) -> str:
         return (
@@ -293,43 +276,21 @@ class EvalRun(Followed):
         return self
 
     def __next__(self) -> RunEvent:
-        while True:
-            if self._done:
-                self._release()
-                if self._failure is not None:
-                    raise self._failure
-                raise StopIteration
-            if self._closed.is_set():
-                raise StopIteration
-            stream = self._resources.stream
-            if stream is None:
-                stream = self._resources.stream = self._new_stream()
-            try:
-                event = next(stream)
-            except StopIteration:
-                self._resources.stream = None
-                if self._closed.is_set():
-                    raise
-                polled = self._interrupted(StreamError("the evaluation stream ended early"))
-                if polled is None:
-                    continue
-                event = polled
-            except KeyboardInterrupt:
-                self.close()
-                raise
-            except MantyxError as exc:
-                self._resources.stream = None
-                if self._closed.is_set() or not self._policy.should_retry(exc):
-                    self._release()
-                    raise
-                polled = self._interrupted(exc)
-                if polled is None:
-                    continue
-                event = polled
-            else:
-                self._reconnects.reset()
-            self._handle(event)
-            return event
+        if self._done:
+            self._release()
+            if self._failure is not None:
+                raise self._failure
+            raise StopIteration
+        try:
+            event = next(self._stream)  # StopIteration once closed
+        except KeyboardInterrupt:
+            self.close()
+            raise
+        except MantyxError:
+            self._release()
+            raise
+        self._handle(event)
+        return event
 
     @checked(ArgumentTypeError)
     def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> EvalRunDetail:
@@ -352,59 +313,33 @@ class EvalRun(Followed):
         first = self._finalizer.detach() is not None
         if first and not self._done:
             cancel_eval(self._api, self.id, best_effort=True)
-        self._closed.set()
         self._release()
 
-    def _new_stream(self) -> RunStream:
-        self._frames.new_connection()
-        self._opened = False
-        return RunStream(
-            self._api,
-            self._path,
-            run_id=self.id,
-            last_seq=self._frames.count,
-            parse=self._frames.parse,
-            terminal=lambda event: event.type in _TERMINAL_EVENTS,
-            resume=False,
-            # Weakly: the stream is reachable from the finalizer's arguments and
-            # must not keep this handle alive.
-            on_open=_weakly(self._on_open),
-        )
-
     def _on_open(self) -> None:
-        self._opened = True
+        self._frames.new_connection()
         self._connections += 1
         if self._connections > 1:
             # Calls made while we were away are only in the case runs' own logs.
             for agent_run_id in self._cases.known():
                 self._cases.catch_up(agent_run_id, self._settle)
 
-    def _interrupted(self, exc: MantyxError) -> RunEvent | None:
+    def _poll(self) -> RunEvent | None:
         """The stream broke: the terminal event if the evaluation is over, else ``None``
-        after a backoff (then the stream is reopened)."""
-        if self._opened and isinstance(exc, Timeout):
-            self._reconnects.reset()  # quiet, not broken: a new outage
+        (then the stream is reopened after a backoff)."""
         try:
             summary = EvalRunSummary.from_wire(get_eval(self._api, self.id) or {})
-        except MantyxError as poll_error:
-            log.debug("evaluation %s: poll failed: %s", self.id, poll_error)
-            summary = None
-        if summary is not None and summary.done and summary.status is not None:
-            log.debug("evaluation %s ended (%s) while the stream was down", self.id, summary.status)
-            self._frames.count += 1
-            return RunEvent(
-                seq=self._frames.count,
-                type=_TERMINAL_STATUS_EVENT[summary.status],
-                data={**summary.raw, "polled": True},
-            )
-        if not self._reconnects.failed(exc) and not self._closed.is_set():
-            self._release()
-            raise StreamError(
-                f"evaluation {self.id}: the stream could not be followed after "
-                f"{self._reconnects.failures - 1} reconnects: {exc}",
-                run_id=self.id,
-            ) from exc
-        return None
+        except MantyxError as exc:
+            log.debug("evaluation %s: poll failed: %s", self.id, exc)
+            return None
+        if not summary.done or summary.status is None:
+            return None
+        log.debug("evaluation %s ended (%s) while the stream was down", self.id, summary.status)
+        self._frames.count += 1
+        return RunEvent(
+            seq=self._frames.count,
+            type=_TERMINAL_STATUS_EVENT[summary.status],
+            data={**summary.raw, "polled": True},
+        )
 
     def _handle(self, event: RunEvent) -> None:
         self._events.append(event)

@@ -51,8 +51,8 @@ __all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
 log = logging.getLogger(__name__)
 
 Deliver = Callable[..., object]
-"""``deliver(tool_use_id, result, error)``, called with ``files=[...]`` too when a
-handler returned files (see :class:`~mantyx_sync.ToolOutput`)."""
+"""``deliver(tool_use_id, result=, error=, files=)``: ``files`` is ``None`` unless
+a handler returned files (see :class:`~mantyx_sync.ToolOutput`)."""
 
 
 @attrs.frozen(kw_only=True)
@@ -158,23 +158,15 @@ class ToolRegistry:
         )
 
 
-class _Answer:
-    """Lets exactly one of (handler, timeout) answer a call."""
+@attrs.frozen
+class _Job:
+    """One submitted call. Whichever of its handler and its timeout acquires
+    ``answer`` first answers it; the other finds it taken."""
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._taken = False
-
-    def take(self) -> bool:
-        with self._lock:
-            if self._taken:
-                return False
-            self._taken = True
-            return True
-
-    @property
-    def taken(self) -> bool:
-        return self._taken
+    call: LocalToolCall
+    kind: str
+    started: float
+    answer: threading.Lock = attrs.field(factory=threading.Lock)
 
 
 class _DaemonPool:
@@ -300,96 +292,64 @@ class ToolExecutor:
             self._unanswered += 1
             if self._pool is None:
                 self._pool = _DaemonPool(self._max_workers, "mantyx-tool")
-            answer = _Answer()
-            started = time.monotonic()
+            job = _Job(call, target.kind if target else call.kind, time.monotonic())
             if timeout is not None:
                 # Time spent queued behind busy workers counts: a call must be
                 # answered in time even when every worker is held by a hung handler.
-                self._start_timer(call, answer, timeout, started, target)
+                error = f"tool {call.name!r} timed out after {timeout:g}s"
+                timer = threading.Timer(timeout, self._finish, args=(job, None, error))
+                timer.daemon = True
+                timer.name = f"mantyx-tool-timeout-{call.tool_use_id}"
+                self._timers[call.tool_use_id] = timer
+                timer.start()
             # Under the lock, so a concurrent shutdown() cannot slip in between.
-            self._pool.submit(self._execute, call, target, answer, problem, timeout, started)
+            self._pool.submit(self._execute, job, target, problem, timeout)
         return True
 
-    def _start_timer(
-        self,
-        call: LocalToolCall,
-        answer: _Answer,
-        timeout: float,
-        started: float,
-        target: _Target | None,
-    ) -> None:
-        timer = threading.Timer(
-            timeout,
-            self._finish,
-            args=(call, answer, None, f"tool {call.name!r} timed out after {timeout:g}s"),
-            kwargs={"started": started, "kind": target.kind if target else call.kind},
-        )
-        timer.daemon = True
-        timer.name = f"mantyx-tool-timeout-{call.tool_use_id}"
-        self._timers[call.tool_use_id] = timer
-        timer.start()
-
     def _execute(
-        self,
-        call: LocalToolCall,
-        target: _Target | None,
-        answer: _Answer,
-        problem: str | None,
-        timeout: float | None,
-        started: float,
+        self, job: _Job, target: _Target | None, problem: str | None, timeout: float | None
     ) -> None:
-        if self._closed or answer.taken:
+        if self._closed or job.answer.locked():
             return  # the run ended, or the call timed out while queued
-        if target is None:
-            self._finish(call, answer, None, problem, started=started, kind=call.kind)
-            return
-        problem = target.validate(call.args)
-        if problem is not None:
-            self._finish(call, answer, None, problem, started=started, kind=target.kind)
-            return
-        if self._on_tool is not None:
-            # Built only when someone listens: on the round trip's path otherwise.
-            self._notify(
-                ToolActivity(
-                    phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=target.kind
+        call = job.call
+        error = problem if target is None else target.validate(call.args)
+        text = files = None
+        if target is not None and error is None:
+            if self._on_tool is not None:
+                # Built only when someone listens: on the round trip's path otherwise.
+                self._notify(
+                    ToolActivity(
+                        phase="start", tool_use_id=call.tool_use_id, name=call.name, kind=job.kind
+                    )
                 )
-            )
-        try:
-            value = target.run(call, timeout)
-            text, files = split_output(value)
-        except ToolError as exc:
-            self._finish(call, answer, None, str(exc), started=started, kind=target.kind)
-        except BaseException as exc:
-            # Whatever the handler raises (SystemExit, KeyboardInterrupt,
-            # GeneratorExit, a custom BaseException) the call gets its one answer.
-            # It is not re-raised: on a pool worker it would only end up in a
-            # future nobody reads, and the worker must stay alive for later calls.
-            log.warning(
-                "%s: tool %r (%s) raised", self._label, call.name, call.tool_use_id, exc_info=True
-            )
-            self._finish(
-                call,
-                answer,
-                None,
-                _describe_exception(exc),
-                started=started,
-                kind=target.kind,
-            )
-        else:
-            self._finish(call, answer, text, None, started=started, kind=target.kind, files=files)
+            try:
+                text, files = split_output(target.run(call, timeout))
+            except ToolError as exc:
+                error = str(exc)
+            except BaseException as exc:
+                # Whatever the handler raises (SystemExit, KeyboardInterrupt,
+                # GeneratorExit, a custom BaseException) the call gets its one answer.
+                # It is not re-raised: on a pool worker it would only end up in a
+                # future nobody reads, and the worker must stay alive for later calls.
+                log.warning(
+                    "%s: tool %r (%s) raised",
+                    self._label,
+                    call.name,
+                    call.tool_use_id,
+                    exc_info=True,
+                )
+                error = _describe_exception(exc)
+        self._finish(job, text, error, files)
 
     def _finish(
         self,
-        call: LocalToolCall,
-        answer: _Answer,
+        job: _Job,
         result: str | None,
         error: str | None,
-        *,
-        started: float,
-        kind: str,
         files: list[dict[str, Any]] | None = None,
     ) -> None:
-        if not answer.take():
+        call = job.call
+        if not job.answer.acquire(blocking=False):
             log.debug("%s: dropping late answer for %s", self._label, call.tool_use_id)
             return
         with self._lock:
@@ -397,29 +357,20 @@ class ToolExecutor:
             closed = self._closed
         if timer is not None:
             timer.cancel()
-        duration = time.monotonic() - started
+        duration = time.monotonic() - job.started
         if closed:
             log.debug("%s: run ended; dropping the answer for %s", self._label, call.tool_use_id)
             outcome: object = "run_terminal"
         else:
+            # A call answered with an error has no files: split_output either
+            # returned them with the text or raised, and a timeout has none.
             if error is not None:
                 result, error = None, fit_bytes(error, TOOL_ERROR_MAX_BYTES, "error")
-                if files:
-                    log.warning(
-                        "%s: %d file(s) of %s dropped: files go only with a result",
-                        self._label,
-                        len(files),
-                        call.tool_use_id,
-                    )
-                    files = None
             else:
                 assert result is not None
                 result = fit_bytes(result, TOOL_RESULT_MAX_BYTES, "result")
             try:
-                if files:
-                    outcome = self._deliver(call.tool_use_id, result, error, files=files)
-                else:
-                    outcome = self._deliver(call.tool_use_id, result, error)
+                outcome = self._deliver(call.tool_use_id, result=result, error=error, files=files)
             except Exception:
                 # deliver() classifies every answer it gets; this is a bug, not an outcome.
                 log.exception(
@@ -435,7 +386,7 @@ class ToolExecutor:
                 phase="end",
                 tool_use_id=call.tool_use_id,
                 name=call.name,
-                kind=kind,
+                kind=job.kind,
                 duration=duration,
                 ok=error is None,
                 error=error,
@@ -444,8 +395,7 @@ class ToolExecutor:
         )
 
     def _notify(self, activity: ToolActivity) -> None:
-        if self._on_tool is None:
-            return
+        assert self._on_tool is not None
         try:
             self._on_tool(activity)
         except Exception:

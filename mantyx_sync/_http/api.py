@@ -225,16 +225,16 @@ class Api:
 
     def _send(self, request: HttpRequest, token: str, stream: bool) -> HttpResponse:
         headers = {**request.headers, "Authorization": f"Bearer {token}"}
-        url, body, timeout = request.url, request.body, request.timeout
-        authorized = HttpRequest(request.method, url, headers, body, timeout)
+        authorized = attrs.evolve(request, headers=headers)
         try:
             response = (
                 self.transport.stream(authorized) if stream else self.transport.send(authorized)
             )
         except OSError as exc:
-            raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
+            url, (connect, read) = request.url, request.timeout
+            raise translate(exc, url, connect_timeout=connect, read_timeout=read) from exc
         except TransportError as exc:
-            log.debug("%s %s failed: %s", request.method, url, exc)
+            log.debug("%s %s failed: %s", request.method, request.url, exc)
             raise
         self.rate_limits.record(response.headers)
         return response

@@ -123,9 +123,7 @@ def api_error(status: int, reason: str | None, headers: Mapping[str, str], body:
         "retry_after": _retry_after_seconds(headers.get("Retry-After")),
     }
     message = redact_text(message)
-    cls = _STATUS_ERRORS.get(status)
-    if cls is None:
-        cls = ServerError if status >= 500 else APIError
+    cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else APIError)
     if cls is PermissionDenied:
         challenge = _bearer_params(headers.get("WWW-Authenticate"))
         if kw["code"] is None and challenge.get("error"):

@@ -124,15 +124,8 @@ class ResultPoster:
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
-    def deliver(
-        self,
-        tool_use_id: str,
-        result: str | None,
-        error: str | None,
-        files: list[dict[str, Any]] | None = None,
-    ) -> Delivery:
-        """:meth:`post` in the shape :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
-        return self.post(tool_use_id, result=result, error=error, files=files)
+    deliver = post
+    """:meth:`post` under the name :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
 
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:

@@ -163,19 +163,14 @@ class RateLimits(Mapping[str, RateLimit]):
     def _free(self, bucket: str, now: float) -> tuple[bool, float | None]:
         """``(may go, seconds worth waiting or None for "until something changes")``."""
         value = self._latest.get(bucket)
-        if value is None:
+        if value is None or value.reset_at is None:
+            # Unknown, or no word on when it refills: the server will say (429 + Retry-After).
             return True, None
         in_flight = self._in_flight.get(bucket, 0)
-        window_over = value.reset_at is not None and value.reset_at <= now
-        if window_over:
+        if value.reset_at <= now:
             # A new window: assume its full limit, minus what is already on its way.
-            if value.limit is None or in_flight < value.limit:
-                return True, None
-            return False, None
+            return value.limit is None or in_flight < value.limit, None
         if value.remaining is None or value.remaining - in_flight > 0:
-            return True, None
-        if value.reset_at is None:
-            # Empty, but no word on when it refills: the server will say (429 + Retry-After).
             return True, None
         return False, value.reset_at - now
 

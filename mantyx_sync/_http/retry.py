@@ -24,7 +24,6 @@ the first attempt is a plain call, and almost every request succeeds on it
 from __future__ import annotations
 
 import enum
-import functools
 import logging
 import threading
 import time
@@ -163,58 +162,6 @@ class RetryPolicy:
         """Whether ``exc`` is worth another attempt under this policy."""
         return _retryable(self.safety, exc)
 
-    def retrying(
-        self,
-        *,
-        label: str = "request",
-        abort: threading.Event | None = None,
-        started: float | None = None,
-        cap: Callable[[], float | None] | None = None,
-    ) -> tenacity.Retrying:
-        """A fresh tenacity controller for one logical request.
-
-        :param abort: when set, no further attempt starts and a pending wait ends
-            at once (e.g. the run the request belongs to has ended).
-        :param started: when the request's first attempt started
-            (``time.monotonic()``); the deadline counts from it. Default: now.
-        :param cap: see :meth:`Backoff.as_wait`.
-        """
-        import tenacity
-
-        stop: Any = tenacity.stop_after_attempt(max(1, self.attempts))
-        if self.deadline is not None:
-            stop = stop | _StopBeforeDeadline(
-                time.monotonic() if started is None else started, self.deadline
-            )
-        sleep = self.sleep
-        if abort is not None:
-            stop = stop | tenacity.stop_when_event_set(abort)
-            if self.sleep is time.sleep:
-                sleep = tenacity.sleep_using_event(abort)
-
-        def before_sleep(state: tenacity.RetryCallState) -> None:
-            exc = state.outcome.exception() if state.outcome is not None else None
-            log.debug(
-                "%s: attempt %d failed (%s); retrying in %.2fs",
-                label,
-                state.attempt_number,
-                exc,
-                state.upcoming_sleep,
-            )
-            # A request's attempts count its first; a stream's reconnects do not.
-            first = int(self.shown_as == "retrying")
-            limit = max(1, self.attempts) - 1 + first
-            report(self.shown_as, state.attempt_number + first, limit, exc)
-
-        return tenacity.Retrying(
-            stop=stop,
-            wait=self.backoff.as_wait(cap),
-            retry=tenacity.retry_if_exception(self.should_retry),
-            sleep=sleep,
-            reraise=True,
-            before_sleep=before_sleep,
-        )
-
     def run(
         self,
         fn: Callable[[], T],
@@ -228,7 +175,7 @@ class RetryPolicy:
         when an attempt fails with an error worth retrying (see :class:`Attempts`),
         the deadline counting from the first attempt's start.
 
-        :param abort: see :meth:`retrying`.
+        :param abort: see :class:`Attempts`.
         """
         attempts = Attempts(self, label=label, abort=abort, started=time.monotonic())
         while True:
@@ -247,10 +194,6 @@ class RetryPolicy:
                 log.warning("%s: giving up after retries: %s", label, exc)
             raise
 
-    def with_attempts(self, attempts: int) -> RetryPolicy:
-        """A copy with a different attempt budget."""
-        return attrs.evolve(self, attempts=attempts)
-
 
 def _raise(exc: BaseException) -> None:
     raise exc
@@ -265,7 +208,11 @@ class Attempts:
     controller, so a stream's budget is per outage. The controller, and
     tenacity, only come with the first failure. Not thread-safe: one caller.
 
-    :param started: see :meth:`RetryPolicy.retrying`; ``abort`` and ``cap`` too.
+    :param abort: when set, no further attempt starts and a pending wait ends
+        at once (e.g. the run the request belongs to has ended).
+    :param started: when the first attempt started (``time.monotonic()``); the
+        deadline counts from it. Default: when the controller is built.
+    :param cap: see :meth:`Backoff.as_wait`.
     """
 
     def __init__(
@@ -277,12 +224,48 @@ class Attempts:
         started: float | None = None,
         cap: Callable[[], float | None] | None = None,
     ) -> None:
-        self._controller = functools.partial(
-            policy.retrying, label=label, abort=abort, started=started, cap=cap
-        )
+        self._policy, self._label, self._abort = policy, label, abort
+        self._started, self._cap = started, cap
         self._attempts: Iterator[tenacity.AttemptManager] | None = None
         self.failures = 0
         """Failures since the start or the last :meth:`reset`."""
+
+    def _controller(self) -> tenacity.Retrying:
+        import tenacity
+
+        policy, abort = self._policy, self._abort
+        stop: Any = tenacity.stop_after_attempt(max(1, policy.attempts))
+        if policy.deadline is not None:
+            started = time.monotonic() if self._started is None else self._started
+            stop = stop | _StopBeforeDeadline(started, policy.deadline)
+        sleep = policy.sleep
+        if abort is not None:
+            stop = stop | tenacity.stop_when_event_set(abort)
+            if policy.sleep is time.sleep:
+                sleep = tenacity.sleep_using_event(abort)
+        return tenacity.Retrying(
+            stop=stop,
+            wait=policy.backoff.as_wait(self._cap),
+            retry=tenacity.retry_if_exception(policy.should_retry),
+            sleep=sleep,
+            reraise=True,
+            before_sleep=self._before_sleep,
+        )
+
+    def _before_sleep(self, state: tenacity.RetryCallState) -> None:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        log.debug(
+            "%s: attempt %d failed (%s); retrying in %.2fs",
+            self._label,
+            state.attempt_number,
+            exc,
+            state.upcoming_sleep,
+        )
+        # A request's attempts count its first; a stream's reconnects do not.
+        shown_as = self._policy.shown_as
+        first = int(shown_as == "retrying")
+        limit = max(1, self._policy.attempts) - 1 + first
+        report(shown_as, state.attempt_number + first, limit, exc)
 
     def reset(self) -> None:
         """Progress was made: the next failure is the first of a new outage."""
@@ -320,14 +303,14 @@ RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None, shown_as="reco
 
 def reconnect_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`RECONNECT_POLICY` with the client's ``stream_reconnects`` budget."""
-    return RECONNECT_POLICY.with_attempts(config.stream_reconnects + 1)
+    return attrs.evolve(RECONNECT_POLICY, attempts=config.stream_reconnects + 1)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
-    return SAFE_POLICY.with_attempts(config.max_retries + 1)
+    return attrs.evolve(SAFE_POLICY, attempts=config.max_retries + 1)
 
 
 def create_policy(config: ClientConfig) -> RetryPolicy:
     """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
-    return CREATE_POLICY.with_attempts(config.max_retries + 1)
+    return attrs.evolve(CREATE_POLICY, attempts=config.max_retries + 1)

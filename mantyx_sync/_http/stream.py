@@ -37,10 +37,6 @@ FrameParser = Callable[..., "RunEvent | None"]
 """``parse(data_text, event=, id=) -> RunEvent | None`` (``None``: skip the frame)."""
 
 
-def _is_run_terminal(event: RunEvent) -> bool:
-    return event.is_terminal
-
-
 class _Interrupted(TransportError):
     """The server closed the stream before the run's terminal event."""
 
@@ -105,9 +101,9 @@ class RunStream:
     time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events) plug
-    in their own ``parse`` and ``terminal``; with ``resume=False`` a broken
-    stream raises instead of reconnecting, for streams that cannot resume, and
-    ``on_open`` is called each time a connection is open.
+    in their own ``parse`` and ``terminal`` event types; ``on_open`` is called
+    each time a connection is open, and ``on_break`` before each reconnect: the
+    (terminal) event it returns, if any, ends the stream instead.
     """
 
     def __init__(
@@ -120,9 +116,9 @@ class RunStream:
         idle_timeout: float | None = None,
         until_quiet: bool = False,
         parse: FrameParser | None = None,
-        terminal: Callable[[RunEvent], bool] = _is_run_terminal,
-        resume: bool = True,
-        on_open: Callable[[], None] | None = None,
+        terminal: frozenset[str] = TERMINAL_TYPES,
+        on_open: Callable[[], object] | None = None,
+        on_break: Callable[[], RunEvent | None] | None = None,
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
     ) -> None:
@@ -144,8 +140,8 @@ class RunStream:
         self._until_quiet = until_quiet
         self._parse: FrameParser = parse or RunEvent.from_frame
         self._terminal = terminal
-        self._resume = resume
         self._on_open = on_open
+        self._on_break = on_break
         self._busy = busy
         self._deadline: float | None = None
         self._timeout = 0.0
@@ -190,10 +186,7 @@ class RunStream:
     def close(self) -> None:
         """Stop reading and close the connection. Idempotent, any thread."""
         self._closed.set()
-        with self._lock:
-            source, self._source = self._source, None
-        if source is not None:
-            source.close()
+        self._drop_source()
 
     def _run(self) -> Iterator[RunEvent]:
         reconnects = self._reconnects
@@ -201,8 +194,7 @@ class RunStream:
         debug = log.isEnabledFor(logging.DEBUG)
         run_id = self.run_id
         parse = self._parse
-        # A run's own terminal test is inlined; other streams plug in theirs.
-        other_terminal = None if self._terminal is _is_run_terminal else self._terminal
+        terminal = self._terminal
         while not self._closed.is_set():
             progressed = opened = False
             try:
@@ -235,11 +227,7 @@ class RunStream:
                         log.debug("run %s: event %d %s", run_id, seq, event.type)
                     progressed = True
                     yield event
-                    if (
-                        event.type in TERMINAL_TYPES
-                        if other_terminal is None
-                        else other_terminal(event)
-                    ):
+                    if event.type in terminal:
                         self.close()
                         return
                 if self._closed.is_set():
@@ -265,7 +253,7 @@ class RunStream:
                     self._check_deadline()
                 except DeadlineExceeded as late:
                     raise late from exc
-                if not self._policy.should_retry(exc) or not self._resume:
+                if not self._policy.should_retry(exc):
                     raise
                 quiet = opened and isinstance(exc, Timeout)
                 if quiet and self._until_quiet:
@@ -275,6 +263,12 @@ class RunStream:
                 # is waiting on our own tool. Only events start the count again.
                 if progressed or (quiet and self._busy is not None and self._busy()):
                     reconnects.reset()
+                ended = None if self._on_break is None else self._on_break()
+                if ended is not None:
+                    self.last_seq = ended.seq
+                    yield ended
+                    self.close()
+                    return
                 if not reconnects.failed(exc):
                     if self._closed.is_set():
                         return

@@ -259,6 +259,27 @@ def test_a_broken_eval_stream_is_resumed_and_missed_calls_still_answered_once(
     assert types.count("local_tool_call") == (2 if live_tail else 3), "no replay twice"
 
 
+def test_an_eval_that_ends_while_its_stream_is_down_ends_with_the_polled_outcome(
+    server: LocalMantyx,
+) -> None:
+    # The connection is cut just before the terminal frame, and a reopened one
+    # would start at the end of the log: only polling the evaluation finds its end.
+    client = server.client()
+    agent = mantyx_sync.Agent(client, system_prompt="Weather bot.", tools=[Lookup().tool])
+    with client.evals.start(dataset=_dataset(server), agent=agent) as run:
+        run.wait()
+    frames = len(run.events)
+    server.inject_eval_stream_fault(drop_after=frames - 1, live_tail_on_reconnect=True)
+    lookup = Lookup()
+    agent = mantyx_sync.Agent(client, system_prompt="Weather bot.", tools=[lookup.tool])
+    with client.evals.start(dataset=_dataset(server), agent=agent) as run:
+        detail = run.wait()
+    assert detail.status == "succeeded" and sorted(lookup.calls) == sorted(CITIES)
+    last = run.events[-1]
+    assert last.type == "run_completed" and last.data["polled"] is True
+    assert len(run.events) == frames and run.done
+
+
 def test_a_dropped_unfinished_eval_run_is_cancelled_when_collected(server: LocalMantyx) -> None:
     _client, run, events, release = _eval_waiting_in_its_tool(server)  # the client stays open
     eval_id = run.id
