@@ -18,7 +18,7 @@ import attrs
 from .._tools.convert import ALIASES, OMIT, RAW, WIRE, camel, converter, wire_name
 from ..errors import MantyxError, SpecError
 
-__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel"]
+__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel", "unstructure"]
 
 T = TypeVar("T")
 
