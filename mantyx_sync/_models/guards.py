@@ -72,7 +72,7 @@ class OutputSchema:
         if isinstance(value, OutputSchema):
             result = value
         elif isinstance(value, Mapping) and "schema" in value:
-            result = _wire.structure_input(value, cls, path=path)
+            result = _wire.structure(value, cls, path=path)
         elif isinstance(value, Mapping):
             result = cls(schema=dict(value))
         else:
@@ -124,7 +124,7 @@ def _checked(
     if isinstance(value, cls):
         result = value
     elif isinstance(value, Mapping):
-        result = _wire.structure_input(value, cls, path=path)
+        result = _wire.structure(value, cls, path=path)
     else:
         raise error(f"must be {wrong}, got {type(value).__name__}", path=path)
     result._check(path)
