@@ -71,11 +71,6 @@ def _parameters(value: Any) -> dict[str, Any]:
     return object_schema(value, what="parameters")
 
 
-def _flag(value: bool) -> bool:
-    # Annotated, so the generated __init__ (and its argument check) says bool.
-    return bool(value)
-
-
 def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
@@ -133,9 +128,9 @@ class LocalTool:
     output_schema: dict[str, Any] | None = attrs.field(
         default=None, converter=_output_schema, hash=False
     )
-    long_running: bool = attrs.field(default=False, converter=_flag)
-    read_only: bool = attrs.field(default=False, converter=_flag)
-    retain: bool = attrs.field(default=False, converter=_flag)
+    long_running: bool = False
+    read_only: bool = False
+    retain: bool = False
     timeout: float | None = attrs.field(default=None, validator=_check_timeout)
     _invoke: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
         default=None, repr=False, eq=False, alias="invoke"
