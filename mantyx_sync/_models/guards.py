@@ -69,20 +69,9 @@ class OutputSchema:
 
         :raises SpecError: what to fix, with the field path.
         """
-        if isinstance(value, OutputSchema):
-            result = value
-        elif isinstance(value, Mapping) and "schema" in value:
-            result = _wire.structure(value, cls, path=path)
-        elif isinstance(value, Mapping):
-            result = cls(schema=dict(value))
-        else:
-            raise ArgumentTypeError(
-                "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
-                f"got {type(value).__name__}",
-                path=path,
-            )
-        result._check(path)
-        return result
+        if isinstance(value, Mapping) and "schema" not in value:
+            value = cls(schema=dict(value))  # a bare JSON Schema
+        return _checked(cls, value, path, "a JSON Schema object or {'schema': ..., 'name': ...}")
 
     def _check(self, path: str) -> None:
         if not isinstance(self.schema, Mapping):
@@ -111,7 +100,7 @@ class OutputSchema:
             )
 
 
-_Guard = TypeVar("_Guard", "LoopDetection", "ToolBudget")
+_Guard = TypeVar("_Guard", OutputSchema, "LoopDetection", "ToolBudget")
 
 
 def _checked(
