@@ -218,7 +218,18 @@ def _typeddict_key_required(hint: Any, default: bool) -> bool:
 
 
 class Deriver:
-    """One derivation pass; remembers the classes being expanded to cut recursion."""
+    """One derivation pass: :meth:`schema` derives a fresh JSON Schema from an annotation,
+    remembering the classes being expanded to cut recursion.
+
+    Supports ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``,
+    ``Optional``/``X | None``, unions, ``Literal``, :class:`enum.Enum`
+    subclasses, ``list``/``Sequence``, ``tuple`` (variadic and fixed), ``set``/
+    ``frozenset``, ``dict[str, T]``, ``TypedDict``, attrs classes, dataclasses,
+    pydantic models, ``NewType``, ``Annotated[T, "description"]`` (a mapping in
+    the metadata is merged into the schema), ``datetime``/``date``/``time``/
+    ``UUID`` (strings with a ``format``). Unsupported constructs become ``{}``
+    with a :class:`SchemaWarning`.
+    """
 
     def __init__(self, where: str | None = None) -> None:
         self._stack: list[Any] = []
@@ -429,22 +440,3 @@ class Deriver:
             if value is not JSON_DEFAULT_MISSING:
                 schema["default"] = value
         return schema
-
-
-def type_to_schema(tp: Any) -> JSONSchema:
-    """Derive a JSON Schema from a Python annotation.
-
-    Supports ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``,
-    ``Optional``/``X | None``, unions, ``Literal``, :class:`enum.Enum`
-    subclasses, ``list``/``Sequence``, ``tuple`` (variadic and fixed), ``set``/
-    ``frozenset``, ``dict[str, T]``, ``TypedDict``, attrs classes, dataclasses,
-    pydantic models, ``NewType``, ``Annotated[T, "description"]`` (a mapping in
-    the metadata is merged into the schema), ``datetime``/``date``/``time``/
-    ``UUID`` (strings with a ``format``).
-
-    Unsupported constructs become ``{}`` with a :class:`SchemaWarning`.
-
-    :param tp: the annotation.
-    :returns: a fresh JSON Schema dict.
-    """
-    return Deriver().schema(tp)
