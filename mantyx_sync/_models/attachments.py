@@ -81,10 +81,6 @@ def check_mime(mime_type: str | None, path: str | None) -> None:
         )
 
 
-def _repr_size(size: int | None) -> str:
-    return "?" if size is None else f"{size}B"
-
-
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, repr=False)
 class Attachment:
@@ -175,9 +171,8 @@ class Attachment:
     def __repr__(self) -> str:
         # A signed URL's query carries a credential: never shown.
         where = _shown_url(self.url) if self.url is not None else str(self.path or "bytes")
-        return (
-            f"Attachment({self.filename!r}, {self.mime_type!r}, {_repr_size(self.size)}, {where})"
-        )
+        size = "?" if self.size is None else f"{self.size}B"
+        return f"Attachment({self.filename!r}, {self.mime_type!r}, {size}, {where})"
 
     def encoded(self) -> str:
         """The file's bytes as base64 (no ``data:`` prefix); a file is read now, in chunks.
