@@ -53,6 +53,7 @@ __all__ = [
     "SchemaWarning",
     "degrade_schema",
     "inline_refs",
+    "json_default",
 ]
 
 logger = logging.getLogger(__name__)
@@ -384,9 +385,7 @@ class Deriver:
             closed = False
             required_keys = getattr(tp, "__required_keys__", frozenset(hints))
             for key, hint in hints.items():
-                properties[key] = self.property_schema(
-                    hint, JSON_DEFAULT_MISSING, doc_params.get(key)
-                )
+                properties[key] = self._property(hint, JSON_DEFAULT_MISSING, doc_params.get(key))
                 if _typeddict_key_required(hint, key in required_keys):
                     required.append(key)
         elif attrs.has(tp):
@@ -401,7 +400,7 @@ class Deriver:
                     else a.default
                 )
                 description = a.metadata.get("description") or doc_params.get(a.name)
-                properties[a.name] = self.property_schema(hint, default, description)
+                properties[a.name] = self._property(hint, default, description)
                 if not has_default:
                     required.append(a.name)
         else:
@@ -416,7 +415,7 @@ class Deriver:
                     f.default if f.default is not dataclasses.MISSING else JSON_DEFAULT_MISSING
                 )
                 description = f.metadata.get("description") or doc_params.get(f.name)
-                properties[f.name] = self.property_schema(hint, default, description)
+                properties[f.name] = self._property(hint, default, description)
                 if not has_default:
                     required.append(f.name)
         schema: JSONSchema = {"type": "object", "properties": properties}
@@ -429,9 +428,7 @@ class Deriver:
             schema["description"] = description
         return schema
 
-    def property_schema(self, hint: Any, default: Any, description: str | None) -> JSONSchema:
-        """``hint``'s schema with ``description`` (unless it has one) and JSON-able ``default``
-        (:data:`JSON_DEFAULT_MISSING` for none)."""
+    def _property(self, hint: Any, default: Any, description: str | None) -> JSONSchema:
         schema = dict(self.schema(hint))
         if description and "description" not in schema:
             schema["description"] = description

@@ -20,7 +20,7 @@ import attrs
 from ..errors import SpecError, ToolError
 from .convert import converter, structure_error_message
 from .docstring import parse_docstring
-from .schema import JSON_DEFAULT_MISSING, Deriver, JSONSchema
+from .schema import JSON_DEFAULT_MISSING, Deriver, JSONSchema, json_default
 
 __all__ = ["function_schema"]
 
@@ -151,10 +151,17 @@ def function_schema(
         if hint is inspect.Parameter.empty and param.default is not inspect.Parameter.empty:
             default_type = type(param.default)
             hint = default_type if default_type in (str, int, float, bool) else Any
+        deriver = Deriver(f"parameter {param.name!r} of {where}")
+        schema = deriver.schema(hint)
         has_default = param.default is not inspect.Parameter.empty
-        properties[param.name] = Deriver(f"parameter {param.name!r} of {where}").property_schema(
-            hint, param.default if has_default else JSON_DEFAULT_MISSING, doc.params.get(param.name)
-        )
+        if has_default:
+            default = json_default(param.default)
+            if default is not JSON_DEFAULT_MISSING:
+                schema = {**schema, "default": default}
+        text = doc.params.get(param.name)
+        if text and "description" not in schema:
+            schema["description"] = text
+        properties[param.name] = schema
         if not has_default:
             required.append(param.name)
         params.append(
