@@ -57,14 +57,19 @@ def allowed_mime_type(mime_type: str) -> bool:
     return (base.startswith("text/") and len(base) > 5) or base in ATTACHMENT_MIME_TYPES
 
 
-def _guess(name: str | None) -> str | None:
-    if not name:
-        return None
-    suffix = PurePosixPath(name).suffix.lower()
-    if suffix in _BY_SUFFIX:
-        return _BY_SUFFIX[suffix]
-    guessed, _ = mimetypes.guess_type(name, strict=False)
-    return guessed
+def _mime(mime_type: str | None, name: str | None, *, required: bool = True) -> str | None:
+    """``mime_type``, else guessed from the file ``name``; checked against the allowlist.
+
+    :raises SpecError: ``required`` and no type given or guessed, or one not accepted.
+    """
+    mime = coerce_text(mime_type, "mime_type")
+    if mime is None and name:
+        suffix = PurePosixPath(name).suffix.lower()
+        mime = _BY_SUFFIX.get(suffix) or mimetypes.guess_type(name, strict=False)[0]
+    if mime is None and required:
+        raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
+    check_mime(mime, None)
+    return mime
 
 
 def check_mime(mime_type: str | None, path: str | None) -> None:
@@ -74,10 +79,6 @@ def check_mime(mime_type: str | None, path: str | None) -> None:
             + ", ".join(sorted(ATTACHMENT_MIME_TYPES)),
             path=path,
         )
-
-
-def _repr_size(size: int | None) -> str:
-    return "?" if size is None else f"{size}B"
 
 
 @checked_init(ArgumentTypeError)
@@ -127,10 +128,7 @@ class Attachment:
         if not file.is_file():
             raise SpecError(f"attachment {str(file)!r} is not a regular file")
         name = coerce_text(filename, "filename") or file.name
-        mime = coerce_text(mime_type, "mime_type") or _guess(name)
-        if mime is None:
-            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
-        check_mime(mime, None)
+        mime = _mime(mime_type, name)
         return cls(filename=name, mime_type=mime, size=stat.st_size, path=file)
 
     @classmethod
@@ -144,10 +142,7 @@ class Attachment:
             ``mime_type=``) or is not accepted.
         """
         name = coerce_text(filename, "filename")
-        mime = coerce_text(mime_type, "mime_type") or _guess(name)
-        if mime is None:
-            raise SpecError(f"cannot guess the MIME type of {name!r}; pass mime_type=")
-        check_mime(mime, None)
+        mime = _mime(mime_type, name)
         raw = bytes(data)
         return cls(filename=name, mime_type=mime, size=len(raw), data=raw)
 
@@ -165,10 +160,7 @@ class Attachment:
         """
         check_url(url, None)
         name = coerce_text(filename, "filename")
-        mime = coerce_text(mime_type, "mime_type") or _guess(
-            name or urllib.parse.urlsplit(url).path
-        )
-        check_mime(mime, None)
+        mime = _mime(mime_type, name or urllib.parse.urlsplit(url).path, required=False)
         return cls(filename=name, mime_type=mime, url=url)
 
     @property
@@ -179,9 +171,8 @@ class Attachment:
     def __repr__(self) -> str:
         # A signed URL's query carries a credential: never shown.
         where = _shown_url(self.url) if self.url is not None else str(self.path or "bytes")
-        return (
-            f"Attachment({self.filename!r}, {self.mime_type!r}, {_repr_size(self.size)}, {where})"
-        )
+        size = "?" if self.size is None else f"{self.size}B"
+        return f"Attachment({self.filename!r}, {self.mime_type!r}, {size}, {where})"
 
     def encoded(self) -> str:
         """The file's bytes as base64 (no ``data:`` prefix); a file is read now, in chunks.

@@ -15,6 +15,7 @@ import attrs
 from .._base.argcheck import checked_init
 from ..errors import ArgumentTypeError, SpecError
 from .checks import check_choice, check_int, coerce_text
+from .wire import camel, unstructure
 
 __all__ = [
     "Plan",
@@ -58,7 +59,7 @@ class ReasoningTrigger:
 
     def to_wire(self) -> dict[str, Any]:
         """The ``reasoningTrigger`` object."""
-        return {k: v for k, v in (("chars", self.chars), ("ms", self.ms)) if v is not None}
+        return unstructure(self)
 
 
 @checked_init(ArgumentTypeError)
@@ -93,16 +94,7 @@ class Supervisor:
 
     def to_wire(self) -> dict[str, Any]:
         """The ``supervisor`` object."""
-        out: dict[str, Any] = {}
-        if self.interval is not None:
-            out["interval"] = self.interval
-        if self.model_id is not None:
-            out["modelId"] = self.model_id
-        if self.reasoning_trigger is False:
-            out["reasoningTrigger"] = False
-        elif isinstance(self.reasoning_trigger, ReasoningTrigger):
-            out["reasoningTrigger"] = self.reasoning_trigger.to_wire()
-        return out
+        return unstructure(self)
 
 
 def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
@@ -143,16 +135,7 @@ class Plan:
 
     def to_wire(self) -> dict[str, Any]:
         """The ``plan`` object."""
-        out: dict[str, Any] = {}
-        if self.mode is not None:
-            out["mode"] = self.mode
-        if self.brief is not None:
-            out["brief"] = self.brief
-        if self.steps is not None:
-            out["steps"] = list(self.steps)
-        if self.plan_only is not None:
-            out["planOnly"] = self.plan_only
-        return out
+        return unstructure(self)
 
 
 SupervisorArg = Union[bool, Supervisor, Mapping[str, Any], None]  # noqa: UP007 - runtime alias
@@ -164,8 +147,19 @@ PlanArg = Union[bool, str, Plan, Mapping[str, Any], None]  # noqa: UP007 - runti
 _Control = TypeVar("_Control", ReasoningTrigger, Supervisor, Plan)
 
 
-def _build(cls: type[_Control], path: str, **fields: Any) -> _Control:
-    """``cls(**fields)`` from a mapping, a wrong type reported at its field's path."""
+def _build(cls: type[_Control], value: Mapping[str, Any], path: str) -> _Control:
+    """``cls`` from its mapping in either key style, a wrong type reported at its field's path."""
+    unknown = set(value) - {key for a in attrs.fields(cls) for key in (a.name, camel(a.name))}
+    if unknown:
+        raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
+    fields = {a.name: value.get(camel(a.name), value.get(a.name)) for a in attrs.fields(cls)}
+    trigger = fields.get("reasoning_trigger")
+    if isinstance(trigger, Mapping):  # a supervisor's; only its two keys are read
+        fields["reasoning_trigger"] = _build(
+            ReasoningTrigger,
+            {"chars": trigger.get("chars"), "ms": trigger.get("ms")},
+            f"{path}.reasoning_trigger",
+        )
     try:
         return cls(**fields)
     except SpecError as exc:  # an ArgumentTypeError stays one
@@ -176,39 +170,14 @@ def coerce_supervisor(value: Any, path: str = "supervisor") -> bool | Supervisor
     """``True``/``False``, a :class:`Supervisor` or its wire mapping, checked."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, Supervisor):
-        result = value
-    elif isinstance(value, Mapping):
-        unknown = set(value) - {
-            "interval",
-            "modelId",
-            "model_id",
-            "reasoningTrigger",
-            "reasoning_trigger",
-        }
-        if unknown:
-            raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
-        trigger = value.get("reasoningTrigger", value.get("reasoning_trigger"))
-        if isinstance(trigger, Mapping):
-            trigger = _build(
-                ReasoningTrigger,
-                f"{path}.reasoning_trigger",
-                chars=trigger.get("chars"),
-                ms=trigger.get("ms"),
-            )
-        result = _build(
-            Supervisor,
-            path,
-            interval=value.get("interval"),
-            model_id=value.get("modelId", value.get("model_id")),
-            reasoning_trigger=trigger,
-        )
-    else:
+    if isinstance(value, Mapping):
+        value = _build(Supervisor, value, path)
+    if not isinstance(value, Supervisor):
         raise ArgumentTypeError(
             f"must be True, False or a Supervisor, got {type(value).__name__}", path=path
         )
-    result._check(path)
-    return result
+    value._check(path)
+    return value
 
 
 def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
@@ -220,27 +189,15 @@ def coerce_plan(value: Any, path: str = "plan") -> bool | str | Plan:
         return check_choice(
             value, PLAN_MODES, path, "True, 'auto', 'required', False, 'off' or a Plan"
         )
-    if isinstance(value, Plan):
-        result = value
-    elif isinstance(value, Mapping):
-        unknown = set(value) - {"mode", "brief", "steps", "planOnly", "plan_only"}
-        if unknown:
-            raise SpecError(f"unknown field(s) {sorted(unknown)}", path=path)
-        result = _build(
-            Plan,
-            path,
-            mode=value.get("mode"),
-            brief=value.get("brief"),
-            steps=value.get("steps"),
-            plan_only=value.get("planOnly", value.get("plan_only")),
-        )
-    else:
+    if isinstance(value, Mapping):
+        value = _build(Plan, value, path)
+    if not isinstance(value, Plan):
         raise ArgumentTypeError(
             f"must be True, 'auto', 'required', False or a Plan, got {type(value).__name__}",
             path=path,
         )
-    result._check(path)
-    return result
+    value._check(path)
+    return value
 
 
 def control_wire(value: bool | str | Supervisor | Plan) -> Any:

@@ -69,20 +69,9 @@ class OutputSchema:
 
         :raises SpecError: what to fix, with the field path.
         """
-        if isinstance(value, OutputSchema):
-            result = value
-        elif isinstance(value, Mapping) and "schema" in value:
-            result = _wire.structure_input(value, cls, path=path)
-        elif isinstance(value, Mapping):
-            result = cls(schema=dict(value))
-        else:
-            raise ArgumentTypeError(
-                "must be a JSON Schema object or {'schema': ..., 'name': ...}, "
-                f"got {type(value).__name__}",
-                path=path,
-            )
-        result._check(path)
-        return result
+        if isinstance(value, Mapping) and "schema" not in value:
+            value = cls(schema=dict(value))  # a bare JSON Schema
+        return _checked(cls, value, path, "a JSON Schema object or {'schema': ..., 'name': ...}")
 
     def _check(self, path: str) -> None:
         if not isinstance(self.schema, Mapping):
@@ -111,7 +100,7 @@ class OutputSchema:
             )
 
 
-_Guard = TypeVar("_Guard", "LoopDetection", "ToolBudget")
+_Guard = TypeVar("_Guard", OutputSchema, "LoopDetection", "ToolBudget")
 
 
 def _checked(
@@ -124,7 +113,7 @@ def _checked(
     if isinstance(value, cls):
         result = value
     elif isinstance(value, Mapping):
-        result = _wire.structure_input(value, cls, path=path)
+        result = _wire.structure(value, cls, path=path)
     else:
         raise error(f"must be {wrong}, got {type(value).__name__}", path=path)
     result._check(path)
@@ -162,26 +151,20 @@ class LoopDetection:
             check_int(hard, f"{path}.hard_cutoff_threshold", low=3, high=LOOP_THRESHOLD_MAX)
         effective_consecutive = _DEFAULT_CONSECUTIVE if consecutive is None else consecutive
         effective_hard = _DEFAULT_HARD_CUTOFF if hard is None else hard
-        if effective_hard <= effective_consecutive:
-            if hard is None:
-                message = (
-                    f"consecutive_threshold ({consecutive}) must be below the default "
-                    f"hard_cutoff_threshold ({_DEFAULT_HARD_CUTOFF}); set hard_cutoff_threshold too"
-                )
-                where = f"{path}.consecutive_threshold"
-            elif consecutive is None:
-                message = (
-                    f"hard_cutoff_threshold ({hard}) must be greater than the default "
-                    f"consecutive_threshold ({_DEFAULT_CONSECUTIVE})"
-                )
-                where = f"{path}.hard_cutoff_threshold"
-            else:
-                message = (
-                    f"hard_cutoff_threshold ({hard}) must be greater than "
-                    f"consecutive_threshold ({consecutive})"
-                )
-                where = f"{path}.hard_cutoff_threshold"
-            raise SpecError(message, path=where)
+        if effective_hard > effective_consecutive:
+            return
+        if hard is None:
+            raise SpecError(
+                f"consecutive_threshold ({consecutive}) must be below the default "
+                f"hard_cutoff_threshold ({_DEFAULT_HARD_CUTOFF}); set hard_cutoff_threshold too",
+                path=f"{path}.consecutive_threshold",
+            )
+        default = "the default " if consecutive is None else ""
+        raise SpecError(
+            f"hard_cutoff_threshold ({hard}) must be greater than {default}"
+            f"consecutive_threshold ({effective_consecutive})",
+            path=f"{path}.hard_cutoff_threshold",
+        )
 
 
 @attrs.frozen(kw_only=True)

@@ -12,6 +12,7 @@ client, so this module knows no HTTP. Public through :mod:`mantyx_sync.history`;
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, Generic, TypeVar
 
@@ -80,9 +81,9 @@ class Listing(Generic[T]):
         max_items: int | None = None,
     ) -> None:
         self._fetch = fetch
-        self._max_items = max_items
         self._first: Page[T] | None = None
-        self._items = self._iterate()
+        # islice stops at max_items without asking for more: no page past it is fetched.
+        self._items = itertools.islice(self._iterate(), max_items)
 
     def __repr__(self) -> str:
         total = "" if self._first is None else f" total={self._first.total}"
@@ -95,9 +96,9 @@ class Listing(Generic[T]):
         Reading it before iterating fetches the first page (which iteration
         then reuses); ``None`` when the server sent no count.
         """
-        return self._firstpage_of().total
+        return self._first_page().total
 
-    def _firstpage_of(self) -> Page[T]:
+    def _first_page(self) -> Page[T]:
         if self._first is None:
             self._first = self._fetch(None)
         return self._first
@@ -109,18 +110,12 @@ class Listing(Generic[T]):
         return next(self._items)
 
     def _iterate(self) -> Iterator[T]:
-        remaining = self._max_items
-        page = self._firstpage_of()
+        page = self._first_page()
         seen_cursors: set[str] = set()
         while True:
-            for item in page.items:
-                if remaining is not None:
-                    if remaining <= 0:
-                        return
-                    remaining -= 1
-                yield item
+            yield from page.items
             cursor = page.next_cursor
-            if cursor is None or (remaining is not None and remaining <= 0):
+            if cursor is None:
                 return
             if cursor in seen_cursors:
                 raise WireFormatError(f"the server repeated the cursor {cursor!r}; stopping")
@@ -128,27 +123,10 @@ class Listing(Generic[T]):
             page = self._fetch(cursor)
 
 
-def check_limit(value: Any, path: str = "limit") -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= LIST_LIMIT_MAX:
-        raise SpecError(f"must be an integer from 1 to {LIST_LIMIT_MAX}, got {value!r}", path=path)
-    return value
-
-
 def check_positive(value: Any, path: str) -> int | None:
-    if value is None:
-        return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+    if value is not None and (int_or_none(value) is None or value < 1):
         raise SpecError(f"must be a positive integer or None, got {value!r}", path=path)
-    return value
-
-
-def page_size(limit: int | None, max_items: int | None) -> int | None:
-    if limit is not None:
-        return check_limit(limit)
-    # Without a page size, a small max_items need not fetch a whole default page.
-    if max_items is not None:
-        return min(max_items, LIST_LIMIT_MAX)
-    return None
+    return int_or_none(value)
 
 
 def paged(
@@ -165,9 +143,16 @@ def paged(
     :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
     """
     query = dict(params)
-    size = page_size(limit, check_positive(max_items, "max_items"))
-    if size is not None:
-        query["limit"] = size
+    check_positive(max_items, "max_items")
+    if limit is not None:
+        if int_or_none(limit) is None or not 1 <= limit <= LIST_LIMIT_MAX:
+            raise SpecError(
+                f"must be an integer from 1 to {LIST_LIMIT_MAX}, got {limit!r}", path="limit"
+            )
+        query["limit"] = limit
+    elif max_items is not None:
+        # Without a page size, a small max_items need not fetch a whole default page.
+        query["limit"] = min(max_items, LIST_LIMIT_MAX)
 
     def fetch(cursor: str | None) -> Page[T]:
         sent = query if cursor is None else {**query, "cursor": cursor}

@@ -28,7 +28,6 @@ __all__ = [
     "LoopDetected",
     "ModelFallback",
     "PlanStep",
-    "PlanTracker",
     "PlanTransition",
     "Started",
     "SupervisorVerdict",
@@ -259,33 +258,3 @@ class ToolFiles:
     name: str | None = None
     files: tuple[ToolFile, ...] = ()
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
-
-
-class PlanTracker:
-    """The current :class:`TaskPlan` of a run, from its ``task_plan`` events.
-
-    A revision is applied only when it is newer than every revision already
-    seen of the same ``planId`` (a new ``planId`` replaces the plan): a
-    replayed or out-of-date revision never moves the plan backwards, not even
-    one of a plan that has since been replaced. Used by the thread reading the
-    run's events; readers of :attr:`plan` see an immutable value.
-    """
-
-    def __init__(self) -> None:
-        self.plan: TaskPlan | None = None
-        self._latest: dict[str | None, int] = {}
-
-    def apply(self, update: TaskPlanUpdate) -> bool:
-        """Apply ``update``; ``True`` when it changed the plan."""
-        latest = self._latest.get(update.plan_id)
-        if update.revision is not None:
-            if latest is not None and update.revision <= latest:
-                return False
-            self._latest[update.plan_id] = update.revision
-        self.plan = TaskPlan(
-            brief=update.brief,
-            steps=update.steps,
-            plan_id=update.plan_id,
-            revision=update.revision,
-        )
-        return True

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from . import wire as _wire
 
 if TYPE_CHECKING:
-    from .payloads import ModelFallback, PlanTracker, TaskPlan
+    from .payloads import ModelFallback, TaskPlan, TaskPlanUpdate
 
 __all__ = ["OBSERVED_TYPES", "RunProgress"]
 
@@ -27,18 +27,15 @@ OBSERVED_TYPES: Final = frozenset({"task_plan", "model_fallback"})
 class RunProgress:
     """The current plan and the model fallbacks of one run.
 
-    Written by one thread (the one iterating the run); :attr:`plan` and
-    :attr:`fallbacks` may be read from any thread (they are replaced, never mutated).
+    Written by one thread (the one iterating the run); :attr:`plan` (the latest
+    applied plan revision) and :attr:`fallbacks` may be read from any thread
+    (they are replaced, never mutated).
     """
 
     def __init__(self) -> None:
-        self._plans: PlanTracker | None = None  # made by the first task_plan event
+        self.plan: TaskPlan | None = None
         self.fallbacks: tuple[ModelFallback, ...] = ()
-
-    @property
-    def plan(self) -> TaskPlan | None:
-        """The latest applied plan revision, or ``None``."""
-        return None if self._plans is None else self._plans.plan
+        self._latest: dict[str | None, int] = {}  # plan id -> its newest revision seen
 
     def observe(self, event_type: str, data: Mapping[str, Any]) -> None:
         """Apply one ``task_plan`` or ``model_fallback`` event's data."""
@@ -47,14 +44,32 @@ class RunProgress:
 
         try:
             if event_type == "task_plan":
-                if self._plans is None:
-                    self._plans = payloads.PlanTracker()
-                self._plans.apply(_wire.structure(data, payloads.TaskPlanUpdate))
+                self.apply(_wire.structure(data, payloads.TaskPlanUpdate))
             elif event_type == "model_fallback":
                 fallback = _wire.structure(data, payloads.ModelFallback)
                 self.fallbacks = (*self.fallbacks, fallback)
         except _wire.WireFormatError as exc:
             log.warning("%s event not understood, ignored: %s", event_type, exc)
+
+    def apply(self, update: TaskPlanUpdate) -> bool:
+        """Apply a plan revision; ``True`` when it changed the plan.
+
+        A revision is applied only when it is newer than every revision already
+        seen of the same ``planId`` (a new ``planId`` replaces the plan): a
+        replayed or out-of-date revision never moves the plan backwards, not even
+        one of a plan that has since been replaced.
+        """
+        from .payloads import TaskPlan
+
+        latest = self._latest.get(update.plan_id)
+        if update.revision is not None:
+            if latest is not None and update.revision <= latest:
+                return False
+            self._latest[update.plan_id] = update.revision
+        self.plan = TaskPlan(
+            brief=update.brief, steps=update.steps, plan_id=update.plan_id, revision=update.revision
+        )
+        return True
 
     def final_plan(self, sent: Mapping[str, Any] | None) -> TaskPlan | None:
         """A plan-only run's plan (its result's ``plan``), else the latest live revision."""

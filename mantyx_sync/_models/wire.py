@@ -18,7 +18,7 @@ import attrs
 from .._tools.convert import ALIASES, OMIT, RAW, WIRE, camel, converter, wire_name
 from ..errors import MantyxError, SpecError
 
-__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel"]
+__all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel", "unstructure"]
 
 T = TypeVar("T")
 
@@ -50,42 +50,40 @@ def _errors(exc: BaseException, root: str, *, wire: bool) -> list[tuple[str, str
     return pairs
 
 
-def _validation_error() -> type[Exception]:
-    # Only called once the converter exists, so cattrs is already imported.
+def structure(data: Any, cls: type[T], *, path: str | None = None) -> T:
+    """Build ``cls`` from a server body (unknown keys pass), or with ``path`` from a
+    caller-supplied mapping in either key style.
+
+    A caller's unknown keys are an error: a typo in a spec option must not be
+    silently dropped.
+
+    :param path: where a caller's value sits in the request body, for messages.
+    :raises WireFormatError: a server body does not fit ``cls``; the message names
+        the offending field (``@ $.tokens.inputTokens``).
+    :raises SpecError: a caller's value does not fit, with ``path`` extended to the field.
+    """
+    if path is not None:
+        _check_keys(data, cls, path)
+    # Only reached once the converter exists, so cattrs is already imported.
     from cattrs import BaseValidationError
 
-    return BaseValidationError
-
-
-def structure(data: Any, cls: type[T]) -> T:
-    """Build ``cls`` from a server body, tolerating unknown keys.
-
-    :raises WireFormatError: the body does not fit ``cls``; the message names
-        the offending field (``@ $.tokens.inputTokens``).
-    """
-    conv = converter()
     try:
-        return conv.structure(data, cls)
-    except (_validation_error(), TypeError, ValueError) as exc:
+        return converter().structure(data, cls)
+    except (BaseValidationError, TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
+        if path is not None:
+            where, message = _errors(exc, path, wire=False)[0]
+            raise SpecError(message, path=where) from exc
         detail = "; ".join(f"{msg} @ {where}" for where, msg in _errors(exc, "$", wire=True))
         raise WireFormatError(f"unexpected {cls.__name__} shape: {detail}") from exc
 
 
-def structure_input(data: Any, cls: type[T], *, path: str) -> T:
-    """Build ``cls`` from a caller-supplied mapping (either key style).
-
-    Unlike :func:`structure`, unknown keys are an error here: a typo in a spec
-    option must not be silently dropped.
-
-    :param path: where the value sits in the request body, for messages.
-    :raises SpecError: with ``path`` extended to the offending field.
-    """
+def _check_keys(data: Any, cls: type[Any], path: str) -> None:
     if not isinstance(data, Mapping):
         raise SpecError(f"expected an object, got {type(data).__name__}", path=path)
     known: dict[str, str] = {}
-    for a in attrs.fields(cls):  # type: ignore[arg-type]
+    for a in attrs.fields(cls):
         if a.metadata.get(RAW):
             continue
         for key in (wire_name(a), a.name, *a.metadata.get(ALIASES, ())):
@@ -94,14 +92,6 @@ def structure_input(data: Any, cls: type[T], *, path: str) -> T:
         if key not in known:
             allowed = ", ".join(sorted({v for v in known.values()}))
             raise SpecError(f"unknown key {key!r} (expected: {allowed})", path=path)
-    conv = converter()
-    try:
-        return conv.structure(data, cls)
-    except (_validation_error(), TypeError, ValueError) as exc:
-        if isinstance(exc, SpecError):
-            raise
-        where, message = _errors(exc, path, wire=False)[0]
-        raise SpecError(message, path=where) from exc
 
 
 def unstructure(obj: Any) -> dict[str, Any]:

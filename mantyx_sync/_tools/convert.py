@@ -272,13 +272,10 @@ def _make_converter() -> cattrs.Converter:
         _is_wire_class, lambda cls: _unstructure_factory(conv, cls)
     )
     configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
-    conv.register_structure_hook(dt.datetime, lambda v, _: dt.datetime.fromisoformat(v))
-    conv.register_structure_hook(dt.date, lambda v, _: dt.date.fromisoformat(v))
-    conv.register_structure_hook(dt.time, lambda v, _: dt.time.fromisoformat(v))
+    for moment in (dt.datetime, dt.date, dt.time):
+        conv.register_structure_hook(moment, lambda v, t: t.fromisoformat(v))
+        conv.register_unstructure_hook(moment, lambda v: v.isoformat())
     conv.register_structure_hook(uuid.UUID, lambda v, _: uuid.UUID(v))
-    conv.register_unstructure_hook(dt.datetime, lambda v: v.isoformat())
-    conv.register_unstructure_hook(dt.date, lambda v: v.isoformat())
-    conv.register_unstructure_hook(dt.time, lambda v: v.isoformat())
     conv.register_unstructure_hook(uuid.UUID, str)
     conv.register_structure_hook_func(is_pydantic_model, lambda v, t: t.model_validate(v))
 
@@ -295,9 +292,7 @@ def _make_converter() -> cattrs.Converter:
         return out
 
     conv.register_structure_hook_func(is_typeddict_type, structure_typeddict)
-    conv.register_unstructure_hook_func(
-        lambda t: is_pydantic_model(t), lambda v: v.model_dump(mode="json")
-    )
+    conv.register_unstructure_hook_func(is_pydantic_model, lambda v: v.model_dump(mode="json"))
     return conv
 
 

@@ -21,12 +21,10 @@ class Docstring:
 
     :ivar summary: the description: everything before the first section or field.
     :ivar params: parameter (and attribute) name → description.
-    :ivar returns: the description of the return value, if documented.
     """
 
     summary: str
     params: dict[str, str] = attrs.field(factory=dict, hash=False)
-    returns: str | None = None
 
 
 _PARAM_SECTIONS: Final = frozenset(
@@ -35,14 +33,13 @@ _PARAM_SECTIONS: Final = frozenset(
         "other parameters", "attributes",
     }
 )  # fmt: skip
-_RETURN_SECTIONS: Final = frozenset({"returns", "return"})
 _OTHER_SECTIONS: Final = frozenset(
     {
-        "raises", "yields", "yield", "examples", "example", "notes", "note", "see also",
-        "warnings", "warning", "references", "todo", "methods", "warns",
+        "returns", "return", "raises", "yields", "yield", "examples", "example", "notes",
+        "note", "see also", "warnings", "warning", "references", "todo", "methods", "warns",
     }
 )  # fmt: skip
-_ALL_SECTIONS: Final = _PARAM_SECTIONS | _RETURN_SECTIONS | _OTHER_SECTIONS
+_ALL_SECTIONS: Final = _PARAM_SECTIONS | _OTHER_SECTIONS
 _GOOGLE_HEADER_RE: Final = re.compile(r"^\s*([A-Za-z][A-Za-z ]*):\s*$")
 _NUMPY_RULE_RE: Final = re.compile(r"^\s*-{3,}\s*$")
 _REST_FIELD_RE: Final = re.compile(r"^\s*:([A-Za-z]+)((?:\s+[^:\s]+)*)\s*:(.*)$")
@@ -115,12 +112,12 @@ def _items(body: list[str], style: str) -> list[tuple[str, str, str]]:
 
 
 def parse_docstring(doc: str | None) -> Docstring:
-    """Split a docstring into summary, per-parameter descriptions and the returns text.
+    """Split a docstring into its summary and per-parameter descriptions.
 
     Understands Google (``Args:`` / ``Arguments:`` / ``Parameters:`` with
     ``name (type): text`` and indented continuation lines), NumPy
     (``Parameters`` over a dashed rule, ``name : type`` then indented text) and
-    reST (``:param name:``, ``:param type name:``, ``:returns:``) styles.
+    reST (``:param name:``, ``:param type name:``) styles.
     ``Attributes`` sections and ``:ivar:`` fields count as parameters, so the
     same parser documents dataclass and attrs fields.
 
@@ -131,7 +128,6 @@ def parse_docstring(doc: str | None) -> Docstring:
         return Docstring(summary="")
     lines = inspect.cleandoc(doc).splitlines()
     params: dict[str, str] = {}
-    returns: str | None = None
     summary_end = len(lines)
     i = 0
     while i < len(lines):
@@ -142,7 +138,7 @@ def parse_docstring(doc: str | None) -> Docstring:
         summary_end = min(summary_end, i)
         name, style, start = found
         if style == "rest":
-            i, returns = _rest_field(lines, i, params, returns)
+            i = _rest_field(lines, i, params)
             continue
         header = lines[start - 1 if style == "google" else start - 2]
         body, i = _block(lines, start, _indent(header), style)
@@ -151,15 +147,12 @@ def parse_docstring(doc: str | None) -> Docstring:
                 for one in names.split(","):
                     if text:
                         params.setdefault(one.strip().lstrip("*"), text)
-        elif name in _RETURN_SECTIONS:
-            returns = _returns_text(body, style) or returns
     summary = "\n".join(lines[:summary_end]).strip()
-    return Docstring(summary=summary, params=params, returns=returns)
+    return Docstring(summary=summary, params=params)
 
 
-def _rest_field(
-    lines: list[str], i: int, params: dict[str, str], returns: str | None
-) -> tuple[int, str | None]:
+def _rest_field(lines: list[str], i: int, params: dict[str, str]) -> int:
+    """Read the reST field at line ``i`` (a parameter's goes into ``params``); the next line."""
     match = _REST_FIELD_RE.match(lines[i])
     assert match is not None
     kind, argument, text = match.group(1).lower(), match.group(2).split(), match.group(3)
@@ -172,17 +165,4 @@ def _rest_field(
     description = " ".join(p for p in parts if p)
     if kind in _REST_PARAM_KINDS and argument and description:
         params.setdefault(argument[-1].lstrip("*"), description)
-    elif kind in ("returns", "return") and description:
-        returns = description
-    return i, returns
-
-
-def _returns_text(body: list[str], style: str) -> str | None:
-    content = [b for b in body if b.strip()]
-    if not content:
-        return None
-    if style == "numpy":
-        base = min(_indent(b) for b in content)
-        described = [b.strip() for b in content if _indent(b) > base]
-        return " ".join(described or [b.strip() for b in content])
-    return " ".join(b.strip() for b in content)
+    return i

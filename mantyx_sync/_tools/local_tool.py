@@ -71,11 +71,6 @@ def _parameters(value: Any) -> dict[str, Any]:
     return object_schema(value, what="parameters")
 
 
-def _flag(value: bool) -> bool:
-    # Annotated, so the generated __init__ (and its argument check) says bool.
-    return bool(value)
-
-
 def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
@@ -133,9 +128,9 @@ class LocalTool:
     output_schema: dict[str, Any] | None = attrs.field(
         default=None, converter=_output_schema, hash=False
     )
-    long_running: bool = attrs.field(default=False, converter=_flag)
-    read_only: bool = attrs.field(default=False, converter=_flag)
-    retain: bool = attrs.field(default=False, converter=_flag)
+    long_running: bool = False
+    read_only: bool = False
+    retain: bool = False
     timeout: float | None = attrs.field(default=None, validator=_check_timeout)
     _invoke: Callable[[Mapping[str, Any]], Any] | None = attrs.field(
         default=None, repr=False, eq=False, alias="invoke"
@@ -258,29 +253,6 @@ def define_local_tool(
     )
 
 
-def _from_function(
-    fn: Any, *, name: str | None, description: str | None, **options: Any
-) -> LocalTool:
-    # options: local_tool's other keywords, passed on to LocalTool (which checks them).
-    if isinstance(fn, LocalTool):
-        raise SpecError(f"{fn.name!r} is already a LocalTool; use it directly")
-    if not callable(fn) or isinstance(fn, type):
-        raise SpecError(f"@local_tool needs a function, got {type(fn).__name__}")
-    # Deriving a schema from a signature is only needed here, not for a tool
-    # given as JSON Schema: imported on first use.
-    from .signature import function_schema
-
-    spec = function_schema(fn, name=name, description=description)
-    return LocalTool(
-        name=spec.name,
-        description=spec.description,
-        parameters=spec.parameters,
-        execute=fn,
-        invoke=spec.bind,
-        **options,
-    )
-
-
 @overload
 def local_tool(fn: Callable[..., Any], /) -> LocalTool: ...
 
@@ -346,16 +318,27 @@ def local_tool(
     :raises SpecError: the function cannot be a tool (bad name, ``*args``, ...).
     """
 
-    def decorate(target: Callable[..., Any]) -> LocalTool:
-        return _from_function(
-            target,
-            name=name,
-            description=description,
+    def decorate(target: Any) -> LocalTool:
+        if isinstance(target, LocalTool):
+            raise SpecError(f"{target.name!r} is already a LocalTool; use it directly")
+        if not callable(target) or isinstance(target, type):
+            raise SpecError(f"@local_tool needs a function, got {type(target).__name__}")
+        # Deriving a schema from a signature is only needed here, not for a tool
+        # given as JSON Schema: imported on first use.
+        from .signature import function_schema
+
+        spec = function_schema(target, name=name, description=description)
+        return LocalTool(
+            name=spec.name,
+            description=spec.description,
+            parameters=spec.parameters,
+            execute=target,
             output_schema=output_schema,
             long_running=long_running,
             read_only=read_only,
             retain=retain,
             timeout=timeout,
+            invoke=spec.bind,
         )
 
     if fn is None:

@@ -86,7 +86,11 @@ def degrade_schema(construct: str, where: str | None, fallback: JSONSchema) -> J
     return dict(fallback)
 
 
-_JSON_SCALARS: Final = (str, int, float, bool, type(None))
+# bool before int: a bool is an int to isinstance, never a number in JSON.
+_JSON_TYPES: Final = (
+    (bool, "boolean"), (int, "integer"), (float, "number"), (str, "string"), (type(None), "null")
+)  # fmt: skip
+_JSON_SCALARS: Final = tuple(kind for kind, _ in _JSON_TYPES)
 
 # Keywords that only constrain values of their own type, so adding "null" to
 # "type" keeps their meaning for the non-null branch.
@@ -101,17 +105,7 @@ _TYPE_SCOPED_KEYS: Final = frozenset(
 
 
 def _json_type_of(value: Any) -> str | None:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if value is None:
-        return "null"
-    return None
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), None)
 
 
 def _enum_schema(values: list[Any]) -> JSONSchema:
@@ -140,6 +134,21 @@ def _nullable(schema: JSONSchema) -> JSONSchema:
         return schema if "null" in t else {**schema, "type": [*t, "null"]}
     return {"anyOf": [schema, {"type": "null"}]}
 
+
+# Plain classes and their schemas (a copy is handed out: callers may add keys).
+_SIMPLE: Final[Mapping[Any, JSONSchema]] = {
+    bool: {"type": "boolean"},
+    int: {"type": "integer"},
+    float: {"type": "number"},
+    str: {"type": "string"},
+    dt.datetime: {"type": "string", "format": "date-time"},
+    dt.date: {"type": "string", "format": "date"},
+    dt.time: {"type": "string", "format": "time"},
+    uuid.UUID: {"type": "string", "format": "uuid"},
+    **{key: {"type": "array"} for key in (list, tuple, cabc.Sequence, cabc.MutableSequence)},
+    **{key: {"type": "array", "uniqueItems": True} for key in (set, frozenset)},
+    **{key: {"type": "object"} for key in (dict, cabc.Mapping, cabc.MutableMapping)},
+}
 
 JSON_DEFAULT_MISSING: Final = object()
 
@@ -210,7 +219,18 @@ def _typeddict_key_required(hint: Any, default: bool) -> bool:
 
 
 class Deriver:
-    """One derivation pass; remembers the classes being expanded to cut recursion."""
+    """One derivation pass: :meth:`schema` derives a fresh JSON Schema from an annotation,
+    remembering the classes being expanded to cut recursion.
+
+    Supports ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``,
+    ``Optional``/``X | None``, unions, ``Literal``, :class:`enum.Enum`
+    subclasses, ``list``/``Sequence``, ``tuple`` (variadic and fixed), ``set``/
+    ``frozenset``, ``dict[str, T]``, ``TypedDict``, attrs classes, dataclasses,
+    pydantic models, ``NewType``, ``Annotated[T, "description"]`` (a mapping in
+    the metadata is merged into the schema), ``datetime``/``date``/``time``/
+    ``UUID`` (strings with a ``format``). Unsupported constructs become ``{}``
+    with a :class:`SchemaWarning`.
+    """
 
     def __init__(self, where: str | None = None) -> None:
         self._stack: list[Any] = []
@@ -232,41 +252,15 @@ class Deriver:
             return self._generic(tp, origin, args)
         if isinstance(tp, type) and issubclass(tp, enum.Enum):
             return self._enum(tp)
-        simple = self._simple(tp)
+        simple = _SIMPLE.get(tp) if isinstance(tp, cabc.Hashable) else None
         if simple is not None:
-            return simple
+            return dict(simple)
         supertype = getattr(tp, "__supertype__", None)
         if supertype is not None:  # typing.NewType
             return self.schema(supertype)
         if is_model_class(tp):
             return self._model(tp)
         return self.degrade(f"the type {describe_type(tp)}")
-
-    def _simple(self, tp: Any) -> JSONSchema | None:
-        if tp is bool:
-            return {"type": "boolean"}
-        if tp is int:
-            return {"type": "integer"}
-        if tp is float:
-            return {"type": "number"}
-        if tp is str:
-            return {"type": "string"}
-        if tp is dt.datetime:
-            return {"type": "string", "format": "date-time"}
-        if tp is dt.date:
-            return {"type": "string", "format": "date"}
-        if tp is dt.time:
-            return {"type": "string", "format": "time"}
-        if tp is uuid.UUID:
-            return {"type": "string", "format": "uuid"}
-        if tp in (list, tuple, set, frozenset, cabc.Sequence, cabc.MutableSequence):
-            schema: JSONSchema = {"type": "array"}
-            if tp in (set, frozenset):
-                schema["uniqueItems"] = True
-            return schema
-        if tp in (dict, cabc.Mapping, cabc.MutableMapping):
-            return {"type": "object"}
-        return None
 
     def _generic(self, tp: Any, origin: Any, args: tuple[Any, ...]) -> JSONSchema:
         if origin in ANNOTATED:
@@ -443,22 +437,3 @@ class Deriver:
             if value is not JSON_DEFAULT_MISSING:
                 schema["default"] = value
         return schema
-
-
-def type_to_schema(tp: Any) -> JSONSchema:
-    """Derive a JSON Schema from a Python annotation.
-
-    Supports ``str``, ``int``, ``float``, ``bool``, ``None``, ``Any``,
-    ``Optional``/``X | None``, unions, ``Literal``, :class:`enum.Enum`
-    subclasses, ``list``/``Sequence``, ``tuple`` (variadic and fixed), ``set``/
-    ``frozenset``, ``dict[str, T]``, ``TypedDict``, attrs classes, dataclasses,
-    pydantic models, ``NewType``, ``Annotated[T, "description"]`` (a mapping in
-    the metadata is merged into the schema), ``datetime``/``date``/``time``/
-    ``UUID`` (strings with a ``format``).
-
-    Unsupported constructs become ``{}`` with a :class:`SchemaWarning`.
-
-    :param tp: the annotation.
-    :returns: a fresh JSON Schema dict.
-    """
-    return Deriver().schema(tp)

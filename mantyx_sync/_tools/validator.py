@@ -9,10 +9,10 @@ when the first schema is compiled, not when the package is imported.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -39,44 +39,16 @@ class _Compiled:
     validate: Callable[[Any], str | None]  # the local-tool view of ``check``
 
 
-class _SchemaCache:
-    """Compiled schemas keyed by canonical JSON (LRU, thread-safe)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[tuple[str, bool], _Compiled] = OrderedDict()
-
-    def get(self, schema: Mapping[str, Any], *, fill_defaults: bool = False) -> _Compiled:
-        canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
-        key = (canonical, fill_defaults)
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-                return found
-            # Compiling under the lock makes "once per schema" hold across threads;
-            # compiles are rare (one per distinct schema) and fast.
-            compiled = _compile(json.loads(canonical), fill_defaults)
-            self._entries[key] = compiled
-            if len(self._entries) > self._size:
-                self._entries.popitem(last=False)
-            return compiled
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entries.clear()
-
-
 def _accept_all(_: Any) -> str | None:
     return None
 
 
-def _compile(schema: dict[str, Any], fill_defaults: bool) -> _Compiled:
+@functools.lru_cache(maxsize=_CACHE_SIZE)
+def _compile(canonical: str, fill_defaults: bool) -> _Compiled:
     import fastjsonschema
 
     try:
-        check = fastjsonschema.compile(schema, use_default=fill_defaults)
+        check = fastjsonschema.compile(json.loads(canonical), use_default=fill_defaults)
     except Exception as exc:
         if not fill_defaults:
             logger.warning(
@@ -99,7 +71,16 @@ def _compile(schema: dict[str, Any], fill_defaults: bool) -> _Compiled:
     return _Compiled(check, None, validate)
 
 
-_schemas: Final = _SchemaCache(_CACHE_SIZE)
+_compile_lock = threading.Lock()
+
+
+def _compiled(schema: Mapping[str, Any], *, fill_defaults: bool = False) -> _Compiled:
+    """``schema`` compiled, from the cache keyed by its canonical JSON."""
+    canonical = json.dumps(schema, sort_keys=True, separators=(",", ":"), default=repr)
+    # Compiling under the lock makes "once per schema" hold across threads;
+    # compiles are rare (one per distinct schema) and fast.
+    with _compile_lock:
+        return _compile(canonical, fill_defaults)
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
@@ -110,7 +91,7 @@ def compile_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
         message such as ``"invalid arguments: data.path must be string"``. When the
         schema cannot be compiled, a warning is logged once and every value is accepted.
     """
-    return _schemas.get(schema).validate
+    return _compiled(schema).validate
 
 
 def schema_check(schema: Mapping[str, Any]) -> Check:
@@ -119,7 +100,7 @@ def schema_check(schema: Mapping[str, Any]) -> Check:
 
     :raises fastjsonschema.JsonSchemaDefinitionException: the schema cannot be compiled.
     """
-    compiled = _schemas.get(schema, fill_defaults=True)
+    compiled = _compiled(schema, fill_defaults=True)
     if compiled.error is not None:
         raise compiled.error.with_traceback(None)
     assert compiled.check is not None

@@ -10,7 +10,7 @@ import pytest
 import mantyx_sync
 from mantyx_sync import Plan, ReasoningTrigger, SpecError, Supervisor, ToolOutput
 from mantyx_sync._engine.outputs import split_output
-from mantyx_sync._models.payloads import PlanTracker, TaskPlanUpdate
+from mantyx_sync._models.payloads import TaskPlanUpdate
 from mantyx_sync._models.progress import RunProgress
 from mantyx_sync.errors import ToolError
 from mantyx_sync.events import (
@@ -314,7 +314,7 @@ def _update(plan_id: str, revision: int, *statuses: str) -> TaskPlanUpdate:
 
 
 def test_plan_tracker_never_goes_backwards() -> None:
-    tracker = PlanTracker()
+    tracker = RunProgress()
     assert tracker.apply(_update("p", 1, "pending", "pending"))
     assert tracker.apply(_update("p", 3, "done", "in_progress"))
     assert not tracker.apply(_update("p", 2, "in_progress", "pending"))  # out of date

@@ -11,7 +11,7 @@ import pytest
 
 from mantyx_sync._base.types import UNSET
 from mantyx_sync._models import wire as _wire
-from mantyx_sync._models.wire import WireFormatError, camel, structure, structure_input, unstructure
+from mantyx_sync._models.wire import WireFormatError, camel, structure, unstructure
 from mantyx_sync._tools import convert
 from mantyx_sync.errors import SpecError
 from mantyx_sync.events import (
@@ -181,22 +181,22 @@ def test_required_field_missing() -> None:
         structure({"name": "n"}, LocalToolCall)
 
 
-def test_structure_input_rejects_unknown_keys_with_path() -> None:
+def test_structure_with_a_path_rejects_unknown_keys_with_path() -> None:
     with pytest.raises(SpecError) as info:
-        structure_input({"maxCall": 3}, ToolBudget, path="tool_budgets['x']")
+        structure({"maxCall": 3}, ToolBudget, path="tool_budgets['x']")
     assert info.value.path == "tool_budgets['x']"
     assert "'maxCall' (expected: max_calls)" in str(info.value)
 
 
-def test_structure_input_type_error_has_python_path() -> None:
+def test_structure_with_a_path_type_error_has_python_path() -> None:
     # The caller's value is named as Python spells it, whichever key style it used.
     for key in ("max_calls", "maxCalls"):
         with pytest.raises(SpecError) as info:
-            structure_input({key: "3"}, ToolBudget, path="tool_budgets['x']")
+            structure({key: "3"}, ToolBudget, path="tool_budgets['x']")
         assert info.value.path == "tool_budgets['x'].max_calls"
     assert "expected int, got str" in str(info.value)
 
 
-def test_structure_input_needs_a_mapping() -> None:
+def test_structure_with_a_path_needs_a_mapping() -> None:
     with pytest.raises(SpecError, match="expected an object, got list"):
-        structure_input([1], ToolBudget, path="toolBudgets['x']")
+        structure([1], ToolBudget, path="toolBudgets['x']")

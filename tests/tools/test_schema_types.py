@@ -1,4 +1,4 @@
-"""type_to_schema: one JSON Schema per supported annotation, and graceful degradation."""
+"""Deriver.schema: one JSON Schema per supported annotation, and graceful degradation."""
 
 # ruff: noqa: UP007, UP045 - the typing.Optional / typing.Union spellings are under test
 
@@ -19,7 +19,7 @@ import pytest
 from typing_extensions import NotRequired, Required
 
 from mantyx_sync._tools.object_schema import object_schema
-from mantyx_sync._tools.schema import SchemaWarning, type_to_schema
+from mantyx_sync._tools.schema import Deriver, SchemaWarning
 from mantyx_sync.errors import SpecError
 
 
@@ -109,82 +109,82 @@ UserId = NewType("UserId", str)
     ],
 )
 def test_scalars_and_bare_containers(tp: Any, expected: dict[str, Any]) -> None:
-    assert type_to_schema(tp) == expected
+    assert Deriver().schema(tp) == expected
 
 
 def test_optional_forms_use_a_null_type() -> None:
-    assert type_to_schema(Optional[int]) == {"type": ["integer", "null"]}
-    assert type_to_schema(int | None) == {"type": ["integer", "null"]}
-    assert type_to_schema(Union[int, str, None]) == {"type": ["integer", "string", "null"]}
-    assert type_to_schema(list[int] | None) == {
+    assert Deriver().schema(Optional[int]) == {"type": ["integer", "null"]}
+    assert Deriver().schema(int | None) == {"type": ["integer", "null"]}
+    assert Deriver().schema(Union[int, str, None]) == {"type": ["integer", "string", "null"]}
+    assert Deriver().schema(list[int] | None) == {
         "type": ["array", "null"],
         "items": {"type": "integer"},
     }
 
 
 def test_unions_of_complex_members_use_any_of() -> None:
-    schema = type_to_schema(Union[Point, int])
+    schema = Deriver().schema(Union[Point, int])
     assert schema["anyOf"][1] == {"type": "integer"}
     assert schema["anyOf"][0]["properties"]["x"] == {"type": "integer"}
-    assert type_to_schema(Union[Point, int, None])["anyOf"][-1] == {"type": "null"}
+    assert Deriver().schema(Union[Point, int, None])["anyOf"][-1] == {"type": "null"}
     # type-scoped keywords stay valid when "null" joins the type list
-    assert type_to_schema(Optional[Point])["type"] == ["object", "null"]
-    assert type_to_schema(Optional[Color]) == {
+    assert Deriver().schema(Optional[Point])["type"] == ["object", "null"]
+    assert Deriver().schema(Optional[Color]) == {
         "enum": ["red", "blue", None],
         "type": ["string", "null"],
     }
 
 
 def test_union_with_any_is_permissive() -> None:
-    assert type_to_schema(Union[int, Any]) == {}
+    assert Deriver().schema(Union[int, Any]) == {}
 
 
 def test_literal_and_enum_become_enums() -> None:
-    assert type_to_schema(Literal["r", "w"]) == {"enum": ["r", "w"], "type": "string"}
-    assert type_to_schema(Literal[1, 2]) == {"enum": [1, 2], "type": "integer"}
-    assert type_to_schema(Literal["a", 1]) == {"enum": ["a", 1]}
-    assert type_to_schema(Optional[Literal["a"]]) == {
+    assert Deriver().schema(Literal["r", "w"]) == {"enum": ["r", "w"], "type": "string"}
+    assert Deriver().schema(Literal[1, 2]) == {"enum": [1, 2], "type": "integer"}
+    assert Deriver().schema(Literal["a", 1]) == {"enum": ["a", 1]}
+    assert Deriver().schema(Optional[Literal["a"]]) == {
         "enum": ["a", None],
         "type": ["string", "null"],
     }
-    assert type_to_schema(Color) == {"enum": ["red", "blue"], "type": "string"}
-    assert type_to_schema(Level) == {"enum": [1, 2], "type": "integer"}
-    assert type_to_schema(Literal[Color.RED]) == {"enum": ["red"], "type": "string"}
+    assert Deriver().schema(Color) == {"enum": ["red", "blue"], "type": "string"}
+    assert Deriver().schema(Level) == {"enum": [1, 2], "type": "integer"}
+    assert Deriver().schema(Literal[Color.RED]) == {"enum": ["red"], "type": "string"}
 
 
 def test_sequences_tuples_and_sets() -> None:
-    assert type_to_schema(list[str]) == {"type": "array", "items": {"type": "string"}}
-    assert type_to_schema(cabc.Sequence[int]) == {"type": "array", "items": {"type": "integer"}}
-    assert type_to_schema(list[Any]) == {"type": "array"}
-    assert type_to_schema(tuple[int, ...]) == {"type": "array", "items": {"type": "integer"}}
-    assert type_to_schema(tuple[int, str]) == {
+    assert Deriver().schema(list[str]) == {"type": "array", "items": {"type": "string"}}
+    assert Deriver().schema(cabc.Sequence[int]) == {"type": "array", "items": {"type": "integer"}}
+    assert Deriver().schema(list[Any]) == {"type": "array"}
+    assert Deriver().schema(tuple[int, ...]) == {"type": "array", "items": {"type": "integer"}}
+    assert Deriver().schema(tuple[int, str]) == {
         "type": "array",
         "prefixItems": [{"type": "integer"}, {"type": "string"}],
         "minItems": 2,
         "maxItems": 2,
     }
-    assert type_to_schema(tuple[float, float]) == {
+    assert Deriver().schema(tuple[float, float]) == {
         "type": "array",
         "prefixItems": [{"type": "number"}, {"type": "number"}],
         "items": {"type": "number"},
         "minItems": 2,
         "maxItems": 2,
     }
-    assert type_to_schema(set[int]) == {
+    assert Deriver().schema(set[int]) == {
         "type": "array",
         "items": {"type": "integer"},
         "uniqueItems": True,
     }
-    assert type_to_schema(frozenset[str])["uniqueItems"] is True
+    assert Deriver().schema(frozenset[str])["uniqueItems"] is True
 
 
 def test_string_keyed_mappings() -> None:
-    assert type_to_schema(dict[str, int]) == {
+    assert Deriver().schema(dict[str, int]) == {
         "type": "object",
         "additionalProperties": {"type": "integer"},
     }
-    assert type_to_schema(cabc.Mapping[str, Any]) == {"type": "object"}
-    assert type_to_schema(dict[Literal["a", "b"], int]) == {
+    assert Deriver().schema(cabc.Mapping[str, Any]) == {"type": "object"}
+    assert Deriver().schema(dict[Literal["a", "b"], int]) == {
         "type": "object",
         "propertyNames": {"enum": ["a", "b"], "type": "string"},
         "additionalProperties": {"type": "integer"},
@@ -192,7 +192,7 @@ def test_string_keyed_mappings() -> None:
 
 
 def test_attrs_class_properties_defaults_and_metadata() -> None:
-    assert type_to_schema(Point) == {
+    assert Deriver().schema(Point) == {
         "type": "object",
         "description": "A point on the plane.",
         "properties": {
@@ -207,7 +207,7 @@ def test_attrs_class_properties_defaults_and_metadata() -> None:
 
 
 def test_dataclass_nested_annotated_enum_and_init_false() -> None:
-    schema = type_to_schema(Box)
+    schema = Deriver().schema(Box)
     assert schema["required"] == ["corner", "size"]
     assert set(schema["properties"]) == {"corner", "size", "color", "note"}
     assert schema["properties"]["corner"]["properties"]["x"] == {"type": "integer"}
@@ -223,7 +223,7 @@ def test_dataclass_nested_annotated_enum_and_init_false() -> None:
 
 
 def test_dataclass_docstring_attributes_and_field_metadata() -> None:
-    schema = type_to_schema(Documented)
+    schema = Deriver().schema(Documented)
     assert schema["description"] == "A documented dataclass."
     assert schema["properties"]["name"]["description"] == "who it is."
     assert schema["properties"]["when"] == {
@@ -235,16 +235,16 @@ def test_dataclass_docstring_attributes_and_field_metadata() -> None:
 
 
 def test_typeddict_total_and_not_required() -> None:
-    assert type_to_schema(Movie) == {
+    assert Deriver().schema(Movie) == {
         "type": "object",
         "properties": {"title": {"type": "string"}, "year": {"type": "integer"}},
         "required": ["title"],
     }
-    assert type_to_schema(PartialMovie)["required"] == ["title"]
+    assert Deriver().schema(PartialMovie)["required"] == ["title"]
 
 
 def test_annotated_mapping_metadata_is_merged() -> None:
-    assert type_to_schema(Annotated[int, "how many", {"minimum": 1}]) == {
+    assert Deriver().schema(Annotated[int, "how many", {"minimum": 1}]) == {
         "type": "integer",
         "description": "how many",
         "minimum": 1,
@@ -253,7 +253,7 @@ def test_annotated_mapping_metadata_is_merged() -> None:
 
 def test_recursive_class_is_cut_with_a_warning() -> None:
     with pytest.warns(SchemaWarning, match="recursive reference to .*Node"):
-        schema = type_to_schema(Node)
+        schema = Deriver().schema(Node)
     assert schema["properties"]["children"] == {"type": "array"}
 
 
@@ -274,7 +274,7 @@ def test_unsupported_constructs_degrade_with_a_warning_and_a_log(
         caplog.at_level(logging.WARNING, logger="mantyx_sync._tools.schema"),
         pytest.warns(SchemaWarning, match=construct) as record,
     ):
-        schema = type_to_schema(tp)
+        schema = Deriver().schema(tp)
     assert schema in ({}, {"type": "object"})
     assert any("cannot express" in r.getMessage() for r in caplog.records)
     # the warning points at this test, not at mantyx_sync internals
@@ -289,7 +289,7 @@ def test_unsupported_nested_field_keeps_the_rest_of_the_schema() -> None:
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        schema = type_to_schema(HasBytes)
+        schema = Deriver().schema(HasBytes)
     assert schema["properties"] == {"name": {"type": "string"}, "blob": {}}
     assert [w.category for w in caught] == [SchemaWarning]
 

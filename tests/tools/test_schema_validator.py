@@ -106,8 +106,11 @@ def test_uncompilable_schema_accepts_everything_and_warns_once(
 
 
 def test_cache_is_bounded() -> None:
-    cache = _validator._SchemaCache(2)
-    schemas = [fresh_schema(a={"type": "integer"}) for _ in range(3)]
-    validators = [cache.get(s) for s in schemas]
-    assert cache.get(schemas[2]) is validators[2]
-    assert cache.get(schemas[0]) is not validators[0]  # evicted, compiled again
+    bound = _validator._compile.cache_info().maxsize
+    assert bound is not None
+    first = fresh_schema(a={"type": "integer"})
+    compiled = compile_validator(first)
+    assert compile_validator(first) is compiled
+    for _ in range(bound):
+        compile_validator(fresh_schema(a={"type": "integer"}))
+    assert compile_validator(first) is not compiled  # evicted, compiled again
