@@ -14,6 +14,7 @@ event nothing sets. MODE says how the main thread finishes:
 
 from __future__ import annotations
 
+import faulthandler
 import signal
 import sys
 import threading
@@ -28,6 +29,8 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
 
 def main(mode: str) -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    # The test asks for every thread's stack (SIGUSR1) before killing a child that hangs.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     started, never = threading.Event(), threading.Event()
 
     @mantyx_sync.local_tool(timeout=0.5 if mode == "timeout" else None)

@@ -60,10 +60,18 @@ def _finish(process: subprocess.Popen[bytes]) -> tuple[str, str]:
     try:
         out, err = process.communicate(timeout=EXIT_WITHIN)
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        pytest.fail(f"the process was still alive {EXIT_WITHIN}s later: a tool thread held it")
+        pytest.fail(f"the process was still alive {EXIT_WITHIN}s later:\n{_stacks(process)}")
     return out.decode(), err.decode()
+
+
+def _stacks(process: subprocess.Popen[bytes]) -> str:
+    """What a hung child printed, ending with every thread's stack; the child is killed."""
+    process.send_signal(signal.SIGUSR1)  # its faulthandler dumps every thread
+    try:
+        return process.communicate(timeout=2)[1].decode()  # it ended on its own after all
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.communicate()[1].decode()
 
 
 def test_the_process_exits_after_the_run_while_its_tool_still_runs(
@@ -136,9 +144,7 @@ def test_a_second_ctrl_c_during_the_cancel_prints_one_traceback(
     process = _start("wait", stuck_model, base_url)
     process.send_signal(signal.SIGINT)
     if not hold.arrived.wait(10):
-        process.kill()
-        _, err = process.communicate(timeout=EXIT_WITHIN)
-        pytest.fail(f"the first Ctrl-C sent no cancel; the child said:\n{err.decode()}")
+        pytest.fail(f"the first Ctrl-C sent no cancel; the child said:\n{_stacks(process)}")
     process.send_signal(signal.SIGINT)  # impatient: while the cancel hangs
     _, err = _finish(process)
     assert process.returncode == -signal.SIGINT
