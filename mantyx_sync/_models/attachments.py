@@ -1,12 +1,9 @@
 """File attachments: inline bytes, files on disk and ``https`` URLs.
 
-An :class:`Attachment` knows its name, MIME type and size; a file on disk is
-read only when it is sent, in chunks, and base64-encoded once as it is read
-(its bytes are never held whole). The MIME allowlist, the name-based guess and
-the URL rule live here too, shared by the message checks in
-:mod:`mantyx_sync.messages`, where the value is public.
-
-All values are immutable and safe to share between threads.
+A file on disk is read only when it is sent, in chunks, and base64-encoded as
+it is read (its bytes are never held whole). The MIME allowlist, the name-based
+guess and the URL rule live here, shared by :mod:`mantyx_sync.messages`.
+Values are immutable.
 """
 
 from __future__ import annotations

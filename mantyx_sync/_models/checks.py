@@ -1,9 +1,6 @@
-"""Limit checks for the values of an agent spec, its turn input and its resolved tool refs.
-
-Each check raises :class:`~mantyx_sync.errors.SpecError` naming the argument to
-fix and the documented limit, before anything is sent. The value
-classes that use them live in :mod:`mantyx_sync.spec`.
-"""
+"""Limit checks for an agent spec's values, its turn input and its resolved tool refs:
+each raises :class:`~mantyx_sync.errors.SpecError` naming the argument to fix and the
+documented limit, before anything is sent."""
 
 from __future__ import annotations
 

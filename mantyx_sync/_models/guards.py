@@ -1,11 +1,8 @@
 """Run guards of an agent spec: output schema, loop detection, tool budgets.
 
-The values a spec and a session message take for these guards, each with the
-rules that check it. They are public through :mod:`mantyx_sync.spec`; the
-``coerce_*`` functions accept every documented input shape and raise
-:class:`~mantyx_sync.errors.SpecError` naming the argument to fix.
-
-All values are immutable and safe to share between threads.
+Public through :mod:`mantyx_sync.spec`; the ``coerce_*`` functions accept every
+documented input shape and raise :class:`~mantyx_sync.errors.SpecError` naming
+the argument to fix. Values are immutable.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""What a run's non-terminal events add to its result: the live plan and model switches.
-
-:class:`RunProgress` is fed the ``task_plan`` and ``model_fallback`` events of
-one run, in ``seq`` order, by the thread reading them, and fills in
-:class:`~mantyx_sync.RunResult`'s ``plan``, ``model_fallbacks`` and ``model``.
-"""
+"""What a run's ``task_plan`` and ``model_fallback`` events add to its result: the
+live plan and the model switches (:class:`~mantyx_sync.RunResult`'s ``plan``,
+``model_fallbacks`` and ``model``)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""Wire JSON to mantyx_sync values and back, through the package's one converter.
-
-The mapping itself (camelCase keys, aliases, ``RAW`` and ``OMIT`` fields,
-strict scalars, omitted ``None``/``UNSET``) is the converter's
-(:mod:`mantyx_sync._tools.convert`); this module turns what it cannot
-structure into errors that name the field: :class:`WireFormatError` for a
-server body, :class:`~mantyx_sync.SpecError` for a caller's value.
+"""Wire JSON to mantyx_sync values and back, through the package's one converter
+(:mod:`mantyx_sync._tools.convert`), whose failures become errors that name the field:
+:class:`WireFormatError` for a server body, :class:`~mantyx_sync.SpecError` for a
+caller's value.
 """
 
 from __future__ import annotations
