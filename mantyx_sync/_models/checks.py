@@ -167,14 +167,10 @@ def validate_tool_refs(refs: Sequence[Mapping[str, Any]], *, connected: bool = T
 
     Every model-facing name must match ``^[a-zA-Z0-9_]{1,64}$`` and be unique
     across the spec (``local``, ``a2a``, ``a2a_local`` names and each
-    ``mcp_local`` ``tools[].name``; remote ``mcp`` tools are prefixed by the
-    server and cannot collide). ``mcp_local`` refs carry 1-64 tools and distinct
-    server labels; ``a2a``/``mcp`` header values are strings of at most 8 KB.
-
-    :param connected: ``False`` when the spec is built, before its MCP servers
-        are reached: an ``mcp_local`` ref is then only its label, and its tools
-        are checked once they are known.
-    :raises SpecError: with a path such as ``tools[2].tools[0].name``.
+    ``mcp_local`` ``tools[].name``; the server prefixes remote ``mcp`` tools).
+    ``mcp_local`` refs carry 1-64 tools and distinct labels; ``a2a``/``mcp``
+    header values are strings of at most 8 KB. With ``connected=False`` (before
+    the MCP servers are reached) an ``mcp_local`` ref is only its label.
     """
     seen: dict[str, str] = {}
     mcp_labels: dict[str, str] = {}

@@ -103,10 +103,7 @@ _Guard = TypeVar("_Guard", OutputSchema, "LoopDetection", "ToolBudget")
 def _checked(
     cls: type[_Guard], value: Any, path: str, wrong: str, error: type[SpecError] = ArgumentTypeError
 ) -> _Guard:
-    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked.
-
-    :raises SpecError: ``error`` naming what ``value`` must be; or a rule it breaks.
-    """
+    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked."""
     if isinstance(value, cls):
         result = value
     elif isinstance(value, Mapping):

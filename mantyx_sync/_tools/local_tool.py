@@ -347,12 +347,7 @@ def local_tool(
 
 
 def as_local_tool(obj: Any) -> LocalTool:
-    """Accept a :class:`LocalTool` as is, or make one from a plain function.
-
-    :param obj: a LocalTool, a function or a bound method.
-    :returns: the tool.
-    :raises SpecError: anything else.
-    """
+    """A :class:`LocalTool` as is, or one made from a function or bound method."""
     if isinstance(obj, LocalTool):
         return obj
     if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__name__"):
