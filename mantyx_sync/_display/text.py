@@ -58,11 +58,8 @@ class TextPiece:
 
 
 class TextFlow:
-    """Turns a run's events, fed in order, into the :class:`TextPiece` values to show.
-
-    :param thinking: include the model's reasoning (``thinking_delta``).
-    :param clock: seconds, for how long each tool call took.
-    """
+    """Turns a run's events, fed in order, into the :class:`TextPiece` values to show
+    (``thinking``: the model's reasoning too; ``clock`` times each tool call)."""
 
     def __init__(
         self, *, thinking: bool = False, clock: Callable[[], float] = time.monotonic
