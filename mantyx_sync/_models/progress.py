@@ -22,12 +22,8 @@ OBSERVED_TYPES: Final = frozenset({"task_plan", "model_fallback"})
 
 
 class RunProgress:
-    """The current plan and the model fallbacks of one run.
-
-    Written by one thread (the one iterating the run); :attr:`plan` (the latest
-    applied plan revision) and :attr:`fallbacks` may be read from any thread
-    (they are replaced, never mutated).
-    """
+    """The current plan and the model fallbacks of one run, written by the thread iterating
+    it; any thread may read :attr:`plan` and :attr:`fallbacks` (replaced, never mutated)."""
 
     def __init__(self) -> None:
         self.plan: TaskPlan | None = None
