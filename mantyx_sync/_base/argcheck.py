@@ -1,24 +1,19 @@
 """Argument types checked against the annotations, at the call that passed them.
 
-:func:`checked` wraps a function (:func:`checked_init` an attrs class's
-generated ``__init__``): each argument a call passes is compared with its
-annotation before the body runs, and a wrong type raises the given error class
-naming the call, the argument, what it must be and the type it got, never the
-value (it may be a secret). A value of the right type outside a ``Literal``'s
-choices raises that class too when it is a ``ValueError``, else ``ValueError``.
+A wrong type raises the given error class naming the call, the argument, what
+it must be and the type it got, never the value (it may be a secret). A value
+of the right type outside a ``Literal``'s choices raises that class when it is
+a ``ValueError``, else ``ValueError``.
 
 Used only where a wrong type would otherwise fail late or far from the line
-that wrote it: a value stored and sent later, a handler registered now and
-called later, a value built to go over the wire. Annotations and mypy cover
-the rest. The SDK and the emulator share it; it imports nothing of either.
+that wrote it (a value stored and sent later, a handler called later);
+annotations and mypy cover the rest. The SDK and the emulator share it.
 
-The check is shallow where depth would cost or consume: ``str``, ``int`` (not
-``bool``), ``float`` (an ``int`` too), ``None``, unions, ``Literal``, classes,
-callables, and containers, whose items are checked when they are a list,
+Shallow where depth would cost or consume: items are checked only in a list,
 tuple, set or mapping (an iterator is never consumed; a ``str`` is never a
-sequence). ``Any`` and names that do not resolve at run time accept anything.
-A value whose exact type the annotation names is accepted at once, so a
-checked call costs well under a microsecond per argument.
+sequence); ``int`` excludes ``bool``, ``float`` includes ``int``; ``Any`` and
+names that do not resolve at run time accept anything. A value whose exact
+type the annotation names is accepted at once (well under a microsecond).
 """
 
 from __future__ import annotations
@@ -219,7 +214,6 @@ def checked_init(error: type[Exception], *, defer: Collection[str] = ()) -> Call
 
 
 def _literal_choices(hint: Any) -> list[Any]:
-    """The ``Literal`` values ``hint`` allows (also inside a union)."""
     if typing.get_origin(hint) is typing.Literal:
         return list(typing.get_args(hint))
     if typing.get_origin(hint) in _UNIONS:

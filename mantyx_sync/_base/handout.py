@@ -1,11 +1,6 @@
-"""Classes the package builds and hands out, which a user never builds.
-
-:func:`handed_out` marks one (a :class:`~mantyx_sync.Run`, a
-:class:`~mantyx_sync.Session` ...): its docstring ends by saying where one
-comes from, and ``help()`` shows no constructor arguments, since they are the
-package's own wiring (transports, resolved tools) and change without notice.
-The constructor itself is untouched: the package still calls it as before.
-"""
+"""Classes the package hands out and a user never builds: :func:`handed_out` says in the
+docstring where one comes from and hides the constructor's arguments from ``help()``
+(they are the package's own wiring and change without notice)."""
 
 from __future__ import annotations
 

@@ -1,17 +1,11 @@
-"""Server-sent events, read one way for every stream the package follows.
+"""Server-sent events, read one way for every stream the package follows (runs,
+evaluations, MCP servers, Agent API endpoints).
 
-Byte chunks in, ``sseclient.Event`` values out (``event``, ``data``, ``id``):
-a run's and an evaluation's stream from MANTYX, an MCP server's replies, an
-Agent API endpoint's answer. Frames are found here, in time linear in the
-bytes received (a frame's chunks are joined once, when its end comes), and
-each whole frame is handed to sseclient-py, which parses its fields.
-
-sseclient-py joins a frame line by line, so its work grows with a frame's
-lines times its bytes; what reaches it is bounded to keep the whole linear. A
-frame may not grow past ``max_bytes`` (counted as the bytes arrive, so an
-endless frame is refused instead of buffered) nor hold more than
-:data:`MAX_FRAME_LINES` lines (the streams we read send one to four), and it
-must be UTF-8. A frame that breaks one of these raises :class:`FrameError`.
+Frames are found here, in time linear in the bytes received (a frame's chunks
+are joined once, when its end comes); sseclient-py parses each whole frame.
+Its work grows with a frame's lines times its bytes, so a frame is refused
+(:class:`FrameError`) past ``max_bytes`` (counted as the bytes arrive: an endless
+frame is never buffered), past :data:`MAX_FRAME_LINES` lines, or when not UTF-8.
 """
 
 from __future__ import annotations

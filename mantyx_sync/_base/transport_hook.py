@@ -1,10 +1,6 @@
-"""The one hook ``mantyx_sync.testing``'s cassettes use: a wrapper for every new client's transport.
-
-``Client`` passes its transport through :func:`wrapped` when it is built; inside
-a ``mantyx_sync.testing.cassette(...)`` block (a context variable, so it holds
-for the thread and context that opened the block) the cassette wraps it to
-record or replay. Outside one, the transport is used as given.
-"""
+"""The one hook ``mantyx_sync.testing``'s cassettes use: each new ``Client`` passes its
+transport through :func:`wrapped`; inside a ``cassette(...)`` block (a context
+variable: the thread and context that opened it) the cassette wraps it."""
 
 from __future__ import annotations
 

@@ -37,11 +37,7 @@ class ToolLine:
 
 @attrs.frozen(kw_only=True)
 class RunDisplay:
-    """What a run shows: the text so far, its tool calls, a status and a footer.
-
-    ``status`` is ``running``, or how the run ended (``succeeded``, ``failed``,
-    ``cancelled``).
-    """
+    """What a run shows; ``status`` is ``running`` or how the run ended (its outcome's)."""
 
     run_id: str
     text: str
@@ -99,11 +95,8 @@ def view_of(
     turns: int | None = None,
     model: ModelInfo | None = None,
 ) -> RunDisplay:
-    """The display of a run from its events.
-
-    :param final_text: the answer, when known (else the text streamed so far).
-    :param status: overrides the status read from the terminal event.
-    """
+    """The display of a run from its events; ``final_text``, when known, replaces the text
+    streamed so far, and ``status`` the one read from the terminal event."""
     outcome = outcome_of(events[-1]) if events else None
     text = final_text if final_text else _streamed_text(events)
     return RunDisplay(

@@ -1,14 +1,8 @@
 """A run's text as it grows: each model turn on its own line, tool activity between.
 
-:class:`TextFlow` is fed a run's events in order and returns the
-:class:`TextPiece` values to show for each: the answer as it streams, a line
-end when a turn ends (so the next turn or line never lands on the same line),
-and one line when a tool call starts and one when it is answered. Printed one
-after another they read as a transcript; :meth:`~mantyx_sync.Run.text_stream`
-yields them, and the command line shows the same pieces (the answer on stdout,
-the rest on stderr).
-
-Values are immutable; a :class:`TextFlow` is fed by one thread.
+:class:`TextFlow` turns a run's events, fed in order by one thread, into the
+:class:`TextPiece` values :meth:`~mantyx_sync.Run.text_stream` yields and the
+command line prints (the answer on stdout, the rest on stderr).
 """
 
 from __future__ import annotations
@@ -64,11 +58,8 @@ class TextPiece:
 
 
 class TextFlow:
-    """Turns a run's events, fed in order, into the :class:`TextPiece` values to show.
-
-    :param thinking: include the model's reasoning (``thinking_delta``).
-    :param clock: seconds, for how long each tool call took.
-    """
+    """Turns a run's events, fed in order, into the :class:`TextPiece` values to show
+    (``thinking``: the model's reasoning too; ``clock`` times each tool call)."""
 
     def __init__(
         self, *, thinking: bool = False, clock: Callable[[], float] = time.monotonic

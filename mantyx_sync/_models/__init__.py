@@ -1,9 +1,5 @@
-"""Wire models' private half: bodies to values and back (:mod:`.wire`), the limit
-checks (:mod:`.checks`) and the values behind the public value modules ``spec``
-(:mod:`.guards`, :mod:`.controls`), ``messages`` (:mod:`.attachments`),
-``events`` (:mod:`.payloads`) and ``results`` (:mod:`.progress`), the
-evaluation values (:mod:`.evals`), and the cursor paging of list routes
-(:mod:`.paging`) behind ``history`` and ``feedback``.
-"""
+"""Wire models' private half: the values behind the public modules ``spec``, ``messages``,
+``events``, ``results``, ``evals`` and ``history``, the wire mapping (:mod:`.wire`) and the
+limit checks (:mod:`.checks`)."""
 
 __all__: list[str] = []

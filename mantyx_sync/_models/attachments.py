@@ -1,12 +1,9 @@
 """File attachments: inline bytes, files on disk and ``https`` URLs.
 
-An :class:`Attachment` knows its name, MIME type and size; a file on disk is
-read only when it is sent, in chunks, and base64-encoded once as it is read
-(its bytes are never held whole). The MIME allowlist, the name-based guess and
-the URL rule live here too, shared by the message checks in
-:mod:`mantyx_sync.messages`, where the value is public.
-
-All values are immutable and safe to share between threads.
+A file on disk is read only when it is sent, in chunks, and base64-encoded as
+it is read (its bytes are never held whole). The MIME allowlist, the name-based
+guess and the URL rule live here, shared by :mod:`mantyx_sync.messages`.
+Values are immutable.
 """
 
 from __future__ import annotations
@@ -58,10 +55,7 @@ def allowed_mime_type(mime_type: str) -> bool:
 
 
 def _mime(mime_type: str | None, name: str | None, *, required: bool = True) -> str | None:
-    """``mime_type``, else guessed from the file ``name``; checked against the allowlist.
-
-    :raises SpecError: ``required`` and no type given or guessed, or one not accepted.
-    """
+    """``mime_type``, else guessed from the file ``name``; checked against the allowlist."""
     mime = coerce_text(mime_type, "mime_type")
     if mime is None and name:
         suffix = PurePosixPath(name).suffix.lower()
@@ -207,13 +201,8 @@ class Attachment:
 
 
 class FileData:
-    """The base64 ``data`` of an inline file, produced chunk by chunk as a body is sent.
-
-    A request body holding one is written by :mod:`mantyx_sync._http.body`:
-    the file is read from disk (or the bytes sliced) 768 KiB at a time and each
-    piece base64-encoded on its way to the socket, so neither the file nor its
-    base64 text is ever held whole. Each send reads it again (a retried POST
-    sends the same bytes).
+    """The base64 ``data`` of an inline file, encoded chunk by chunk as
+    :mod:`mantyx_sync._http.body` sends it; each send (a retried POST too) reads it again.
     """
 
     __slots__ = ("attachment",)
@@ -230,10 +219,7 @@ class FileData:
         return 4 * (((self.attachment.size or 0) + 2) // 3)
 
     def check(self) -> None:
-        """Refuse a file that is gone or changed size since it was attached (before sending).
-
-        :raises SpecError: what happened to the file.
-        """
+        """Refuse (:class:`SpecError`) a file gone or resized since it was attached."""
         path, expected = self.attachment.path, self.attachment.size or 0
         if path is None:
             return
@@ -248,10 +234,7 @@ class FileData:
             )
 
     def chunks(self) -> Iterator[bytes]:
-        """The base64 text in ASCII pieces, read and encoded as they are asked for.
-
-        :raises SpecError: the file cannot be read or no longer has its size.
-        """
+        """The base64 text in ASCII pieces, read and encoded as they are asked for."""
         return _base64_chunks(self.attachment, exact=True)
 
 

@@ -1,9 +1,6 @@
-"""Limit checks for the values of an agent spec, its turn input and its resolved tool refs.
-
-Each check raises :class:`~mantyx_sync.errors.SpecError` naming the argument to
-fix and the documented limit, before anything is sent. The value
-classes that use them live in :mod:`mantyx_sync.spec`.
-"""
+"""Limit checks for an agent spec's values, its turn input and its resolved tool refs:
+each raises :class:`~mantyx_sync.errors.SpecError` naming the argument to fix and the
+documented limit, before anything is sent."""
 
 from __future__ import annotations
 
@@ -170,14 +167,10 @@ def validate_tool_refs(refs: Sequence[Mapping[str, Any]], *, connected: bool = T
 
     Every model-facing name must match ``^[a-zA-Z0-9_]{1,64}$`` and be unique
     across the spec (``local``, ``a2a``, ``a2a_local`` names and each
-    ``mcp_local`` ``tools[].name``; remote ``mcp`` tools are prefixed by the
-    server and cannot collide). ``mcp_local`` refs carry 1-64 tools and distinct
-    server labels; ``a2a``/``mcp`` header values are strings of at most 8 KB.
-
-    :param connected: ``False`` when the spec is built, before its MCP servers
-        are reached: an ``mcp_local`` ref is then only its label, and its tools
-        are checked once they are known.
-    :raises SpecError: with a path such as ``tools[2].tools[0].name``.
+    ``mcp_local`` ``tools[].name``; the server prefixes remote ``mcp`` tools).
+    ``mcp_local`` refs carry 1-64 tools and distinct labels; ``a2a``/``mcp``
+    header values are strings of at most 8 KB. With ``connected=False`` (before
+    the MCP servers are reached) an ``mcp_local`` ref is only its label.
     """
     seen: dict[str, str] = {}
     mcp_labels: dict[str, str] = {}

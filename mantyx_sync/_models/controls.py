@@ -1,9 +1,5 @@
-"""Run controls: supervisor and plan settings.
-
-The values are public through :mod:`mantyx_sync.spec`. Each coerce function
-accepts every documented shorthand, checks the documented bounds and returns
-the value as it is kept in a spec; :func:`controls_wire` writes it out.
-"""
+"""Run controls: supervisor and plan settings, public through :mod:`mantyx_sync.spec`.
+Each coerce function accepts every documented shorthand and checks the bounds."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""The values of the evaluation routes: datasets, eval runs, results, comparisons.
-
-Every field may be missing on an older server and unknown fields pass
-through in ``raw``. Re-exported by the public :mod:`mantyx_sync.evals`.
-Values are immutable and thread-safe.
-"""
+"""The values of the evaluation routes, re-exported by :mod:`mantyx_sync.evals`. Every
+field may be missing on an older server; unknown fields pass through in ``raw``."""
 
 from __future__ import annotations
 

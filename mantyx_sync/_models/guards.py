@@ -1,11 +1,8 @@
 """Run guards of an agent spec: output schema, loop detection, tool budgets.
 
-The values a spec and a session message take for these guards, each with the
-rules that check it. They are public through :mod:`mantyx_sync.spec`; the
-``coerce_*`` functions accept every documented input shape and raise
-:class:`~mantyx_sync.errors.SpecError` naming the argument to fix.
-
-All values are immutable and safe to share between threads.
+Public through :mod:`mantyx_sync.spec`; the ``coerce_*`` functions accept every
+documented input shape and raise :class:`~mantyx_sync.errors.SpecError` naming
+the argument to fix. Values are immutable.
 """
 
 from __future__ import annotations
@@ -106,10 +103,7 @@ _Guard = TypeVar("_Guard", OutputSchema, "LoopDetection", "ToolBudget")
 def _checked(
     cls: type[_Guard], value: Any, path: str, wrong: str, error: type[SpecError] = ArgumentTypeError
 ) -> _Guard:
-    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked.
-
-    :raises SpecError: ``error`` naming what ``value`` must be; or a rule it breaks.
-    """
+    """``value`` as ``cls`` (itself, or built from a mapping in either key style), checked."""
     if isinstance(value, cls):
         result = value
     elif isinstance(value, Mapping):

@@ -1,13 +1,8 @@
 """Cursor paging of list routes: a lazy :class:`Listing` that follows ``nextCursor``.
 
-A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}`` (runs,
-sessions, evaluations and feedback alike).
-:func:`paged` checks ``limit``/``max_items`` (raising
-:class:`~mantyx_sync.SpecError` before anything is sent) and returns a
-:class:`Listing` that fetches one page at a time through a
-``get(params) -> body`` callable for one list route, handed in by the
-client, so this module knows no HTTP. Public through :mod:`mantyx_sync.history`; used by
-``history`` and ``feedback``. A :class:`Listing` is iterated by one thread.
+A list body is ``{<key>: [...], "nextCursor": ..., "total": ...}`` for every
+list route. The client hands :func:`paged` a ``get(params) -> body`` callable,
+so this module knows no HTTP.
 """
 
 from __future__ import annotations

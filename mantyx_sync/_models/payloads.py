@@ -2,13 +2,9 @@
 tool activity, guard events, plans, model switches, supervisor verdicts, tool files.
 
 Public through :mod:`mantyx_sync.events`, which imports this module with the
-first ``event.payload`` of such an event or the first use of one of these
-names (a run reads only its tool calls and its terminal event itself). Like
-every payload, each field is optional and unknown keys are ignored (``raw``
-keeps the object as sent). :class:`PlanTracker` applies ``task_plan``
-revisions idempotently.
-
-All values are immutable and safe to share between threads.
+first ``event.payload`` of such an event (a run reads only its tool calls and
+its terminal event itself). Every field is optional and unknown keys are
+ignored (``raw`` keeps the object as sent). Values are immutable.
 """
 
 from __future__ import annotations

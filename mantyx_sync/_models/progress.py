@@ -1,9 +1,6 @@
-"""What a run's non-terminal events add to its result: the live plan and model switches.
-
-:class:`RunProgress` is fed the ``task_plan`` and ``model_fallback`` events of
-one run, in ``seq`` order, by the thread reading them, and fills in
-:class:`~mantyx_sync.RunResult`'s ``plan``, ``model_fallbacks`` and ``model``.
-"""
+"""What a run's ``task_plan`` and ``model_fallback`` events add to its result: the
+live plan and the model switches (:class:`~mantyx_sync.RunResult`'s ``plan``,
+``model_fallbacks`` and ``model``)."""
 
 from __future__ import annotations
 
@@ -25,12 +22,8 @@ OBSERVED_TYPES: Final = frozenset({"task_plan", "model_fallback"})
 
 
 class RunProgress:
-    """The current plan and the model fallbacks of one run.
-
-    Written by one thread (the one iterating the run); :attr:`plan` (the latest
-    applied plan revision) and :attr:`fallbacks` may be read from any thread
-    (they are replaced, never mutated).
-    """
+    """The current plan and the model fallbacks of one run, written by the thread iterating
+    it; any thread may read :attr:`plan` and :attr:`fallbacks` (replaced, never mutated)."""
 
     def __init__(self) -> None:
         self.plan: TaskPlan | None = None

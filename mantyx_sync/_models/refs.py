@@ -1,9 +1,7 @@
 """Server-resolved tool references: MANTYX runs these tools itself.
 
-Small frozen values a spec's ``tools`` list carries as ``tools[]`` entries.
-No code of the package needs them until a caller names one, so this module
-loads with the first ``mantyx_sync.MantyxTool`` (or ``PluginTool``,
-``A2ATool``, ``McpTool``).
+Loaded with the first ``mantyx_sync.MantyxTool`` (or ``PluginTool``, ``A2ATool``,
+``McpTool``): no code of the package needs them until a caller names one.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Typed payloads of the events that end a run, which every run reads.
-
-Public through :mod:`mantyx_sync.events`. Like every payload, each field is
-optional and unknown keys are ignored (``raw`` keeps the object as sent).
-:class:`RunOutcome` is how a run ended, read from its terminal payload by one
-rule. The payloads a run builds only when asked live in ``payloads``.
-
-All values are immutable and safe to share between threads.
+"""Typed payloads of the events that end a run, which every run reads, and
+:class:`RunOutcome`, how the run ended. Public through :mod:`mantyx_sync.events`;
+each field is optional and unknown keys are ignored (``raw`` keeps the object as
+sent). Values are immutable.
 """
 
 from __future__ import annotations

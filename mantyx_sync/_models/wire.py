@@ -1,10 +1,7 @@
-"""Wire JSON to mantyx_sync values and back, through the package's one converter.
-
-The mapping itself (camelCase keys, aliases, ``RAW`` and ``OMIT`` fields,
-strict scalars, omitted ``None``/``UNSET``) is the converter's
-(:mod:`mantyx_sync._tools.convert`); this module turns what it cannot
-structure into errors that name the field: :class:`WireFormatError` for a
-server body, :class:`~mantyx_sync.SpecError` for a caller's value.
+"""Wire JSON to mantyx_sync values and back, through the package's one converter
+(:mod:`mantyx_sync._tools.convert`), whose failures become errors that name the field:
+:class:`WireFormatError` for a server body, :class:`~mantyx_sync.SpecError` for a
+caller's value.
 """
 
 from __future__ import annotations
@@ -51,16 +48,12 @@ def _errors(exc: BaseException, root: str, *, wire: bool) -> list[tuple[str, str
 
 
 def structure(data: Any, cls: type[T], *, path: str | None = None) -> T:
-    """Build ``cls`` from a server body (unknown keys pass), or with ``path`` from a
-    caller-supplied mapping in either key style.
+    """Build ``cls`` from a server body (unknown keys pass), or with ``path`` (where it
+    sits, for messages) from a caller's mapping in either key style, whose unknown keys
+    are an error: a typo in a spec option must not be silently dropped.
 
-    A caller's unknown keys are an error: a typo in a spec option must not be
-    silently dropped.
-
-    :param path: where a caller's value sits in the request body, for messages.
-    :raises WireFormatError: a server body does not fit ``cls``; the message names
-        the offending field (``@ $.tokens.inputTokens``).
-    :raises SpecError: a caller's value does not fit, with ``path`` extended to the field.
+    :raises WireFormatError: a server body does not fit (``... @ $.tokens.inputTokens``).
+    :raises SpecError: a caller's value does not fit; ``path`` extended to the field.
     """
     if path is not None:
         _check_keys(data, cls, path)

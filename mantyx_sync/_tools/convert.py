@@ -1,32 +1,19 @@
 """The package's one cattrs converter: wire JSON and local tools' values.
 
-Wire values, the package's own attrs classes, go through one pair of hook
-factories:
+Wire values (the package's own attrs classes) have snake_case names and
+camelCase keys. On input, unknown keys are ignored, a missing or ``null`` key
+falls back to the snake_case spelling and then to the field's ``ALIASES``, and
+``null`` for a field whose default is not ``None`` means the default. On
+output, ``None`` and ``UNSET`` are omitted; ``False`` and ``{}`` are values.
 
-* Python attribute names are snake_case, wire keys camelCase
-  (``tool_use_id`` ⇄ ``toolUseId``). A field can name its wire key explicitly
-  with ``metadata={WIRE: "inputPer1MUsd"}`` where camel-casing would be wrong.
-* On input, unknown keys are ignored, a missing or ``null`` key falls back to
-  the snake_case spelling and then to any ``ALIASES`` the field declares (e.g.
-  ``args`` falling back to ``input``), and ``null`` for a field whose default
-  is not ``None`` means "use the default". A field marked ``RAW`` receives the
-  whole input object.
-* On output, ``None`` and :data:`~mantyx_sync._base.types.UNSET` values are
-  omitted, and fields marked ``RAW`` or ``OMIT`` are left out. ``False`` and
-  ``{}`` are values and are kept.
+Local tools' argument dicts become the handler's parameter types, and return
+values plain JSON. Scalars are checked, not coerced (``"3"`` must not become
+``3``, nor a dict its repr); tuples are written as lists.
 
-Local tools: validated argument dicts become the handler's parameter types
-(attrs classes, dataclasses, enums, tuples, sets, datetimes, pydantic models)
-and return values become plain JSON. Everywhere, scalars are checked, not
-coerced (JSON already has types, and coercing would turn ``"3"`` into ``3`` or
-a dict into its repr), and tuples are written as lists.
-
-The converter is built, and its hooks registered, once, on first use (under a
-lock): importing this module does not import cattrs, so a script that never
-structures a body and whose tools take plain dicts does not pay for it.
-cattrs then generates and caches per-class functions on first use, which is
-idempotent, so the converter is safe to share between threads. Never use
-``cattrs.global_converter``."""
+Built once, on first use, under a lock: a script that never structures a body
+does not import cattrs. cattrs' per-class code generation is idempotent, so the
+converter is shared between threads. Never use ``cattrs.global_converter``.
+"""
 
 from __future__ import annotations
 
@@ -111,10 +98,8 @@ def is_pydantic_model(tp: Any) -> bool:
 
 
 def _extensions() -> types.ModuleType | None:
-    # typing_extensions is optional, and its TypedDict/Required/... must be
-    # recognised. A type built with it can only exist once the module is loaded,
-    # so looking it up when a type is examined is exact, and a script whose tools
-    # never use it does not import it (~0.5 MiB).
+    # typing_extensions is optional (~0.5 MiB): looked up, never imported. A type
+    # built with it exists only once it is loaded, so the lookup is exact.
     return sys.modules.get("typing_extensions")
 
 
@@ -313,11 +298,7 @@ def converter() -> cattrs.Converter:
 
 
 def to_jsonable(value: Any) -> Any:
-    """Turn a tool's return value into plain JSON data (attrs, dataclass, enum, pydantic...).
-
-    :param value: whatever a tool handler returned.
-    :returns: dicts, lists and scalars ready for :func:`json.dumps`.
-    """
+    """A tool's return value as plain JSON data (attrs, dataclass, enum, pydantic...)."""
     if value is None or type(value) in _PLAIN:
         return value  # what most handlers return: no converter needed
     return converter().unstructure(value)

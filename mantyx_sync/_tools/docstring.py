@@ -1,8 +1,5 @@
-"""Docstring parsing for local tools: the description and per-parameter text.
-
-Google (``Args:``), NumPy (``Parameters`` + dashes) and reST (``:param x:``)
-styles are recognised; anything else is treated as plain description.
-"""
+"""Docstring parsing for local tools: the description and per-parameter text, from
+Google (``Args:``), NumPy (``Parameters`` + dashes) or reST (``:param x:``) style."""
 
 from __future__ import annotations
 
@@ -17,11 +14,7 @@ __all__ = ["parse_docstring"]
 
 @attrs.frozen
 class Docstring:
-    """A parsed docstring (Google, NumPy or reST style).
-
-    :ivar summary: the description: everything before the first section or field.
-    :ivar params: parameter (and attribute) name → description.
-    """
+    """``summary``: everything before the first section or field; ``params``: name → text."""
 
     summary: str
     params: dict[str, str] = attrs.field(factory=dict, hash=False)
@@ -114,15 +107,8 @@ def _items(body: list[str], style: str) -> list[tuple[str, str, str]]:
 def parse_docstring(doc: str | None) -> Docstring:
     """Split a docstring into its summary and per-parameter descriptions.
 
-    Understands Google (``Args:`` / ``Arguments:`` / ``Parameters:`` with
-    ``name (type): text`` and indented continuation lines), NumPy
-    (``Parameters`` over a dashed rule, ``name : type`` then indented text) and
-    reST (``:param name:``, ``:param type name:``) styles.
     ``Attributes`` sections and ``:ivar:`` fields count as parameters, so the
     same parser documents dataclass and attrs fields.
-
-    :param doc: the raw docstring (``None`` gives an empty result).
-    :returns: the parsed :class:`Docstring`.
     """
     if not doc:
         return Docstring(summary="")

@@ -67,19 +67,8 @@ def _check_timeout(instance: LocalTool, _: attrs.Attribute[Any], value: object) 
     )
 
 
-def _parameters(value: Any) -> dict[str, Any]:
-    return object_schema(value, what="parameters")
-
-
 def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
-
-
-def _run_coroutine(coroutine: Any) -> Any:
-    # asyncio costs a plain script ~15 ms to import: loaded by the first async handler.
-    import asyncio
-
-    return asyncio.run(coroutine)
 
 
 @checked_init(ArgumentTypeError, defer=("name", "execute", "timeout"))
@@ -122,7 +111,7 @@ class LocalTool:
     description: str | None = None
     # Dicts cannot be hashed; leaving them out of the hash keeps it consistent with eq.
     parameters: dict[str, Any] = attrs.field(
-        factory=lambda: {"type": "object", "properties": {}}, converter=_parameters, hash=False
+        factory=lambda: {"type": "object", "properties": {}}, converter=object_schema, hash=False
     )
     execute: Callable[..., Any] = attrs.field(validator=_check_execute)
     output_schema: dict[str, Any] | None = attrs.field(
@@ -178,7 +167,10 @@ class LocalTool:
         """
         value = self.execute(dict(args)) if self._invoke is None else self._invoke(args)
         if inspect.iscoroutine(value):
-            return _run_coroutine(value)
+            # asyncio costs a plain script ~15 ms to import: loaded by the first async handler.
+            import asyncio
+
+            return asyncio.run(value)
         return value
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -347,12 +339,7 @@ def local_tool(
 
 
 def as_local_tool(obj: Any) -> LocalTool:
-    """Accept a :class:`LocalTool` as is, or make one from a plain function.
-
-    :param obj: a LocalTool, a function or a bound method.
-    :returns: the tool.
-    :raises SpecError: anything else.
-    """
+    """A :class:`LocalTool` as is, or one made from a function or bound method."""
     if isinstance(obj, LocalTool):
         return obj
     if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__name__"):

@@ -1,14 +1,7 @@
-"""The object schemas a tool declares for its parameters or its output.
-
-A tool's ``parameters`` (or an output schema) is given either as a JSON Schema
-dict, checked to be a JSON-serialisable ``"type": "object"`` schema and deep
-copied, or as a model class (attrs class, dataclass, ``TypedDict``, pydantic
-model) whose schema is derived by :mod:`.schema` (imported by the first such
-class). :func:`parameters_schema` pairs the wire schema with the structurer
-that turns a call's arguments into what the handler receives. A malformed declaration raises
-:class:`~mantyx_sync.SpecError` at definition time; a derivation that crashes
-degrades to ``{"type": "object"}`` with a :class:`~.schema.SchemaWarning`.
-"""
+"""The object schemas a tool declares for its parameters or its output: a JSON Schema
+dict (checked and deep-copied) or a model class whose schema is derived by :mod:`.schema`
+(imported by the first such class). A derivation that crashes degrades to
+``{"type": "object"}`` with a :class:`~.schema.SchemaWarning`."""
 
 from __future__ import annotations
 
@@ -33,14 +26,7 @@ __all__ = ["object_schema", "parameters_schema"]
 
 
 def object_schema(obj: Any, *, what: str = "parameters") -> JSONSchema:
-    """An object JSON Schema from a dict or a model class, for tool parameters or output.
-
-    :param obj: a JSON Schema dict whose ``type`` is ``"object"``, or an attrs class,
-        dataclass, ``TypedDict`` or pydantic model class.
-    :param what: the option being checked, named in error messages.
-    :returns: a deep copy of the schema (dicts and lists only).
-    :raises SpecError: ``obj`` is neither, or the dict is not an object schema.
-    """
+    """A deep copy of ``obj``'s object JSON Schema; ``what`` names the option in errors."""
     if isinstance(obj, Mapping):
         return _checked_object_schema(obj, what)
     if is_model_class(obj):
@@ -100,16 +86,8 @@ def _hoist_root_ref(schema: JSONSchema) -> JSONSchema:
 
 
 def parameters_schema(parameters: Any) -> tuple[JSONSchema, Structurer]:
-    """The wire ``parameters`` schema and the matching argument structurer.
-
-    :param parameters: ``None`` (no arguments), a JSON Schema object dict (the handler
-        receives the args dict), or an attrs class / dataclass / ``TypedDict`` /
-        pydantic model class (the handler receives an instance built from the args).
-    :returns: ``(schema, structure)``; ``structure(args)`` raises
-        :class:`~mantyx_sync.ToolError` with a model-readable message when the
-        args cannot be converted.
-    :raises SpecError: ``parameters`` has an unsupported form.
-    """
+    """The wire ``parameters`` schema and ``structure(args)``, which gives the handler the
+    args dict, or for a model class an instance (:class:`~mantyx_sync.ToolError` if not)."""
     if parameters is None:
         return {"type": "object", "properties": {}}, identity
     if isinstance(parameters, Mapping):

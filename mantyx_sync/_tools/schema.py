@@ -1,16 +1,10 @@
 """JSON Schema for local tools, derived from Python types.
 
-Derivation never fails a tool definition because of an unusual type: an
-unsupported construct becomes a permissive schema (``{}`` for a property) and a
-:class:`SchemaWarning` that names it.
-The server validates arguments too.
-
-Schemas are inlined (no ``$ref``) because LLM providers differ in how much of
-JSON Schema they accept; a recursive type is cut off with ``{}`` at the point
-where it refers back to itself. The function front end (signatures and
-docstrings) is :mod:`.signature`; the object schemas a tool declares for its
-parameters or output are :mod:`.object_schema`; argument validation is
-:mod:`.validator`.
+An unusual type never fails a tool definition: it becomes a permissive schema
+(``{}`` for a property) and a :class:`SchemaWarning` naming it (the server
+validates arguments too). Schemas are inlined (no ``$ref``): LLM providers
+differ in how much JSON Schema they accept. A recursive type is cut off with
+``{}`` where it refers back to itself.
 """
 
 from __future__ import annotations

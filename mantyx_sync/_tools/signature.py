@@ -1,9 +1,4 @@
-"""The function front end of local tools: a Python signature and docstring as a tool.
-
-:func:`function_schema` reads a function's parameters, annotations and docstring
-(Google, NumPy or reST) into a JSON Schema and a :class:`FunctionSpec` whose
-:meth:`~FunctionSpec.bind` calls the function with converted arguments.
-"""
+"""The function front end of local tools: a Python signature and docstring as a tool."""
 
 from __future__ import annotations
 
@@ -38,14 +33,7 @@ class _Param:
 
 @attrs.frozen(kw_only=True)
 class FunctionSpec:
-    """The tool view of a Python function: name, description, argument schema, binder.
-
-    Immutable and thread-safe: :meth:`bind` may run on several pool threads at once.
-
-    :ivar name: the model-facing name (the function's ``__name__`` unless given).
-    :ivar description: the explicit description, else the docstring summary, else None.
-    :ivar parameters: the derived object JSON Schema.
-    """
+    """The tool view of a Python function; :meth:`bind` may run on several threads at once."""
 
     name: str
     description: str | None
@@ -55,10 +43,8 @@ class FunctionSpec:
     _accepts_extra: bool = attrs.field(default=False, repr=False, eq=False, alias="accepts_extra")
 
     def bind(self, args: Mapping[str, Any]) -> Any:
-        """Call the function with ``args`` (already validated) structured into its parameter types.
+        """Call the function with validated ``args`` structured into its parameter types.
 
-        :param args: the tool-call arguments.
-        :returns: whatever the function returns.
         :raises ToolError: an argument cannot be converted or a required one is missing.
         """
         positional: list[Any] = []
@@ -110,18 +96,12 @@ def _param_structurer(hint: Any, name: str, where: str) -> Callable[[Any], Any] 
 def function_schema(
     fn: Callable[..., Any], *, name: str | None = None, description: str | None = None
 ) -> FunctionSpec:
-    """Describe ``fn`` as a tool: JSON Schema from its annotations and docstring.
+    """Describe ``fn`` (a function or bound method) as a tool.
 
-    Parameters with defaults are optional; ``**kwargs`` leaves extra arguments
-    allowed and passes them through; ``self``/``cls`` of bound methods are not
-    parameters. Per-parameter descriptions come from ``Annotated[T, "text"]`` or
-    the docstring (Google, NumPy or reST). Annotations are resolved with
-    :func:`typing.get_type_hints`, so ``from __future__ import annotations`` works.
+    Parameters with defaults are optional; ``**kwargs`` allows extra arguments
+    and passes them through. Descriptions come from ``Annotated[T, "text"]`` or
+    the docstring (Google, NumPy or reST).
 
-    :param fn: the function (or bound method).
-    :param name: the tool name; defaults to ``fn.__name__``.
-    :param description: the tool description; defaults to the docstring summary.
-    :returns: the :class:`FunctionSpec`.
     :raises SpecError: ``fn`` takes ``*args``, has no signature, or has no name.
     """
     where = f"function {getattr(fn, '__qualname__', repr(fn))}"

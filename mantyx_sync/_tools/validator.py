@@ -1,11 +1,6 @@
-"""JSON Schema validation with fastjsonschema: the package's one cache of compiled schemas.
-
-Each distinct schema (by canonical JSON) is compiled once, under a lock, and
-kept in a bounded LRU cache shared by everything that validates: local tools'
-arguments (:func:`compile_validator`) and structured run output
-(:func:`schema_check`, for ``RunResult.parse``). fastjsonschema is imported
-when the first schema is compiled, not when the package is imported.
-"""
+"""JSON Schema validation with fastjsonschema: the package's one cache of compiled
+schemas, shared by local tools' arguments and ``RunResult.parse``. fastjsonschema is
+imported when the first schema is compiled."""
 
 from __future__ import annotations
 
@@ -84,19 +79,13 @@ def _compiled(schema: Mapping[str, Any], *, fill_defaults: bool = False) -> _Com
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Callable[[Any], str | None]:
-    """A local tool's argument validator for ``schema``, compiled once per distinct schema.
-
-    :param schema: a JSON Schema dict.
-    :returns: ``validate(value)``: None when valid, else a short model-readable
-        message such as ``"invalid arguments: data.path must be string"``. When the
-        schema cannot be compiled, a warning is logged once and every value is accepted.
-    """
+    """``validate(value)``: None when valid, else a short message for the model; a schema
+    that cannot be compiled logs a warning once and accepts every value."""
     return _compiled(schema).validate
 
 
 def schema_check(schema: Mapping[str, Any]) -> Check:
-    """fastjsonschema's check for ``schema`` (defaults it declares filled into the
-    value), compiled once per distinct schema.
+    """fastjsonschema's check for ``schema``, filling in the defaults it declares.
 
     :raises fastjsonschema.JsonSchemaDefinitionException: the schema cannot be compiled.
     """
