@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "APIError",
@@ -316,26 +316,21 @@ class ToolResolutionError(MantyxError):
     """A client-resolved tool (MCP server, A2A peer) could not be started, reached or listed."""
 
 
-RENAMED: Final = {"TimeoutError_": "Timeout"}
-"""Old names that still resolve, here and on ``mantyx_sync``: old -> new."""
-
-
 def renamed(name: str) -> type[MantyxError] | None:
-    """The class an old name in :data:`RENAMED` stands for, after a ``DeprecationWarning``.
+    """:class:`Timeout` for its old name ``TimeoutError_``, after a ``DeprecationWarning``;
+    ``None`` for any other name.
 
-    ``None`` for any other name. Called by this module's and the package's
-    ``__getattr__``, so the warning points at the caller's line.
+    Called by this module's and the package's ``__getattr__``, so the warning
+    points at the caller's line.
     """
-    new = RENAMED.get(name)
-    if new is None:
+    if name != "TimeoutError_":
         return None
     warnings.warn(
-        f"mantyx_sync.{name} is deprecated: use mantyx_sync.{new}, the same class",
+        f"mantyx_sync.{name} is deprecated: use mantyx_sync.Timeout, the same class",
         DeprecationWarning,
         stacklevel=3,
     )
-    cls: type[MantyxError] = globals()[new]
-    return cls
+    return Timeout
 
 
 if TYPE_CHECKING:
