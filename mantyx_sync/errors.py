@@ -1,39 +1,10 @@
-"""Every error mantyx_sync raises, in one tree.
-
-::
-
-    MantyxError
-    ├── ConfigurationError (also ValueError)   missing key/workspace, bad client options
-    ├── SpecError (also ValueError)            the agent spec or a tool fails a documented limit;
-    │   │                                      raised before anything is sent
-    │   └── ArgumentTypeError                  an argument of the wrong type, refused at the call;
-    │                                          also a ConfigurationError and a TypeError
-    ├── TransportError                         no HTTP answer at all
-    │   ├── ConnectError                       the connection could not be made
-    │   ├── Timeout                            connect or read timed out
-    │   └── StreamError                        the event stream broke and could not be resumed
-    ├── APIError                               the server answered with a non-2xx status
-    │   ├── InvalidRequestError   400
-    │   ├── AuthError             401
-    │   ├── PermissionDenied      403  (``required_scopes`` for OAuth scope errors, from the
-    │   │                              body or the ``WWW-Authenticate`` header)
-    │   ├── NotFoundError         404  (``hint`` names the right workspace slug)
-    │   ├── ConflictError         409
-    │   ├── RateLimitError        429  (``retry_after`` in seconds, ``rate_limit``)
-    │   └── ServerError           5xx
-    ├── RunError                               the run ended without success
-    │   └── RunCancelled                       the run was cancelled
-    ├── OutputParseError (also ValueError)     an output-schema reply is not JSON or not valid
-    ├── SignInError                            an interactive OAuth sign-in was denied, timed
-    │                                          out or failed its ``state`` check
-    ├── ToolError                              raise from a tool: its message goes to the model
-    └── ToolResolutionError                    an MCP server or A2A peer is unreachable
+"""Every error mantyx_sync raises: subclasses of :class:`MantyxError`, grouped by
+what failed (configuration, input, transport, an API status, a run, sign-in, a
+tool), each saying when it is raised.
 
 Messages and reprs are built from fields that never hold secrets: API keys,
-tokens and header values are not stored on errors.
-
-``TimeoutError_``, the old name of :class:`Timeout`, still works (the same
-class) with a ``DeprecationWarning``.
+tokens and header values are not stored on errors. ``TimeoutError_``, the old
+name of :class:`Timeout`, still works (the same class) with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations

@@ -108,13 +108,9 @@ def _follow_live(run: Run, handle: Any, interval: float) -> None:
     """Read ``run`` to its end, keeping ``handle`` at most ``interval`` seconds behind.
 
     The stream is read on a helper thread and every display update is made
-    here, on the caller's (the cell's) thread, so the output reaches the
-    right cell. An event that arrives too soon after the last update is shown
-    once ``interval`` has passed, even if no event follows it for a long
-    time (a model thinking, a slow tool).
-
-    :raises RunError: the run failed or was cancelled.
-    :raises KeyboardInterrupt: the cell was interrupted (the caller cancels the run).
+    here, on the cell's thread, so the output reaches the right cell. An event
+    that arrives too soon after the last update is shown once ``interval`` has
+    passed, even if no event follows it for a long time (a slow tool).
     """
     arrived: queue.SimpleQueue[RunEvent | BaseException | None] = queue.SimpleQueue()
 

@@ -1,7 +1,4 @@
-"""What a run, a session and the model catalog look like once they come back.
-
-All values are immutable and safe to share between threads.
-"""
+"""What a run, a session and the model catalog look like once they come back (immutable)."""
 
 from __future__ import annotations
 

@@ -5,10 +5,7 @@ message may also give in :class:`OverrideKeywords`): their names, types and
 docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
 :meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
 ``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are not
-sent, so the server's defaults apply. The guards (:mod:`._models.guards`) and
-controls (:mod:`._models.controls`) a spec takes are public from here.
-
-All values here are immutable and safe to share between threads.
+sent, so the server's defaults apply.
 """
 
 from __future__ import annotations
