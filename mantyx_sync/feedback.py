@@ -1,13 +1,9 @@
 """Feedback on runs: a thumbs up or down, with an optional explanation.
 
-``POST /agent-runs/{id}/feedback`` creates the run's feedback (``201``) or
-replaces it (``200``): there is one per run, so sending it again is safe and
-it is retried like any idempotent request. ``GET /reply-feedback`` lists it.
-
-This module knows no HTTP: the client (or a :class:`~mantyx_sync.RunResult`)
-hands it a ``post(run_id, body) -> (status, body)`` callable; the client's
-listing reads :func:`wire_verdict` too. Arguments are checked before anything
-is sent. Values are immutable and thread-safe.
+A run has one feedback, created (``201``) or replaced (``200``), so sending it
+again is safe and it is retried like any idempotent request. This module knows
+no HTTP: the client (or a :class:`~mantyx_sync.RunResult`) hands it a
+``post(run_id, body) -> (status, body)`` callable.
 """
 
 from __future__ import annotations

@@ -29,8 +29,6 @@ __all__ = [
     "SessionInfo",
 ]
 
-Validator = Callable[[Any], Any]
-
 
 def _events_repr(events: tuple[RunEvent, ...]) -> str:
     return f"<{len(events)} events>"
@@ -144,7 +142,7 @@ class RunResult:
             model=self.model,
         )
 
-    def parse(self, validator: Validator | None = None) -> Any:
+    def parse(self, validator: Callable[[Any], Any] | None = None) -> Any:
         """The reply as data: JSON-decoded, checked against :attr:`output_schema`,
         then passed to ``validator``.
 
