@@ -10,7 +10,8 @@ from ._base.redact import mask
 from ._base.transport_hook import wrapped
 from ._base.types import Closing
 from ._engine.executor import ToolActivity
-from .errors import ArgumentTypeError, ConfigurationError
+from ._models.checks import check_text
+from .errors import ArgumentTypeError, ConfigurationError, SpecError
 from .messages import AttachmentLike, MessageLike, turn_input
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
@@ -342,19 +343,25 @@ class Client(Closing):
         :param max_items: stop after this many runs.
         :raises SpecError: a filter is invalid (nothing is sent).
         """
-        from . import history
         from ._http.routes import run_pages
+        from ._models.paging import paged
+        from .history import RunSummary, metadata_query
 
-        return history.list_runs(
-            run_pages(self._api),
-            status=status,
-            model_id=model_id,
-            agent_id=agent_id,
-            metadata=metadata,
-            limit=limit,
-            include_total=include_total,
-            max_items=max_items,
-        )
+        params: dict[str, Any] = {}
+        for key, value, path in (
+            ("status", status, "status"),
+            ("modelId", model_id, "model_id"),
+            ("agentId", agent_id, "agent_id"),
+        ):
+            if value is not None:
+                params[key] = check_text(value, path)
+        params.update(metadata_query(metadata))
+        if not isinstance(include_total, bool):
+            raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
+        if include_total:
+            params["includeTotal"] = 1
+        pages = run_pages(self._api)
+        return paged(pages, params, "runs", RunSummary.from_wire, limit=limit, max_items=max_items)
 
     def list_sessions(
         self,
@@ -372,13 +379,17 @@ class Client(Closing):
         :param max_items: stop after this many sessions.
         :raises SpecError: a filter is invalid (nothing is sent).
         """
-        from . import history
         from ._http.routes import session_pages
+        from ._models.paging import paged
+        from .history import SessionSummary, metadata_query
 
+        if status is not None and status not in ("active", "ended"):
+            raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
+        params: dict[str, Any] = {} if status is None else {"status": status}
+        params.update(metadata_query(metadata))
+        build = SessionSummary.from_wire
         pages = session_pages(self._api)
-        return history.list_sessions(
-            pages, status=status, metadata=metadata, limit=limit, max_items=max_items
-        )
+        return paged(pages, params, "sessions", build, limit=limit, max_items=max_items)
 
     def session_events(
         self, session_id: str, *, last: int | None = None, full: bool = False
@@ -389,12 +400,10 @@ class Client(Closing):
         :param full: whole texts instead of the server's shortened ones.
         :raises SpecError: an argument is invalid (nothing is sent).
         """
-        from . import history
         from ._http.routes import session_event_pages
+        from .history import replay_session
 
-        return history.replay_session(
-            session_event_pages(self._api, session_id), last=last, full=full
-        )
+        return replay_session(session_event_pages(self._api, session_id), last=last, full=full)
 
     def feedback(
         self,
@@ -437,12 +446,17 @@ class Client(Closing):
         :raises SpecError: bad arguments (nothing is sent).
         """
         from ._http.routes import feedback_pages
-        from .feedback import list_feedback
+        from ._models.paging import paged
+        from .feedback import Feedback, wire_verdict
 
+        params: dict[str, Any] = {}
+        if run_id is not None:
+            params["agentRunId"] = check_text(run_id, "run_id")
+        if verdict is not None:
+            params["verdict"] = wire_verdict(verdict)
+        build = Feedback.from_wire
         pages = feedback_pages(self._api)
-        return list_feedback(
-            pages, run_id=run_id, verdict=verdict, limit=limit, max_items=max_items
-        )
+        return paged(pages, params, "feedback", build, limit=limit, max_items=max_items)
 
     def get_session(self, session_id: str) -> SessionInfo:
         """A session's state and history (``GET /agent-sessions/{id}``)."""

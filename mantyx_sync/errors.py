@@ -1,46 +1,17 @@
-"""Every error mantyx_sync raises, in one tree.
-
-::
-
-    MantyxError
-    ├── ConfigurationError (also ValueError)   missing key/workspace, bad client options
-    ├── SpecError (also ValueError)            the agent spec or a tool fails a documented limit;
-    │   │                                      raised before anything is sent
-    │   └── ArgumentTypeError                  an argument of the wrong type, refused at the call;
-    │                                          also a ConfigurationError and a TypeError
-    ├── TransportError                         no HTTP answer at all
-    │   ├── ConnectError                       the connection could not be made
-    │   ├── Timeout                            connect or read timed out
-    │   └── StreamError                        the event stream broke and could not be resumed
-    ├── APIError                               the server answered with a non-2xx status
-    │   ├── InvalidRequestError   400
-    │   ├── AuthError             401
-    │   ├── PermissionDenied      403  (``required_scopes`` for OAuth scope errors, from the
-    │   │                              body or the ``WWW-Authenticate`` header)
-    │   ├── NotFoundError         404  (``hint`` names the right workspace slug)
-    │   ├── ConflictError         409
-    │   ├── RateLimitError        429  (``retry_after`` in seconds, ``rate_limit``)
-    │   └── ServerError           5xx
-    ├── RunError                               the run ended without success
-    │   └── RunCancelled                       the run was cancelled
-    ├── OutputParseError (also ValueError)     an output-schema reply is not JSON or not valid
-    ├── SignInError                            an interactive OAuth sign-in was denied, timed
-    │                                          out or failed its ``state`` check
-    ├── ToolError                              raise from a tool: its message goes to the model
-    └── ToolResolutionError                    an MCP server or A2A peer is unreachable
+"""Every error mantyx_sync raises: subclasses of :class:`MantyxError`, grouped by
+what failed (configuration, input, transport, an API status, a run, sign-in, a
+tool), each saying when it is raised.
 
 Messages and reprs are built from fields that never hold secrets: API keys,
-tokens and header values are not stored on errors.
-
-``TimeoutError_``, the old name of :class:`Timeout`, still works (the same
-class) with a ``DeprecationWarning``.
+tokens and header values are not stored on errors. ``TimeoutError_``, the old
+name of :class:`Timeout`, still works (the same class) with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 __all__ = [
     "APIError",
@@ -316,26 +287,21 @@ class ToolResolutionError(MantyxError):
     """A client-resolved tool (MCP server, A2A peer) could not be started, reached or listed."""
 
 
-RENAMED: Final = {"TimeoutError_": "Timeout"}
-"""Old names that still resolve, here and on ``mantyx_sync``: old -> new."""
-
-
 def renamed(name: str) -> type[MantyxError] | None:
-    """The class an old name in :data:`RENAMED` stands for, after a ``DeprecationWarning``.
+    """:class:`Timeout` for its old name ``TimeoutError_``, after a ``DeprecationWarning``;
+    ``None`` for any other name.
 
-    ``None`` for any other name. Called by this module's and the package's
-    ``__getattr__``, so the warning points at the caller's line.
+    Called by this module's and the package's ``__getattr__``, so the warning
+    points at the caller's line.
     """
-    new = RENAMED.get(name)
-    if new is None:
+    if name != "TimeoutError_":
         return None
     warnings.warn(
-        f"mantyx_sync.{name} is deprecated: use mantyx_sync.{new}, the same class",
+        f"mantyx_sync.{name} is deprecated: use mantyx_sync.Timeout, the same class",
         DeprecationWarning,
         stacklevel=3,
     )
-    cls: type[MantyxError] = globals()[new]
-    return cls
+    return Timeout
 
 
 if TYPE_CHECKING:

@@ -184,12 +184,9 @@ if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOA
     ]
     """Every payload :attr:`RunEvent.payload` can return."""
 
-# Event type -> payload class, in the documented order. Only the classes a
-# run reads itself live here (its tool calls, how it ended); the others
-# (deltas, messages, server-side tool activity, guards, plans, model switches,
-# supervisor verdicts, tool files) are built only for a caller's
-# ``event.payload``, so _models.payloads, which defines them, loads with the
-# first such use.
+# Event type -> payload class, in the documented order. Only the classes a run
+# reads itself (its tool calls, how it ended) live here; _models.payloads, which
+# defines the others, loads with a caller's first ``event.payload`` of them.
 _PAYLOAD_NAMES: Final = {
     "started": "Started",
     "assistant_delta": "AssistantDelta",
@@ -323,12 +320,9 @@ _CONVERTER_KEYS: Final = frozenset(
 
 
 def plain_call(data: Mapping[str, Any]) -> LocalToolCall | None:
-    """The documented plain local call in ``data``, built without the converter;
-    ``None`` for any other shape (``event.payload`` then reads it).
-
-    The round trip's path: the converter costs ~5 µs per call. Exact types
-    only, so nothing the converter would refuse gets through, and the value is
-    the one it builds (``args`` and ``raw`` copied).
+    """The documented plain local call in ``data``, built without the converter
+    (~5 µs per call); ``None`` for any other shape (``event.payload`` then reads
+    it). Exact types only, so the value is the one the converter would build.
     """
     tool_use_id = data.get("toolUseId")
     name = data.get("name")

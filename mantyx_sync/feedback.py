@@ -1,12 +1,9 @@
 """Feedback on runs: a thumbs up or down, with an optional explanation.
 
-``POST /agent-runs/{id}/feedback`` creates the run's feedback (``201``) or
-replaces it (``200``): there is one per run, so sending it again is safe and
-it is retried like any idempotent request. ``GET /reply-feedback`` lists it.
-
-This module knows no HTTP: the client (or a :class:`~mantyx_sync.RunResult`)
-hands it a ``post(run_id, body) -> (status, body)`` callable. Arguments are
-checked before anything is sent. Values are immutable and thread-safe.
+A run has one feedback, created (``201``) or replaced (``200``), so sending it
+again is safe and it is retried like any idempotent request. This module knows
+no HTTP: the client (or a :class:`~mantyx_sync.RunResult`) hands it a
+``post(run_id, body) -> (status, body)`` callable.
 """
 
 from __future__ import annotations
@@ -19,7 +16,6 @@ import attrs
 
 from ._models import wire as _wire
 from ._models.checks import check_text
-from ._models.paging import Getter, Listing, paged
 from ._models.wire import OMIT, RAW
 from .errors import SpecError
 
@@ -71,7 +67,7 @@ class Feedback:
         return value if created is None else attrs.evolve(value, created=created)
 
 
-def _wire_verdict(verdict: Any) -> str:
+def wire_verdict(verdict: Any) -> str:
     wire = _VERDICTS.get(verdict.lower()) if isinstance(verdict, str) else None
     if wire is None:
         raise SpecError(f"must be 'up' or 'down', got {verdict!r}", path="verdict")
@@ -95,7 +91,7 @@ def send_feedback(
     :raises SpecError: bad arguments (nothing is sent).
     """
     check_text(run_id, "run_id")
-    body: dict[str, Any] = {"verdict": _wire_verdict(verdict)}
+    body: dict[str, Any] = {"verdict": wire_verdict(verdict)}
     if explanation is not None:
         if not isinstance(explanation, str):
             raise SpecError(
@@ -117,23 +113,3 @@ def send_feedback(
         body["contentSnapshot"] = content_snapshot
     status, reply = post(run_id, body)
     return Feedback.from_wire(reply if isinstance(reply, Mapping) else {}, created=status == 201)
-
-
-def list_feedback(
-    get: Getter,
-    *,
-    run_id: str | None = None,
-    verdict: str | None = None,
-    limit: int | None = None,
-    max_items: int | None = None,
-) -> Listing[Feedback]:
-    """A lazy :class:`~mantyx_sync.history.Listing` of ``GET /reply-feedback``.
-
-    :raises SpecError: bad arguments (nothing is sent).
-    """
-    params: dict[str, Any] = {}
-    if run_id is not None:
-        params["agentRunId"] = check_text(run_id, "run_id")
-    if verdict is not None:
-        params["verdict"] = _wire_verdict(verdict)
-    return paged(get, params, "feedback", Feedback.from_wire, limit=limit, max_items=max_items)

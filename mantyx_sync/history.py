@@ -1,10 +1,9 @@
-"""Past runs and sessions: typed list items, lazy cursor paging, session replay.
+"""Past runs and sessions: typed list items, session replay, the metadata filter.
 
-:class:`Listing` (from :mod:`._models.paging`, shared with ``feedback``) and
-:class:`EventReplay` are handed a ``get(params) -> body`` callable for their
-route by the client, so this module knows no HTTP; the functions here check
-the caller's arguments before anything is sent. Values are immutable and
-thread-safe; a :class:`Listing` or :class:`EventReplay` is iterated by one thread.
+:class:`Listing` (from :mod:`._models.paging`) and :class:`EventReplay` are
+handed a ``get(params) -> body`` callable for their route by the client, so
+this module knows no HTTP. Values are immutable and thread-safe; a
+:class:`Listing` or :class:`EventReplay` is iterated by one thread.
 """
 
 from __future__ import annotations
@@ -18,14 +17,12 @@ import attrs
 from ._base.handout import handed_out
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
-from ._models.checks import check_text
 from ._models.paging import (
     Getter,
     Listing,
     check_positive,
     int_or_none,
     page_of,
-    paged,
 )
 from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
 from .errors import SpecError
@@ -36,8 +33,6 @@ __all__ = ["EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSumma
 
 REPLAY_PAGE_MAX: Final = 500
 """The most events one ``GET /agent-sessions/{id}/events`` page returns (``lastMessages``)."""
-
-_SESSION_STATUSES: Final = ("active", "ended")
 
 
 @attrs.frozen(kw_only=True)
@@ -229,7 +224,8 @@ class EventReplay:
         return self._loaded
 
 
-def _metadata_query(metadata: Any) -> dict[str, list[str]]:
+def metadata_query(metadata: Any) -> dict[str, list[str]]:
+    """The ``metadata`` filter of a list route, checked (nothing is sent on an error)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -249,59 +245,6 @@ def _metadata_query(metadata: Any) -> dict[str, list[str]]:
             )
         filters.append(f"{key}:{value}")
     return {"metadata": filters} if filters else {}
-
-
-def list_runs(
-    get: Getter,
-    *,
-    status: str | None = None,
-    model_id: str | None = None,
-    agent_id: str | None = None,
-    metadata: Mapping[str, str] | None = None,
-    include_total: bool = False,
-    limit: int | None = None,
-    max_items: int | None = None,
-) -> Listing[RunSummary]:
-    """A :class:`Listing` of ``GET /agent-runs`` (see :meth:`Client.list_runs`).
-
-    :raises SpecError: a filter is invalid (nothing is sent).
-    """
-    params: dict[str, Any] = {}
-    for key, value, path in (
-        ("status", status, "status"),
-        ("modelId", model_id, "model_id"),
-        ("agentId", agent_id, "agent_id"),
-    ):
-        if value is not None:
-            params[key] = check_text(value, path)
-    params.update(_metadata_query(metadata))
-    if not isinstance(include_total, bool):
-        raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
-    if include_total:
-        params["includeTotal"] = 1
-    return paged(get, params, "runs", RunSummary.from_wire, limit=limit, max_items=max_items)
-
-
-def list_sessions(
-    get: Getter,
-    *,
-    status: str | None = None,
-    metadata: Mapping[str, str] | None = None,
-    limit: int | None = None,
-    max_items: int | None = None,
-) -> Listing[SessionSummary]:
-    """A :class:`Listing` of ``GET /agent-sessions`` (see :meth:`Client.list_sessions`).
-
-    :raises SpecError: a filter is invalid (nothing is sent).
-    """
-    params: dict[str, Any] = {}
-    if status is not None:
-        if status not in _SESSION_STATUSES:
-            raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
-        params["status"] = status
-    params.update(_metadata_query(metadata))
-    build = SessionSummary.from_wire
-    return paged(get, params, "sessions", build, limit=limit, max_items=max_items)
 
 
 def replay_session(get: Getter, *, last: int | None = None, full: bool = False) -> EventReplay:

@@ -1,9 +1,5 @@
-"""Conversation input: messages and file attachments, checked before anything is sent.
-
-:func:`turn_input` builds the turn part of a request body from a ``prompt`` or
-``messages`` and their :class:`Attachment` values (defined in
-:mod:`._models.attachments`, streamed by :mod:`._http.body`), and checks every
-documented limit. All values are immutable and safe to share between threads.
+"""Conversation input: messages and file attachments (:class:`Attachment` is defined in
+:mod:`._models.attachments` and streamed by :mod:`._http.body`), checked before anything is sent.
 """
 
 from __future__ import annotations
@@ -186,26 +182,17 @@ def turn_input(
 ) -> JSONDict:
     """The turn part of a run/message body: ``{"prompt": ...}`` or ``{"messages": [...]}``.
 
-    Every limit is checked first: at most 200 messages of at
-    most 200,000 characters; the last non-system message is a user message
-    (a run with only system messages is valid when one of them has text);
-    attachments only on the last user message, at most 20, inline files at
-    most 5 MB decoded in total, URLs ``https`` only, MIME types from the
-    allowlist. Files are read and encoded only once every check has passed.
+    Every limit is checked first; files are read and encoded only once every
+    check has passed. A run with only system messages is valid when one of them
+    has text.
 
-    :param prompt: a non-empty user prompt.
-    :param messages: :class:`Message` values, ``{"role", "content",
-        "attachments"?}`` dicts or ``(role, content)`` tuples.
     :param attachments: files added to the last user message (or to the prompt).
     :param instructed: whether the spec has a ``system_prompt`` or ``agent_id``;
-        when it has neither, ``messages`` must hold a system message with text
-        (whitespace does not count).
+        when it has neither, ``messages`` must hold a system message with text.
     :param streamed: leave each inline file's ``data`` as a ``FileData`` that
-        the client's transport reads and base64-encodes chunk by chunk while it
-        sends the body (what :class:`~mantyx_sync.Agent` and
-        :class:`~mantyx_sync.Session` do), so neither the file nor its base64
-        text is ever held whole; by default files are read and encoded now and
-        ``data`` is a string.
+        the transport base64-encodes chunk by chunk while it sends the body, so
+        neither the file nor its base64 text is ever held whole; else files are
+        read and encoded now.
     :raises SpecError: what to fix, and where (e.g. ``messages[2].content``).
     """
     given: Any = messages

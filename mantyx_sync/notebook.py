@@ -26,7 +26,7 @@ from typing import Any, Final, TextIO
 from ._display.render import RunDisplay, render_html, render_markdown, view_of
 from .cli._term import Terminal
 from .cli._view import RunView, follow
-from .errors import MantyxError, SpecError
+from .errors import SpecError
 from .events import RunEvent
 from .results import RunResult
 from .run import Run
@@ -80,7 +80,8 @@ def show(
             term.end_text()
         return run
     if display is None:
-        return _show_plain(run, out)
+        follow(run, RunView(_plain(out)))
+        return run.wait()
     # The with-block cancels the run however show() is left early (an
     # interrupt during a display update included).
     with run:
@@ -100,20 +101,16 @@ def show(
             # Failed or cancelled: the display shows how it ended.
             if run.done:
                 handle.update(run)
-    return _result_of(run)
+    return run.wait()
 
 
 def _follow_live(run: Run, handle: Any, interval: float) -> None:
     """Read ``run`` to its end, keeping ``handle`` at most ``interval`` seconds behind.
 
     The stream is read on a helper thread and every display update is made
-    here, on the caller's (the cell's) thread, so the output reaches the
-    right cell. An event that arrives too soon after the last update is shown
-    once ``interval`` has passed, even if no event follows it for a long
-    time (a model thinking, a slow tool).
-
-    :raises RunError: the run failed or was cancelled.
-    :raises KeyboardInterrupt: the cell was interrupted (the caller cancels the run).
+    here, on the cell's thread, so the output reaches the right cell. An event
+    that arrives too soon after the last update is shown once ``interval`` has
+    passed, even if no event follows it for a long time (a slow tool).
     """
     arrived: queue.SimpleQueue[RunEvent | BaseException | None] = queue.SimpleQueue()
 
@@ -155,12 +152,6 @@ def _follow_live(run: Run, handle: Any, interval: float) -> None:
             reader.join(timeout=_READER_JOIN_SECONDS)
 
 
-def _result_of(run: Run) -> RunResult:
-    if run.result is None:
-        raise MantyxError(f"run {run.id}: the stream was closed before the run ended")
-    return run.result
-
-
 class _Snapshot:
     """A fixed picture of a run, for the display's last update."""
 
@@ -177,8 +168,3 @@ class _Snapshot:
 def _plain(out: TextIO | None) -> Terminal:
     stream = out if out is not None else sys.stdout
     return Terminal(stream, stream, color=False, spinner=False)
-
-
-def _show_plain(run: Run, out: TextIO | None) -> RunResult:
-    follow(run, RunView(_plain(out)))
-    return _result_of(run)

@@ -1,7 +1,4 @@
-"""What a run, a session and the model catalog look like once they come back.
-
-All values are immutable and safe to share between threads.
-"""
+"""What a run, a session and the model catalog look like once they come back (immutable)."""
 
 from __future__ import annotations
 
@@ -31,8 +28,6 @@ __all__ = [
     "RunSnapshot",
     "SessionInfo",
 ]
-
-Validator = Callable[[Any], Any]
 
 
 def _events_repr(events: tuple[RunEvent, ...]) -> str:
@@ -147,7 +142,7 @@ class RunResult:
             model=self.model,
         )
 
-    def parse(self, validator: Validator | None = None) -> Any:
+    def parse(self, validator: Callable[[Any], Any] | None = None) -> Any:
         """The reply as data: JSON-decoded, checked against :attr:`output_schema`,
         then passed to ``validator``.
 

@@ -1,8 +1,4 @@
-"""The run handle: start a run, drive its stream, answer its tools.
-
-:func:`start_run` posts the run (its tools already resolved by
-:func:`~mantyx_sync._engine.resolution.resolve_tools`) and returns a
-:class:`Run`, whose iteration reads the stream on the caller's thread and hands
+"""The run handle: its iteration reads the stream on the caller's thread and hands
 each ``local_tool_call`` to a :class:`~mantyx_sync._engine.executor.ToolExecutor`.
 """
 

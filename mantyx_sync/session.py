@@ -15,7 +15,6 @@ from ._base.types import UnsetType
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
-from ._http.stream import check_timeout
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
 from .events import RunEvent
@@ -98,7 +97,7 @@ class Session:
             :meth:`run` and :meth:`stream` take it too.
         :raises SpecError: bad input or override (nothing is sent).
         """
-        check_timeout(timeout)
+        options = attrs.evolve(self._options, timeout=timeout)  # checks the timeout first
         body = turn_input(prompt, messages, attachments, streamed=True)
         given = MessageOverrides.build(**overrides)
         if isinstance(given.tools, UnsetType):
@@ -107,7 +106,6 @@ class Session:
         else:
             resolved, owns = resolve_tools(given.tools), True
             body.update(given.to_body(resolved.refs))
-        options = attrs.evolve(self._options, timeout=timeout)
         if isinstance(given.output_schema, OutputSchema):
             options = attrs.evolve(options, output_schema=given.output_schema)
         return start_run(self._api, body, resolved, options, owns_tools=owns)

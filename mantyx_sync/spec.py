@@ -5,10 +5,7 @@ message may also give in :class:`OverrideKeywords`): their names, types and
 docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
 :meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
 ``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are not
-sent, so the server's defaults apply. The guards (:mod:`._models.guards`) and
-controls (:mod:`._models.controls`) a spec takes are public from here.
-
-All values here are immutable and safe to share between threads.
+sent, so the server's defaults apply.
 """
 
 from __future__ import annotations
@@ -220,6 +217,12 @@ def _coerced(fields: Mapping[str, Any], keywords: type) -> dict[str, Any]:
     }
 
 
+def _controls_wire(supervisor: Any, plan: Any) -> JSONDict:
+    # The converter omits the controls: each has a wire form of its own.
+    given = {"supervisor": supervisor, "plan": plan}
+    return {key: control_wire(v) for key, v in given.items() if v is not None and v is not UNSET}
+
+
 @attrs.frozen(kw_only=True)
 class AgentSpec:
     """An agent definition: the body of ``POST /agent-runs`` minus the turn input.
@@ -307,10 +310,7 @@ class AgentSpec:
                 out[key] = body.pop(key)
         out["tools"] = [dict(ref) for ref in tool_refs]
         out.update(body)
-        if self.supervisor is not None:
-            out["supervisor"] = control_wire(self.supervisor)
-        if self.plan is not None:
-            out["plan"] = control_wire(self.plan)
+        out.update(_controls_wire(self.supervisor, self.plan))
         return out
 
 
@@ -349,8 +349,5 @@ class MessageOverrides:
         body = _wire.unstructure(self)
         if tool_refs is not None:
             body["tools"] = [dict(ref) for ref in tool_refs]
-        if not isinstance(self.supervisor, UnsetType):
-            body["supervisor"] = control_wire(self.supervisor)
-        if not isinstance(self.plan, UnsetType):
-            body["plan"] = control_wire(self.plan)
+        body.update(_controls_wire(self.supervisor, self.plan))
         return body

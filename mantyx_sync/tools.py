@@ -1,17 +1,10 @@
 """The contract client-resolved tools fulfil, and what a local tool may return.
 
-Server-resolved kinds (MANTYX runs them; the SDK only sees ``tool_result``
-events) are small frozen values: :class:`~mantyx_sync.MantyxTool`,
-:class:`~mantyx_sync.PluginTool`, :class:`~mantyx_sync.A2ATool`,
-:class:`~mantyx_sync.McpTool` (in ``_models/refs``, loaded when first named).
-
-Client-resolved kinds run in this process. ``local`` tools are
-:class:`~mantyx_sync.LocalTool` values (see :func:`~mantyx_sync.define_local_tool`
-and :func:`~mantyx_sync.local_tool`). ``mcp_local`` and ``a2a_local`` tools are
-*definitions* that open a live :class:`ToolConnection` before a run is created
-(:func:`~mantyx_sync.define_local_mcp`, :func:`~mantyx_sync.define_local_a2a`);
-anything implementing :class:`ClientResolvedTool` can stand in for them. A
-handler returns :class:`ToolOutput` to send files with its result.
+Server-resolved tools (MANTYX runs them; the SDK only sees ``tool_result``
+events) live in ``_models/refs``, loaded when first named. Client-resolved
+tools run in this process: ``local`` tools, and ``mcp_local``/``a2a_local``
+*definitions* (any :class:`ClientResolvedTool`) that open a live
+:class:`ToolConnection` before a run is created.
 """
 
 from __future__ import annotations

@@ -400,6 +400,7 @@ DEFERRED = frozenset(
         (f"{PKG}.client", f"{PKG}._engine.evals"),
         (f"{PKG}.client", f"{PKG}.history"),
         (f"{PKG}.client", f"{PKG}.feedback"),
+        (f"{PKG}.client", f"{PKG}._models.paging"),
         (f"{PKG}.session", f"{PKG}.history"),
         (f"{PKG}.results", f"{PKG}.feedback"),
         # schema derivation from a signature (@local_tool) or a model class, not a dict

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
+from mantyx_sync._models.paging import paged
 from mantyx_sync._models.wire import WireFormatError
-from mantyx_sync.history import list_runs, list_sessions, replay_session
+from mantyx_sync.history import RunSummary, SessionSummary, metadata_query, replay_session
 
 
 class ScriptedGet:
@@ -73,7 +74,7 @@ def test_listing_stops_on_a_repeated_cursor() -> None:
         {"runs": [run], "nextCursor": "x"},
     )
     with pytest.raises(WireFormatError, match="repeated the cursor"):
-        list(list_runs(get))
+        list(paged(get, {}, "runs", RunSummary.from_wire))
     assert [c.get("cursor") for c in get.calls] == [None, "x"]
 
 
@@ -82,7 +83,7 @@ def test_listing_reads_total_once_and_reuses_the_first_page() -> None:
         {"total": 2, "sessions": [{"sessionId": "a"}], "nextCursor": "c1"},
         {"total": 2, "sessions": [{"sessionId": "b", "extra": 1}], "nextCursor": None},
     )
-    listing = list_sessions(get, metadata={"k": "v", "j": "w"})
+    listing = paged(get, metadata_query({"k": "v", "j": "w"}), "sessions", SessionSummary.from_wire)
     assert listing.total == 2 and len(get.calls) == 1
     items = list(listing)
     assert [s.id for s in items] == ["a", "b"] and items[1].raw["extra"] == 1
@@ -92,4 +93,4 @@ def test_listing_reads_total_once_and_reuses_the_first_page() -> None:
 
 def test_a_body_without_the_list_is_a_wire_format_error() -> None:
     with pytest.raises(WireFormatError, match="'runs'"):
-        list(list_runs(ScriptedGet({"items": []})))
+        list(paged(ScriptedGet({"items": []}), {}, "runs", RunSummary.from_wire))
