@@ -102,7 +102,7 @@ class _CaseRuns:
             if executor is None:
                 poster = ResultPoster(self._api, agent_run_id, run_ended=self._ended)
                 label = f"eval case run {agent_run_id}"
-                executor = self._new_executor(poster.deliver, run_label=label)
+                executor = self._new_executor(poster.post, run_label=label)
                 self._executors[agent_run_id] = executor
             return executor
 

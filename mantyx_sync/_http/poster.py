@@ -124,9 +124,6 @@ class ResultPoster:
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
-    deliver = post
-    """:meth:`post` under the name :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
-
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:
             log.debug(
