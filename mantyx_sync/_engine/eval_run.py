@@ -252,6 +252,7 @@ class EvalRun(Followed):
             on_open=_weakly(self._on_open),
             on_break=_weakly(self._poll),
             busy=lambda: True,  # a quiet evaluation is polled, never given up on
+            follows="evaluation",
         )
         self._resources = ReleaseOnce(self._stream.close, self._cases.close, tools.close)
         self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)

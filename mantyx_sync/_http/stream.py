@@ -100,8 +100,9 @@ class RunStream:
     :meth:`limit`) the stream ends with :class:`DeadlineExceeded` once that
     time has passed, however the server behaves.
 
-    Other streams of the same kind (an evaluation's flat events) plug
-    in their own ``parse`` and ``terminal`` event types; ``on_open`` is called
+    Other streams of the same kind (an evaluation's flat events) plug in their
+    own ``parse``, ``terminal`` event types and ``follows`` (what messages call
+    the thing followed, ``"evaluation"``); ``on_open`` is called
     each time a connection is open, and ``on_break`` before each reconnect: the
     (terminal) event it returns, if any, ends the stream instead.
     """
@@ -121,18 +122,20 @@ class RunStream:
         on_break: Callable[[], RunEvent | None] | None = None,
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
+        follows: str = "run",
     ) -> None:
         config = api.config
         self._api = api
         self._path = path
         self.run_id = run_id
+        self._name = f"{follows} {run_id}"
         self.last_seq = last_seq
         self._idle_timeout = idle_timeout or config.stream_idle_timeout
         self._max_frame = config.max_event_bytes
         self._closed = threading.Event()
         self._policy = reconnect_policy(config)
         self._reconnects = Attempts(
-            self._policy, label=f"run {run_id} stream", abort=self._closed, cap=self._remaining
+            self._policy, label=f"{self._name} stream", abort=self._closed, cap=self._remaining
         )
         self._source: EventSource | None = None
         self._lock = threading.Lock()
@@ -179,7 +182,7 @@ class RunStream:
         """:raises DeadlineExceeded: the deadline has passed."""
         if self._deadline is not None and time.monotonic() >= self._deadline:
             raise DeadlineExceeded(
-                f"run {self.run_id} did not end within its timeout of {self._timeout:g}s: "
+                f"{self._name} did not end within its timeout of {self._timeout:g}s: "
                 "pass a larger timeout= (or timeout=None for no limit)"
             )
 
@@ -192,7 +195,7 @@ class RunStream:
         reconnects = self._reconnects
         # Checked once per stream: the loop below runs for every streamed token.
         debug = log.isEnabledFor(logging.DEBUG)
-        run_id = self.run_id
+        run_id, name = self.run_id, self._name
         parse = self._parse
         terminal = self._terminal
         while not self._closed.is_set():
@@ -212,7 +215,7 @@ class RunStream:
                     try:
                         event = parse(frame.data, event=frame.event, id=frame.id)
                     except MalformedEvent as exc:
-                        log.warning("run %s: skipping malformed event frame: %s", run_id, exc)
+                        log.warning("%s: skipping malformed event frame: %s", name, exc)
                         continue
                     if event is None:
                         continue
@@ -220,11 +223,11 @@ class RunStream:
                     seq = event.seq
                     if seq <= self.last_seq:
                         if debug:
-                            log.debug("run %s: dropping replayed event seq %d", run_id, seq)
+                            log.debug("%s: dropping replayed event seq %d", name, seq)
                         continue
                     self.last_seq = seq
                     if debug:
-                        log.debug("run %s: event %d %s", run_id, seq, event.type)
+                        log.debug("%s: event %d %s", name, seq, event.type)
                     progressed = True
                     yield event
                     if event.type in terminal:
@@ -241,9 +244,7 @@ class RunStream:
                     if isinstance(exc, FrameTooLarge)
                     else "; the stream was closed"
                 )
-                raise StreamError(
-                    f"event stream for run {run_id}: {exc}{hint}", run_id=run_id
-                ) from None
+                raise StreamError(f"event stream for {name}: {exc}{hint}", run_id=run_id) from None
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
@@ -279,7 +280,7 @@ class RunStream:
                         else ""
                     )
                     raise StreamError(
-                        f"event stream for run {run_id} could not be resumed after "
+                        f"event stream for {name} could not be resumed after "
                         f"{reconnects.failures - 1} reconnects (stream_reconnects): {exc}{hint}",
                         run_id=run_id,
                     ) from exc
