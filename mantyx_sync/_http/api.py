@@ -14,7 +14,6 @@ their body over as it arrives.
 
 from __future__ import annotations
 
-import http
 import json
 import logging
 import time
@@ -24,7 +23,7 @@ from urllib.parse import urlencode
 
 import attrs
 
-from ..errors import APIError, ConfigurationError, MantyxError, TransportError
+from ..errors import ConfigurationError, MantyxError, TransportError
 from .api_errors import api_error
 from .auth import TokenSource
 from .body import encode_body
@@ -67,18 +66,6 @@ class EventSource:
     def close(self) -> None:
         """Close the response and its connection. Idempotent, any thread."""
         self._response.close()
-
-
-def _error(response: HttpResponse, content: bytes) -> APIError:
-    try:
-        body = json.loads(content) if content else None
-    except ValueError:
-        body = None
-    try:
-        reason: str | None = http.HTTPStatus(response.status).phrase
-    except ValueError:
-        reason = None
-    return api_error(response.status, reason, response.headers, body)
 
 
 class Api:
@@ -163,7 +150,7 @@ class Api:
         elapsed = (time.monotonic() - started) * 1000
         log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
         if status >= 300:
-            raise _error(response, content)
+            raise api_error(status, response.headers, content)
         try:
             return Reply(status, json.loads(content) if content else None)
         except ValueError:
@@ -199,7 +186,7 @@ class Api:
                 content = b"".join(source)
             finally:
                 source.close()
-            raise _error(response, content)
+            raise api_error(response.status, response.headers, content)
         return source
 
     def _headers(self, accept: str) -> dict[str, str]:

@@ -30,7 +30,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import requests
 
-from ..errors import APIError, MantyxError, TransportError
+from ..errors import APIError, MantyxError
 from .api_errors import api_error
 from .failures import NETWORK_ERRORS, translate
 from .pools import adapter_verify, close_session, new_session, prepare
@@ -42,7 +42,6 @@ __all__ = [
     "RequestsTransport",
     "Transport",
     "error_for_response",
-    "translate_exception",
 ]
 
 _CHUNK = 65536
@@ -273,14 +272,4 @@ class RequestsTransport:
 def error_for_response(response: requests.Response) -> APIError:
     """The most specific :class:`APIError` for a non-2xx ``response``, for the
     package's other HTTP edges (the OAuth endpoints)."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    return api_error(response.status_code, response.reason, response.headers, body)
-
-
-def translate_exception(exc: BaseException) -> TransportError:
-    """The :class:`TransportError` for a ``requests`` exception (see
-    :func:`error_for_response`), so those edges speak the same error tree."""
-    return translate(exc)
+    return api_error(response.status_code, response.headers, response.content, response.reason)
