@@ -14,8 +14,16 @@ from typing import Any, Protocol, Union
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
-from .._http import routes
 from .._http.api import Api
+from .._http.routes import (
+    cancel_eval,
+    compare_evals,
+    eval_dataset,
+    eval_datasets,
+    get_eval,
+    list_evals,
+    start_eval,
+)
 from .._models import evals as values
 from .._models.checks import check_text
 from .._models.evals import EvalRunDetail
@@ -141,12 +149,12 @@ class Evals:
 
     def datasets(self) -> list[values.EvalDatasetSummary]:
         """The workspace's datasets (``GET /eval-datasets``)."""
-        body = routes.eval_datasets(self._api) or {}
+        body = eval_datasets(self._api) or {}
         return [values.EvalDatasetSummary.from_wire(d) for d in body.get("datasets") or ()]
 
     def dataset(self, dataset_id: str) -> values.EvalDataset:
         """One dataset with its cases (``GET /eval-datasets/{id}``)."""
-        return values.EvalDataset.from_wire(routes.eval_dataset(self._api, dataset_id) or {})
+        return values.EvalDataset.from_wire(eval_dataset(self._api, dataset_id) or {})
 
     def list(
         self,
@@ -169,20 +177,20 @@ class Evals:
             )
             if value is not None
         }
-        body = routes.list_evals(self._api, params) or {}
+        body = list_evals(self._api, params) or {}
         return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
 
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""
-        return EvalRunDetail.from_wire(routes.get_eval(self._api, eval_id) or {})
+        return EvalRunDetail.from_wire(get_eval(self._api, eval_id) or {})
 
     def compare(self, a: str, b: str) -> values.EvalComparison:
         """Two evaluations of one dataset, case by case (``GET /eval-runs/compare``)."""
-        return values.EvalComparison.from_wire(routes.compare_evals(self._api, a, b) or {})
+        return values.EvalComparison.from_wire(compare_evals(self._api, a, b) or {})
 
     def cancel(self, eval_id: str) -> bool:
         """Cancel an evaluation; ``True`` when the server did (``{ok}``)."""
-        return routes.cancel_eval(self._api, eval_id)
+        return cancel_eval(self._api, eval_id)
 
     @checked(ArgumentTypeError)
     def start(
@@ -232,7 +240,7 @@ class Evals:
                 path="agent",
             )
         try:
-            eval_id, stream_path = routes.start_eval(self._api, body)
+            eval_id, stream_path = start_eval(self._api, body)
         except BaseException:
             resolved.close()
             raise
