@@ -1,15 +1,11 @@
 """The MANTYX API over any :class:`~mantyx_sync._http.transport.Transport`.
 
 Everything that is not bytes over a connection happens here, so it works the
-same over every transport: each request gets the credential (a fixed API key,
-or a :class:`~mantyx_sync._http.auth.TokenSource` whose access token is
-refreshed, and the request repeated once, after a ``401``), JSON in and out,
-a non-2xx status as the most specific :class:`~mantyx_sync.APIError`
-(:mod:`.api_errors`), its rate-limit headers recorded in :attr:`Api.rate_limits`,
-and retries under a :class:`~mantyx_sync._http.retry.RetryPolicy` when asked.
-A transport's builtin ``OSError`` becomes a :class:`~mantyx_sync.TransportError`
-(:mod:`.failures`). Event streams get the same credential and errors, and hand
-their body over as it arrives.
+same over every transport: the credential (an OAuth token is refreshed, and
+the request repeated once, after a ``401``), JSON in and out, a non-2xx status
+as the most specific :class:`~mantyx_sync.APIError` (:mod:`.api_errors`),
+rate-limit headers, retries, and a transport's builtin ``OSError`` as a
+:class:`~mantyx_sync.TransportError` (:mod:`.failures`).
 """
 
 from __future__ import annotations
@@ -47,10 +43,8 @@ class Reply:
 
 
 class EventSource:
-    """An open ``text/event-stream`` body, read as raw byte chunks as they arrive.
-
-    Iterate on one thread; :meth:`close` may be called from any thread.
-    """
+    """An open ``text/event-stream`` body as byte chunks. Iterate on one thread;
+    :meth:`close` from any."""
 
     def __init__(self, response: HttpResponse, url: str, idle_timeout: float) -> None:
         self._response = response
@@ -64,7 +58,6 @@ class EventSource:
             raise translate(exc, self._url, read_timeout=self._idle_timeout, reading=True) from exc
 
     def close(self) -> None:
-        """Close the response and its connection. Idempotent, any thread."""
         self._response.close()
 
 
@@ -193,8 +186,8 @@ class Api:
         return {"User-Agent": self.config.user_agent, "Accept": accept}
 
     def _exchange(self, request: HttpRequest, *, stream: bool) -> HttpResponse:
-        """``request`` with the credential; after a 401 on an OAuth token, once
-        more with a refreshed token (the server did not act on a 401)."""
+        """After a 401 on an OAuth token, once more with a refreshed token (the
+        server did not act on a 401)."""
         if self._closed:
             raise MantyxError(CLOSED)
         tokens = self._tokens

@@ -65,7 +65,7 @@ _AUTH_PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"
 
 
 def _bearer_params(header: str | None) -> dict[str, str]:
-    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3), names lower-cased."""
+    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3)."""
     if not header:
         return {}
     start = header.lower().find("bearer")

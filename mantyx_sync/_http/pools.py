@@ -1,11 +1,4 @@
-"""The ``requests`` sessions behind the transport: built once per process, closed for good.
-
-:func:`new_session` configures the connection pool (no adapter retries, the
-environment's proxy and CA settings read once); :func:`prepare` builds a
-request ready for the adapter; :func:`close_session` closes every pool so no
-socket outlives ``Client.close()``. Only :mod:`~mantyx_sync._http.transport`
-uses them.
-"""
+"""The ``requests`` sessions behind the transport: built once per process, closed for good."""
 
 from __future__ import annotations
 

@@ -1,17 +1,13 @@
 """A run's event stream: SSE frames in, each event exactly once, resumed across drops.
 
-The stream is read on the caller's thread, its frames parsed by sseclient-py
-through the package's one event reader (:mod:`mantyx_sync._base.sse`, linear
-in the bytes received). Every event carries a
-monotonically increasing ``seq``: anything at or below the
-last delivered ``seq`` is a replay and is dropped. When the connection drops,
-stalls past the idle deadline, or closes before a terminal event, the stream
-is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
-ends at exactly one terminal event, after which the connection is closed.
-One frame may not grow past ``max_event_bytes`` (32 MB by default) nor hold
-more than 64 lines: past either the stream fails with
+Read on the caller's thread by the package's one event reader
+(:mod:`mantyx_sync._base.sse`). An event at or below the last delivered
+``seq`` is a replay and is dropped. When the connection drops, stalls past the
+idle deadline, or closes before a terminal event, the stream is reopened with
+``Last-Event-ID`` and ``?lastSeq=`` after a backoff. A frame past
+``max_event_bytes`` or 64 lines, or not UTF-8, fails the stream with
 :class:`~mantyx_sync.StreamError` instead of buffering whatever a server or
-proxy sends; so does a frame that is not UTF-8.
+proxy sends.
 """
 
 from __future__ import annotations
@@ -34,15 +30,15 @@ log = logging.getLogger(__name__)
 
 
 FrameParser = Callable[..., "RunEvent | None"]
-"""``parse(data_text, event=, id=) -> RunEvent | None`` (``None``: skip the frame)."""
+"""``parse(data_text, event=, id=)``; ``None`` skips the frame."""
 
 
 class _Interrupted(TransportError):
-    """The server closed the stream before the run's terminal event."""
+    pass
 
 
 class DeadlineExceeded(Timeout):
-    """The stream's overall ``timeout`` passed before its terminal event."""
+    """The stream's overall ``timeout`` passed."""
 
 
 def check_timeout(timeout: float | None) -> None:
@@ -57,13 +53,10 @@ def check_timeout(timeout: float | None) -> None:
 
 
 class _Watch:
-    """Guards a connection's raw chunks on their way to the event reader.
-
-    Raises when bytes keep coming (keep-alives, a slow drip) but no event has
-    for ``idle_timeout`` seconds; ``deadline`` is called for each chunk and
-    raises once the stream's overall timeout has passed. The reading loop only
-    counts events (``seen += 1``: the least it can do per event); the clock is
-    read twice per chunk, not once per event.
+    """Raises when bytes keep coming (keep-alives, a slow drip) but no event
+    has for ``idle_timeout`` seconds, and (``deadline``) past the overall
+    timeout. The reading loop only counts events (``seen += 1``): the clock is
+    read per chunk, not per event.
     """
 
     def __init__(self, idle_timeout: float, deadline: Callable[[], None] | None) -> None:
@@ -89,8 +82,7 @@ class _Watch:
 class RunStream:
     """Iterator of :class:`~mantyx_sync.events.RunEvent` for one run, in ``seq`` order.
 
-    Not thread-safe for iteration (use one thread); :meth:`close` may be called
-    from any thread and makes the iteration stop.
+    Iterate on one thread; :meth:`close` from any, and the iteration stops.
 
     A connection that stays open but brings no event for the idle timeout
     (silent, keep-alives only, a slow drip) is reopened, and counts against
@@ -102,9 +94,9 @@ class RunStream:
 
     Other streams of the same kind (an evaluation's flat events) plug in their
     own ``parse``, ``terminal`` event types and ``follows`` (what messages call
-    the thing followed, ``"evaluation"``); ``on_open`` is called
-    each time a connection is open, and ``on_break`` before each reconnect: the
-    (terminal) event it returns, if any, ends the stream instead.
+    the thing followed, ``"evaluation"``); ``on_open`` is called each time a
+    connection is open, and ``on_break`` before each reconnect: the (terminal)
+    event it returns, if any, ends the stream instead.
     """
 
     def __init__(
@@ -175,11 +167,9 @@ class RunStream:
                 self._deadline, self._timeout = deadline, timeout
 
     def _remaining(self) -> float | None:
-        """Seconds left before the deadline (``None``: no deadline; ``<= 0``: past it)."""
         return None if self._deadline is None else self._deadline - time.monotonic()
 
     def _check_deadline(self) -> None:
-        """:raises DeadlineExceeded: the deadline has passed."""
         if self._deadline is not None and time.monotonic() >= self._deadline:
             raise DeadlineExceeded(
                 f"{self._name} did not end within its timeout of {self._timeout:g}s: "
@@ -187,7 +177,6 @@ class RunStream:
             )
 
     def close(self) -> None:
-        """Stop reading and close the connection. Idempotent, any thread."""
         self._closed.set()
         self._drop_source()
 
@@ -318,14 +307,9 @@ class RunStream:
 
 
 def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[RunEvent]:
-    """Every event already in a run's log, read until the stream goes quiet.
-
-    The server replays its log at once on a new connection, so a pause of
-    ``quiet`` seconds with no event on an open stream means the replay is over.
-    Used when attaching to a run another process started, to learn which tool
-    calls are already answered before answering any (a call is delivered at
-    least once and must run at most once). A stream that cannot be opened
-    raises instead of passing for an empty log.
+    """Every event already in a run's log: the server replays it at once on a
+    new connection, so ``quiet`` seconds with no event means the replay is over.
+    A stream that cannot be opened raises instead of passing for an empty log.
 
     :raises APIError: the run cannot be read (e.g. 404 unknown run).
     :raises StreamError: no connection could be opened within the reconnect budget.

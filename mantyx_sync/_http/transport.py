@@ -1,21 +1,16 @@
 """The transport seam: bytes over a connection, and nothing else.
 
-A :class:`Transport` sends one :class:`HttpRequest` and answers an
-:class:`HttpResponse` (status, headers, body chunks): :meth:`~Transport.send`
-reads the whole body, :meth:`~Transport.stream` hands it over chunk by chunk
-as it arrives (an event stream). Everything else — the credential, JSON,
-statuses as errors, rate limits, retries, routes — sits above the seam
-(:mod:`.api`), so it works the same over any transport: the default
-:class:`RequestsTransport`, or ``mantyx_sync.testing``'s in-memory one.
+Everything else — the credential, JSON, statuses as errors, rate limits,
+retries, routes — sits above the seam (:mod:`.api`), so it works the same over
+any :class:`Transport`: the default :class:`RequestsTransport`, or
+``mantyx_sync.testing``'s in-memory one.
 
-:class:`RequestsTransport` owns the connection pool (its ``requests``
-sessions are built and closed by :mod:`.pools`) and translates every
-``requests``/``urllib3`` exception (:mod:`.failures`) into the
-:mod:`mantyx_sync.errors` tree. One ``requests.Session`` serves all threads
-of a process: configured once, never mutated per call (headers go per
-request), its pool sized for many concurrent runs. After ``fork()``
-(gunicorn, Celery prefork) the child notices the new pid and builds its own
-session, so sockets are never shared between processes.
+:class:`RequestsTransport` translates every ``requests``/``urllib3`` exception
+(:mod:`.failures`) into the :mod:`mantyx_sync.errors` tree. One
+``requests.Session`` (:mod:`.pools`) serves all threads of a process,
+configured once and never mutated per call (headers go per request); after
+``fork()`` (gunicorn, Celery prefork) the child builds its own, so sockets are
+never shared between processes.
 """
 
 from __future__ import annotations
@@ -113,9 +108,8 @@ class Transport(Protocol):
 
 
 class _Answer:
-    """A ``requests`` response as an :class:`HttpResponse`: its body already
-    read (``send``) or read as iterated, each chunk handed over as soon as the
-    socket yields it (``read1``), so a small event is never held back."""
+    """A ``requests`` response as an :class:`HttpResponse`; a streamed body is
+    read with ``read1``, so a small event is never held back."""
 
     def __init__(self, response: requests.Response, *, read_timeout: float, streamed: bool) -> None:
         self.status = response.status_code
@@ -213,7 +207,6 @@ class RequestsTransport:
         return answer
 
     def _exchange(self, request: HttpRequest, *, stream: bool) -> _Answer:
-        """One HTTP exchange through the session's adapter, exceptions translated."""
         session = self._get_session()
         url, timeout = request.url, request.timeout
         try:
