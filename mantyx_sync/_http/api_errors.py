@@ -1,12 +1,7 @@
 """What a non-2xx answer of the MANTYX API means, as the most specific :class:`APIError`.
 
-The status picks the class (400/422 :class:`InvalidRequestError`, 401
-:class:`AuthError`, 403 :class:`PermissionDenied`, 404, 409, 429
-:class:`RateLimitError`, 5xx :class:`ServerError`); the body's ``error`` /
-``code`` / ``message`` / ``hint`` / ``candidates`` and the ``Retry-After``,
-``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in.
-Everything kept from the body is redacted. No HTTP library is involved: the
-transport hands over status, headers and the body's bytes.
+The status picks the class; the body and the headers fill it in. Everything
+kept from the body is redacted. No HTTP library is involved.
 """
 
 from __future__ import annotations
