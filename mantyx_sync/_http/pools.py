@@ -34,12 +34,9 @@ def prepare(
 
 
 def adapter_verify(session: requests.Session, url: str) -> bool | str:
-    """The ``verify`` argument for ``session``'s adapter sending to ``url``.
-
-    The session's own setting (a CA bundle path from the environment, or
-    ``True``), except for a plain ``http://`` URL sent without a proxy: there
-    urllib3 drops every TLS setting from the pool it builds, while requests
-    would still ``stat`` a bundle path on every request (``os.path.isdir`` in
+    """The session's ``verify``, except ``True`` for a plain ``http://`` URL sent
+    without a proxy: urllib3 drops every TLS setting there, while requests would
+    still ``stat`` a bundle path on every request (``os.path.isdir`` in
     ``requests.adapters._urllib3_request_context``) — ~10 µs and one more
     release of the GIL per tool result (benchmarks/README.md).
     """
