@@ -329,10 +329,8 @@ class EvalRun(Followed):
         self._events.append(event)
         agent_run_id = event.data.get("agentRunId")
         if isinstance(agent_run_id, str) and agent_run_id:
-            if event.type in ("local_tool_call", "local_tool_result_in"):
-                self._cases.handle(agent_run_id, event)
-            else:
-                self._cases.executor(agent_run_id)
+            # Any event makes its case run known, for catch_up after a break.
+            self._cases.handle(agent_run_id, event)
         elif event.type == "local_tool_call":
             log.warning(
                 "evaluation %s: a local_tool_call without agentRunId cannot be answered", self.id

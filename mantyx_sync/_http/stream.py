@@ -150,8 +150,7 @@ class RunStream:
         return next(self._events)
 
     def events(self) -> Iterator[RunEvent]:
-        """The underlying generator (what :meth:`__next__` steps), for a caller
-        that wants to step it without this wrapper's frame per event."""
+        """The generator :meth:`__next__` steps, without its frame per event."""
         return self._events
 
     def limit(self, timeout: float | None) -> None:
