@@ -157,12 +157,8 @@ class Api:
         idle_timeout: float,
         connect_timeout: float | None = None,
     ) -> EventSource:
-        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
-
-        Sends both ``Last-Event-ID`` and ``?lastSeq=``. The read timeout is
-        ``idle_timeout``, so a silent half-open connection is noticed;
-        ``connect_timeout`` defaults to the client's.
-        """
+        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``; the
+        read timeout is ``idle_timeout``, so a silent half-open connection is noticed."""
         headers = self._headers("text/event-stream")
         headers["Cache-Control"] = "no-cache"
         params = None
