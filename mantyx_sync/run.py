@@ -172,7 +172,7 @@ class Run(Followed):
         poster = ResultPoster(api, run_id, run_ended=ended)
         self._executor = ToolExecutor(
             tools.registry(),
-            poster.deliver,
+            poster.post,
             max_workers=options.max_workers,
             default_timeout=options.tool_timeout,
             on_tool=options.on_tool,

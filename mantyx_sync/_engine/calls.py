@@ -1,9 +1,8 @@
 """Handing one ``local_tool_call`` event to an executor, whatever shape it came in.
 
-Shared by ordinary runs and evaluation case runs, so every call gets the same
-treatment: a well-formed call is submitted; arguments sent as a JSON string
-are decoded; anything else still gets its one answer, an error, so the run
-does not wait for the server's tool timeout.
+Shared by runs and evaluation case runs. Arguments sent as a JSON string are
+decoded; a call that still cannot be read gets its one answer, an error, so
+the run does not wait for the server's tool timeout.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ _ARGS_KEYS: Final = (camel(_ARGS.name), *_ARGS.metadata[ALIASES])
 
 
 def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:
-    """Submit the call in ``event`` (a ``local_tool_call``) to ``executor``."""
     call = event.local_tool_call
     if call is not None:
         executor.submit(call)

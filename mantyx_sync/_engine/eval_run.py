@@ -1,24 +1,17 @@
 """The :class:`EvalRun` handle: follow an evaluation's stream and answer its case runs' tools.
 
-An evaluation's stream (``GET /eval-runs/{id}/stream``) carries flat
-JSON events with no ``seq``; a case run that calls a client-resolved tool
-emits ``local_tool_call`` there with its ``agentRunId``. Each call goes to a
-:class:`~mantyx_sync._engine.executor.ToolExecutor` of that agent run, whose
-answers a :class:`~mantyx_sync._http.poster.ResultPoster` posts to
-``/agent-runs/{agentRunId}/tool-results`` — the same machinery, and the same
-one-answer-per-``toolUseId`` rule, as an ordinary run. Frames are read by the
-same :class:`~mantyx_sync._http.stream.RunStream` as a run's, with a flat
-parser plugged in.
+An evaluation's stream carries flat JSON events with no ``seq``, read by the
+same :class:`~mantyx_sync._http.stream.RunStream` as a run's with a flat
+parser plugged in. A case run's ``local_tool_call`` (with its ``agentRunId``)
+goes to a :class:`~mantyx_sync._engine.executor.ToolExecutor` of that agent
+run: the same one-answer-per-``toolUseId`` machinery as an ordinary run.
 
-The stream has no resume, so when it breaks the evaluation is polled
-(``GET /eval-runs/{id}``): if it is over, iteration ends with its outcome;
-otherwise the stream is reopened and, once it is open, the log of every case
-run seen so far is read (``GET /agent-runs/{id}/stream``) so a call made
-while disconnected is still answered — exactly once, since answers in that
-log and calls already taken are never run again. (A case run that started
-and called a tool entirely while disconnected cannot be found: the
-evaluation's detail does not name agent runs. The server times such a call
-out.)
+The stream has no resume, so when it breaks the evaluation is polled: if it is
+over, iteration ends with its outcome; otherwise the stream is reopened and
+the log of every case run seen so far is read, so a call made while
+disconnected is still answered exactly once. (A case run that started and
+called a tool entirely while disconnected cannot be found: the evaluation's
+detail does not name agent runs. The server times such a call out.)
 """
 
 from __future__ import annotations
@@ -61,11 +54,8 @@ _TERMINAL_EVENTS: Final = frozenset(_TERMINAL_STATUS_EVENT.values())
 
 
 class _CaseRuns:
-    """The tool executors of one evaluation, one per case agent run (``agentRunId``).
-
-    Thread-safety: used from the stream-reading thread; :meth:`close` may run
-    on any thread.
-    """
+    """One tool executor per case agent run (``agentRunId``). Used from the
+    stream-reading thread; :meth:`close` from any."""
 
     def __init__(
         self,
@@ -89,12 +79,11 @@ class _CaseRuns:
         self._closed = False
 
     def known(self) -> list[str]:
-        """Every case agent run seen so far, in order."""
         with self._lock:
             return list(self._executors)
 
     def executor(self, agent_run_id: str) -> ToolExecutor | None:
-        """The executor answering ``agent_run_id``'s calls (created on first use)."""
+        """Created on first use; ``None`` once closed."""
         with self._lock:
             if self._closed:
                 return None
@@ -102,12 +91,11 @@ class _CaseRuns:
             if executor is None:
                 poster = ResultPoster(self._api, agent_run_id, run_ended=self._ended)
                 label = f"eval case run {agent_run_id}"
-                executor = self._new_executor(poster.deliver, run_label=label)
+                executor = self._new_executor(poster.post, run_label=label)
                 self._executors[agent_run_id] = executor
             return executor
 
     def handle(self, agent_run_id: str, event: RunEvent) -> None:
-        """Answer a ``local_tool_call`` / note a ``local_tool_result_in`` of one case run."""
         executor = self.executor(agent_run_id)
         if executor is None:
             return
@@ -117,7 +105,7 @@ class _CaseRuns:
             note_answer(executor, event)
 
     def catch_up(self, agent_run_id: str, settle: float) -> None:
-        """Read a case run's log and answer the calls in it that nobody answered."""
+        """Answer the calls in a case run's log that nobody answered."""
         executor = self.executor(agent_run_id)
         if executor is None:
             return
@@ -138,7 +126,6 @@ class _CaseRuns:
                 submit_call(executor, event, label=f"eval case run {agent_run_id}")
 
     def close(self) -> None:
-        """Stop answering: late answers are dropped, running handlers finish alone."""
         with self._lock:
             self._closed = True
             executors = list(self._executors.values())
@@ -148,11 +135,8 @@ class _CaseRuns:
 
 
 class _FlatFrames:
-    """Parses evaluation frames (flat ``{type, ...}`` objects) into :class:`RunEvent`.
-
-    Events are numbered locally (the stream has no ``seq``). A frame repeated
-    word for word on a reopened connection is dropped as a replay.
-    """
+    """Flat ``{type, ...}`` frames as :class:`RunEvent`, numbered locally. A
+    frame repeated word for word on a reopened connection is a replay."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -252,6 +236,7 @@ class EvalRun(Followed):
             on_open=_weakly(self._on_open),
             on_break=_weakly(self._poll),
             busy=lambda: True,  # a quiet evaluation is polled, never given up on
+            follows="evaluation",
         )
         self._resources = ReleaseOnce(self._stream.close, self._cases.close, tools.close)
         self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)
@@ -324,8 +309,7 @@ class EvalRun(Followed):
                 self._cases.catch_up(agent_run_id, self._settle)
 
     def _poll(self) -> RunEvent | None:
-        """The stream broke: the terminal event if the evaluation is over, else ``None``
-        (then the stream is reopened after a backoff)."""
+        """The stream broke: the terminal event if the evaluation is over."""
         try:
             summary = EvalRunSummary.from_wire(get_eval(self._api, self.id) or {})
         except MantyxError as exc:
@@ -345,10 +329,8 @@ class EvalRun(Followed):
         self._events.append(event)
         agent_run_id = event.data.get("agentRunId")
         if isinstance(agent_run_id, str) and agent_run_id:
-            if event.type in ("local_tool_call", "local_tool_result_in"):
-                self._cases.handle(agent_run_id, event)
-            else:
-                self._cases.executor(agent_run_id)
+            # Any event makes its case run known, for catch_up after a break.
+            self._cases.handle(agent_run_id, event)
         elif event.type == "local_tool_call":
             log.warning(
                 "evaluation %s: a local_tool_call without agentRunId cannot be answered", self.id

@@ -1,9 +1,4 @@
-"""Evaluations: the ``client.evals`` front — datasets, starting, reading, comparing.
-
-Arguments are checked before anything is sent; :meth:`Evals.start` returns an
-:class:`~mantyx_sync._engine.eval_run.EvalRun` that follows the evaluation and
-answers its case runs' local tool calls.
-"""
+"""Evaluations: the ``client.evals`` front — datasets, starting, reading, comparing."""
 
 from __future__ import annotations
 

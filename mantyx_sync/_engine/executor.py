@@ -1,30 +1,18 @@
 """Running local tool calls on a thread pool, answering each ``toolUseId`` once.
 
-The caller's thread reads the event stream and only *submits* calls here; the
-handlers run on a pool of daemon threads (default 32 workers, so a turn of 16
-parallel calls runs at once). For every call exactly one answer is handed to
-``deliver``:
+The caller's thread reads the event stream and only *submits* calls here. For
+every call exactly one answer is handed to ``deliver``: a ``toolUseId`` seen
+before (a replay after reconnect) never runs again; invalid arguments are
+answered with an error the model can act on; any ``BaseException`` a handler
+raises becomes ``"<Type>: <message>"`` (:class:`~mantyx_sync.ToolError`: its
+message) and the worker lives on; a handler that outlives its timeout is
+answered with an error and its late answer dropped.
 
-* a ``toolUseId`` seen before (a duplicate event, a replay after reconnect)
-  is never executed again;
-* arguments are validated against the tool's JSON Schema first; invalid
-  arguments are answered with an error the model can act on, without calling
-  the handler;
-* a handler's return value is sent as is when it is a ``str``, JSON-encoded
-  otherwise; an exception — any ``BaseException``, ``SystemExit`` and
-  ``KeyboardInterrupt`` included — becomes ``"<Type>: <message>"`` (the
-  traceback goes to the log; the worker thread lives on) and
-  :class:`~mantyx_sync.ToolError` sends its message verbatim;
-* a handler that outlives its timeout is answered with an error, and its late
-  return value is dropped;
-* results over 2,000,000 bytes and errors over 8,000 bytes are cut, saying so.
-
-When the run ends, :meth:`ToolExecutor.shutdown` returns at once: queued calls
-are cancelled, a handler still running finishes in the background, and its
-answer is dropped. Python cannot stop a running thread, but the pool's threads
+:meth:`ToolExecutor.shutdown` returns at once; a handler still running finishes
+in the background. Python cannot stop a running thread, so the pool's threads
 are daemon threads, which interpreter exit does not wait for (unlike
 ``concurrent.futures`` workers): a handler that never returns does not keep the
-process alive once the main thread is done, and its answer is dropped.
+process alive.
 """
 
 from __future__ import annotations
@@ -51,8 +39,7 @@ __all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
 log = logging.getLogger(__name__)
 
 Deliver = Callable[..., object]
-"""``deliver(tool_use_id, result=, error=, files=)``: ``files`` is ``None`` unless
-a handler returned files (see :class:`~mantyx_sync.ToolOutput`)."""
+"""``deliver(tool_use_id, result=, error=, files=)``."""
 
 
 @attrs.frozen(kw_only=True)
@@ -87,7 +74,6 @@ def fit_bytes(text: str, limit: int, what: str) -> str:
 
 
 def _describe_exception(exc: BaseException) -> str:
-    """``"<Type>: <message>"``, or the type alone when the message is empty."""
     text = str(exc)
     name = type(exc).__name__
     return f"{name}: {text}" if text else name
@@ -107,12 +93,8 @@ def _accept_all(args: Any) -> str | None:
 
 
 class ToolRegistry:
-    """Finds the handler for a ``local_tool_call`` (dispatch by ``kind``).
-
-    ``local`` calls are looked up by ``name``; ``a2a_local`` by ``name``;
-    ``mcp_local`` by the ``mcpServer`` label, then the declared tool name.
-    Immutable after construction.
-    """
+    """Finds the handler for a ``local_tool_call``: by ``name``, an
+    ``mcp_local`` call first by its ``mcpServer`` label. Immutable."""
 
     def __init__(
         self, local_tools: Sequence[LocalTool] = (), connections: Sequence[ToolConnection] = ()
@@ -125,11 +107,9 @@ class ToolRegistry:
                 self._by_tool[name] = conn
 
     def names(self) -> list[str]:
-        """Every model-facing name this registry can answer."""
         return [*self._local, *self._by_tool]
 
     def find(self, call: LocalToolCall) -> _Target | None:
-        """The handler for ``call``, or ``None`` when this process has none."""
         if call.kind not in ("a2a_local", "mcp_local"):
             tool = self._local.get(call.name)
             if tool is not None:
@@ -170,10 +150,7 @@ class _Job:
 
 
 class _DaemonPool:
-    """Up to ``max_workers`` daemon threads, started as work arrives, running queued calls.
-
-    Thread-safety: :meth:`submit` and :meth:`shutdown` may be called from any thread.
-    """
+    """Up to ``max_workers`` daemon threads, started as work arrives. Thread-safe."""
 
     def __init__(self, max_workers: int, name: str) -> None:
         self._max_workers = max_workers
@@ -186,7 +163,6 @@ class _DaemonPool:
         self._started = 0
 
     def submit(self, fn: Callable[..., object], *args: Any) -> None:
-        """Run ``fn(*args)`` on a worker: an idle one, or a new one below the cap."""
         self._work.put((fn, args))
         if self._idle.acquire(blocking=False):
             return
@@ -224,11 +200,8 @@ class _DaemonPool:
 
 
 class ToolExecutor:
-    """Runs one run's local tool calls on a thread pool.
-
-    Thread-safety: :meth:`submit` is called from the stream-reading thread;
-    answers are delivered from pool and timer threads; :meth:`shutdown` may be
-    called from any thread.
+    """Thread-safety: :meth:`submit` is called from the stream-reading thread;
+    answers are delivered from pool and timer threads; :meth:`shutdown` from any.
     """
 
     def __init__(
@@ -260,7 +233,6 @@ class ToolExecutor:
         return self._unanswered > 0
 
     def mark_answered(self, tool_use_id: str) -> None:
-        """Record that the server already has an answer (``local_tool_result_in``)."""
         with self._lock:
             self._seen.add(tool_use_id)
 

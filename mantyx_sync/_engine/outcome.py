@@ -38,10 +38,7 @@ class Followed(Closing):
 
 
 def failure_of(outcome: RunOutcome, result: RunResult, run_id: str) -> RunError | None:
-    """The error a run that ended with ``outcome`` raises; ``None`` for a success.
-
-    ``result`` (what the run gathered) rides on the error.
-    """
+    """The error a run that ended with ``outcome`` raises, ``result`` riding on it."""
     message = outcome.message or outcome.status
     if outcome.status == "succeeded":
         return None

@@ -1,10 +1,8 @@
 """A handler's return value as a tool result: text, plus files from a :class:`ToolOutput`.
 
-Files are checked against the limits before anything is posted (at most
-20, 5 MB decoded in total, inline files only); a set that breaks a limit
-becomes a :class:`~mantyx_sync.ToolError` for the model, never a failed POST.
-When the call is answered with an error instead of a result, its files are
-dropped with a logged warning (the server ignores files next to an error).
+Files that break a limit become a :class:`~mantyx_sync.ToolError` for the
+model, never a failed POST. Files go only with a result (the server ignores
+them next to an error).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ log = logging.getLogger(__name__)
 
 
 def encode_result(value: Any) -> str:
-    """A handler's return value as the text sent to the model."""
     if isinstance(value, str):
         return value
     return json.dumps(to_jsonable(value), ensure_ascii=False)
@@ -36,8 +33,7 @@ def encode_result(value: Any) -> str:
 def split_output(value: Any) -> tuple[str, list[JSONDict] | None]:
     """The result text and the ``files[]`` entries (``None`` without files).
 
-    :raises ToolError: the files break a limit or cannot be read; the message
-        says which, for the model.
+    :raises ToolError: the files break a limit or cannot be read.
     """
     if not isinstance(value, ToolOutput):
         return encode_result(value), None

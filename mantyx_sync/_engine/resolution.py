@@ -1,7 +1,7 @@
 """Tool resolution: a spec's tools turned into wire refs and the handlers behind them.
 
-:func:`resolve_tools` opens client-resolved connections (MCP servers, A2A peers)
-first, so any failure is raised before MANTYX is asked for anything.
+Client-resolved connections (MCP servers, A2A peers) open first, so any
+failure is raised before MANTYX is asked for anything.
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ class ResolvedTools:
     connections: tuple[ToolConnection, ...] = ()
 
     def registry(self) -> ToolRegistry:
-        """A handler lookup for these tools."""
         return ToolRegistry(self.local, self.connections)
 
     def close(self) -> None:

@@ -1,20 +1,15 @@
 """The MANTYX API over any :class:`~mantyx_sync._http.transport.Transport`.
 
 Everything that is not bytes over a connection happens here, so it works the
-same over every transport: each request gets the credential (a fixed API key,
-or a :class:`~mantyx_sync._http.auth.TokenSource` whose access token is
-refreshed, and the request repeated once, after a ``401``), JSON in and out,
-a non-2xx status as the most specific :class:`~mantyx_sync.APIError`
-(:mod:`.api_errors`), its rate-limit headers recorded in :attr:`Api.rate_limits`,
-and retries under a :class:`~mantyx_sync._http.retry.RetryPolicy` when asked.
-A transport's builtin ``OSError`` becomes a :class:`~mantyx_sync.TransportError`
-(:mod:`.failures`). Event streams get the same credential and errors, and hand
-their body over as it arrives.
+same over every transport: the credential (an OAuth token is refreshed, and
+the request repeated once, after a ``401``), JSON in and out, a non-2xx status
+as the most specific :class:`~mantyx_sync.APIError` (:mod:`.api_errors`),
+rate-limit headers, retries, and a transport's builtin ``OSError`` as a
+:class:`~mantyx_sync.TransportError` (:mod:`.failures`).
 """
 
 from __future__ import annotations
 
-import http
 import json
 import logging
 import time
@@ -24,7 +19,7 @@ from urllib.parse import urlencode
 
 import attrs
 
-from ..errors import APIError, ConfigurationError, MantyxError, TransportError
+from ..errors import ConfigurationError, MantyxError, TransportError
 from .api_errors import api_error
 from .auth import TokenSource
 from .body import encode_body
@@ -48,10 +43,8 @@ class Reply:
 
 
 class EventSource:
-    """An open ``text/event-stream`` body, read as raw byte chunks as they arrive.
-
-    Iterate on one thread; :meth:`close` may be called from any thread.
-    """
+    """An open ``text/event-stream`` body as byte chunks. Iterate on one thread;
+    :meth:`close` from any."""
 
     def __init__(self, response: HttpResponse, url: str, idle_timeout: float) -> None:
         self._response = response
@@ -65,20 +58,7 @@ class EventSource:
             raise translate(exc, self._url, read_timeout=self._idle_timeout, reading=True) from exc
 
     def close(self) -> None:
-        """Close the response and its connection. Idempotent, any thread."""
         self._response.close()
-
-
-def _error(response: HttpResponse, content: bytes) -> APIError:
-    try:
-        body = json.loads(content) if content else None
-    except ValueError:
-        body = None
-    try:
-        reason: str | None = http.HTTPStatus(response.status).phrase
-    except ValueError:
-        reason = None
-    return api_error(response.status, reason, response.headers, body)
 
 
 class Api:
@@ -163,7 +143,7 @@ class Api:
         elapsed = (time.monotonic() - started) * 1000
         log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
         if status >= 300:
-            raise _error(response, content)
+            raise api_error(status, response.headers, content)
         try:
             return Reply(status, json.loads(content) if content else None)
         except ValueError:
@@ -177,12 +157,8 @@ class Api:
         idle_timeout: float,
         connect_timeout: float | None = None,
     ) -> EventSource:
-        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``.
-
-        Sends both ``Last-Event-ID`` and ``?lastSeq=``. The read timeout is
-        ``idle_timeout``, so a silent half-open connection is noticed;
-        ``connect_timeout`` defaults to the client's.
-        """
+        """Open ``GET <path>`` as an event stream, resuming after ``last_seq``; the
+        read timeout is ``idle_timeout``, so a silent half-open connection is noticed."""
         headers = self._headers("text/event-stream")
         headers["Cache-Control"] = "no-cache"
         params = None
@@ -199,15 +175,15 @@ class Api:
                 content = b"".join(source)
             finally:
                 source.close()
-            raise _error(response, content)
+            raise api_error(response.status, response.headers, content)
         return source
 
     def _headers(self, accept: str) -> dict[str, str]:
         return {"User-Agent": self.config.user_agent, "Accept": accept}
 
     def _exchange(self, request: HttpRequest, *, stream: bool) -> HttpResponse:
-        """``request`` with the credential; after a 401 on an OAuth token, once
-        more with a refreshed token (the server did not act on a 401)."""
+        """After a 401 on an OAuth token, once more with a refreshed token (the
+        server did not act on a 401)."""
         if self._closed:
             raise MantyxError(CLOSED)
         tokens = self._tokens

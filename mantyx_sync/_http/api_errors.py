@@ -1,17 +1,15 @@
 """What a non-2xx answer of the MANTYX API means, as the most specific :class:`APIError`.
 
-The status picks the class (400/422 :class:`InvalidRequestError`, 401
-:class:`AuthError`, 403 :class:`PermissionDenied`, 404, 409, 429
-:class:`RateLimitError`, 5xx :class:`ServerError`); the body's ``error`` /
-``code`` / ``message`` / ``hint`` / ``candidates`` and the ``Retry-After``,
-``X-Request-Id``, rate-limit and ``WWW-Authenticate`` headers fill it in.
-Everything kept from the body is redacted. No HTTP library is involved: the
-transport hands over status, headers and the decoded body.
+The status picks the class; the body and the headers fill it in. Everything
+kept from the body is redacted. No HTTP library is involved.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
+import http
+import json
 import re
 import time
 from collections.abc import Mapping
@@ -62,7 +60,7 @@ _AUTH_PARAM = re.compile(r'([A-Za-z][A-Za-z0-9_-]*)\s*=\s*(?:"((?:[^"\\]|\\.)*)"
 
 
 def _bearer_params(header: str | None) -> dict[str, str]:
-    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3), names lower-cased."""
+    """The auth-params of a ``Bearer`` challenge (RFC 6750 §3)."""
     if not header:
         return {}
     start = header.lower().find("bearer")
@@ -89,14 +87,23 @@ def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) ->
     return challenge.get("scope", "").split()
 
 
-def api_error(status: int, reason: str | None, headers: Mapping[str, str], body: Any) -> APIError:
+def api_error(
+    status: int, headers: Mapping[str, str], content: bytes, reason: str | None = None
+) -> APIError:
     """The most specific :class:`APIError` for a non-2xx answer.
 
-    :param status: the HTTP status.
-    :param reason: the status line's reason phrase (the message of last resort).
     :param headers: the response headers (a case-insensitive mapping).
-    :param body: the decoded JSON body, ``None`` when it was not JSON.
+    :param content: the body as received; read as JSON when it is JSON.
+    :param reason: the status line's reason phrase, the message of last resort
+        (default: the standard phrase for ``status``).
     """
+    try:
+        body = json.loads(content) if content else None
+    except ValueError:
+        body = None
+    if reason is None:
+        with contextlib.suppress(ValueError):
+            reason = http.HTTPStatus(status).phrase
     # A server that echoes what it was sent (a form with a client secret, a
     # token) must not put it in the message, the hint or the body we keep.
     body = redact_value(body)

@@ -1,10 +1,6 @@
-"""Where the transport gets the credential for each request.
-
-A workspace API key never changes; an OAuth access token expires and is
-refreshed. The transport asks a :class:`TokenSource` for the token before every
-request and, after a ``401``, asks it once for a fresh one and repeats the
-request. The OAuth machinery that implements a refreshing source lives above
-(:mod:`mantyx_sync.oauth`); the transport only knows this protocol.
+"""Where the transport gets the credential for each request: the protocol only;
+the OAuth machinery that implements a refreshing source lives above
+(:mod:`mantyx_sync.oauth`).
 """
 
 from __future__ import annotations

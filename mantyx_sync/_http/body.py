@@ -1,13 +1,10 @@
 """JSON request bodies, with inline files streamed into them as they are sent.
 
-Most bodies are small and become ``bytes`` at once. A body holding
-:class:`~mantyx_sync._models.attachments.FileData` values (the inline files of
-a run's input) becomes a :class:`StreamedBody` instead: the
-JSON around each file is written once, and each file is read from disk and
-base64-encoded piece by piece while the request goes out, so a 5 MB file is
-never held in memory whole, as bytes or as base64 text. Its length is known
-up front (``Content-Length``: base64 has an exact size), and every send
-iterates it afresh, so a retried or re-authorised request sends the same body.
+A body holding :class:`~mantyx_sync._models.attachments.FileData` values
+becomes a :class:`StreamedBody`: each file is read and base64-encoded piece
+by piece while the request goes out, so a 5 MB file is never held in memory
+whole. Its length is known up front (base64 has an exact size), and every
+send iterates it afresh, so a retried or re-authorised request sends the same body.
 """
 
 from __future__ import annotations
@@ -28,11 +25,7 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
 
 
 class StreamedBody:
-    """A JSON body whose files are encoded while it is sent.
-
-    ``requests``/``urllib3`` send it by iterating it (a fresh pass each time)
-    with the ``Content-Length`` of ``len(body)``.
-    """
+    """Sent by iterating it, with the ``Content-Length`` of ``len(body)``."""
 
     def __init__(self, parts: list[bytes | FileData]) -> None:
         self._parts = parts
@@ -55,10 +48,7 @@ class StreamedBody:
                 yield from part.chunks()
 
     def check(self) -> None:
-        """Refuse, before anything is sent, a file that is gone or changed size.
-
-        :raises SpecError: what happened to the file.
-        """
+        """:raises SpecError: a file is gone or changed size (before anything is sent)."""
         for part in self._parts:
             if isinstance(part, FileData):
                 part.check()

@@ -1,9 +1,7 @@
 """From the :class:`~mantyx_sync.Client` constructor's arguments to a :class:`ClientConfig`.
 
-Arguments left as ``None`` fall back to the environment
-(:meth:`ClientConfig.from_env`). With a token source instead of an API key,
-the source may also name the server and, when its token reaches exactly one
-workspace, the workspace; otherwise the error says what to pass.
+A token source may also name the server and, when its token reaches exactly
+one workspace, the workspace.
 """
 
 from __future__ import annotations
@@ -27,10 +25,8 @@ def client_config(
     timeout: float | tuple[float, float] | None,
     **settings: float | None,
 ) -> ClientConfig:
-    """The checked configuration for these arguments and the environment.
+    """``settings``: the remaining numeric options, ``None`` for the default.
 
-    :param settings: the remaining numeric options (``max_retries``, ``tool_timeout``…);
-        ``None`` means "the environment's value or the default".
     :raises ConfigurationError: a bad or missing argument, naming what to fix.
     """
     options: dict[str, Any] = {key: value for key, value in settings.items() if value is not None}
@@ -64,7 +60,6 @@ def client_config(
 
 
 def _only_workspace(source: IdentityAware) -> str:
-    """The one workspace ``source``'s token reaches, or a ConfigurationError saying what to pass."""
     try:
         slugs = list(dict.fromkeys(source.workspaces()))
     except MantyxError as exc:

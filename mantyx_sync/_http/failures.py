@@ -2,10 +2,7 @@
 
 :func:`translate` turns a ``requests``/``urllib3``/socket exception into the
 :mod:`mantyx_sync.errors` tree (as ``requests``' ``HTTPAdapter.send`` does for
-urllib3's), naming the host and what happened — connection refused, name not
-resolved, TLS failure, timed out, closed early. :func:`gave_up` adds after how
-many attempts and how long the client gave up. Only
-:mod:`~mantyx_sync._http.transport` calls them; it chains the original
+urllib3's), naming the host and what happened; the caller chains the original
 exception as ``__cause__``.
 """
 
@@ -39,7 +36,7 @@ def describe(exc: BaseException) -> str:
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
-    """``exc`` and every exception behind it (cause, context, ``reason``, args), once each."""
+    """``exc`` and every exception behind it (cause, context, ``reason``, args)."""
     seen: set[int] = set()
     todo: list[object] = [exc]
     while todo:
@@ -57,7 +54,7 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
 
 
 def _host(url: str | None) -> str:
-    """``host:port`` of ``url`` (never its user info or path), for messages."""
+    """``host:port`` of ``url`` (never its user info or path)."""
     if not url:
         return "the server"
     parts = urlsplit(url)
@@ -72,7 +69,6 @@ def _host(url: str | None) -> str:
 
 
 def _os_reason(exc: BaseException) -> str | None:
-    """The OS's words for the first socket error in ``exc``'s chain (``strerror``)."""
     for cur in _chain(exc):
         if isinstance(cur, OSError) and cur.strerror and not isinstance(cur, ssl.SSLError):
             return str(cur.strerror).lower()
@@ -99,12 +95,6 @@ def translate(
     read_timeout: float | None = None,
     reading: bool = False,
 ) -> TransportError:
-    """Map a requests/urllib3/socket exception to our tree, in words a person reads.
-
-    The one place foreign exceptions become ours (as ``HTTPAdapter.send`` does
-    for urllib3): the message names the host and what happened; the caller
-    chains ``exc`` as ``__cause__``.
-    """
     host = _host(url)
     connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
     if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):

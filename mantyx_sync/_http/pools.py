@@ -1,11 +1,4 @@
-"""The ``requests`` sessions behind the transport: built once per process, closed for good.
-
-:func:`new_session` configures the connection pool (no adapter retries, the
-environment's proxy and CA settings read once); :func:`prepare` builds a
-request ready for the adapter; :func:`close_session` closes every pool so no
-socket outlives ``Client.close()``. Only :mod:`~mantyx_sync._http.transport`
-uses them.
-"""
+"""The ``requests`` sessions behind the transport: built once per process, closed for good."""
 
 from __future__ import annotations
 
@@ -41,12 +34,9 @@ def prepare(
 
 
 def adapter_verify(session: requests.Session, url: str) -> bool | str:
-    """The ``verify`` argument for ``session``'s adapter sending to ``url``.
-
-    The session's own setting (a CA bundle path from the environment, or
-    ``True``), except for a plain ``http://`` URL sent without a proxy: there
-    urllib3 drops every TLS setting from the pool it builds, while requests
-    would still ``stat`` a bundle path on every request (``os.path.isdir`` in
+    """The session's ``verify``, except ``True`` for a plain ``http://`` URL sent
+    without a proxy: urllib3 drops every TLS setting there, while requests would
+    still ``stat`` a bundle path on every request (``os.path.isdir`` in
     ``requests.adapters._urllib3_request_context``) — ~10 µs and one more
     release of the GIL per tool result (benchmarks/README.md).
     """

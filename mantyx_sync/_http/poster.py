@@ -1,17 +1,7 @@
 """Delivering tool results: one POST per ``toolUseId``, and every outcome named.
 
-``POST .../tool-results`` is idempotent by ``toolUseId``, so it is
-retried on connection errors, timeouts, 429 and 5xx under a deadline that ends
-well before the server's own tool timeout. The answers mean:
-
-* 2xx: delivered;
-* 409 ``run_terminal``: the run already ended (e.g. the server timed the tool
-  out) — a normal late arrival, logged at debug;
-* 404 ``unknown_tool_use`` after an attempt that may have landed: our earlier
-  attempt was accepted — delivered; on a first attempt it means someone else
-  answered — a warning;
-* 400: our bug — logged as an error with the server's reason.
-
+``POST .../tool-results`` is idempotent by ``toolUseId``, so it is retried as
+safe under a deadline that ends well before the server's own tool timeout.
 Nothing here raises to the caller: each outcome is a :class:`Delivery` value.
 """
 
@@ -63,11 +53,11 @@ class _Attempts:
 
 
 class _RunEnded(MantyxError):
-    """The run ended while a retry was pending; a retry can no longer land."""
+    """The run ended while a retry was pending: it can no longer land."""
 
 
 class ResultPoster:
-    """Posts tool results for one run. Thread-safe: called from the tool pool."""
+    """Thread-safe: called from the tool pool."""
 
     def __init__(
         self,
@@ -123,9 +113,6 @@ class ResultPoster:
             return self._gave_up(tool_use_id, exc)
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
-
-    deliver = post
-    """:meth:`post` under the name :class:`~mantyx_sync._engine.executor.ToolExecutor` calls."""
 
     def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:

@@ -1,10 +1,9 @@
 """What a blocked call is doing while it waits to try again, for whoever shows it.
 
-A retried request and a reopened event stream :func:`report` each further
-attempt; a caller that shows progress (the command line's spinner) listens with
-:func:`reporting` around its calls. Nothing listens by default, and a report
-then costs one context-variable read. The listener is per thread (a
-:class:`~contextvars.ContextVar`): it hears the calls its own thread makes.
+A caller that shows progress (the command line's spinner) listens with
+:func:`reporting` around its calls; the listener is per thread (a
+:class:`~contextvars.ContextVar`). Nothing listens by default, and a report
+then costs one context-variable read.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ _listener: contextvars.ContextVar[Listener | None] = contextvars.ContextVar(
 
 
 def report(what: Progress, number: int, limit: int, error: BaseException | None = None) -> None:
-    """Tell this thread's listener, if there is one."""
     listener = _listener.get()
     if listener is not None:
         listener(what, number, limit, error)

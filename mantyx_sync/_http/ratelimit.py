@@ -1,11 +1,5 @@
-"""Rate-limit headers: parsed into values, kept per bucket, used to pace.
-
-Every MANTYX response may carry ``X-RateLimit-Limit``, ``-Remaining``,
-``-Reset`` and ``-Bucket``. :func:`parse_rate_limit` turns them into a frozen
-:class:`RateLimit`; :class:`RateLimits` keeps the latest one per bucket for
-``client.rate_limits[bucket]`` and lets a caller wait for a known-empty bucket
-to refill instead of spending a request on a certain 429.
-"""
+"""Rate-limit headers (``X-RateLimit-Limit``, ``-Remaining``, ``-Reset``,
+``-Bucket``): parsed into values, kept per bucket, used to pace."""
 
 from __future__ import annotations
 

@@ -1,24 +1,15 @@
 """Retry policies as small immutable values built from tenacity pieces.
 
-Which failures are worth another attempt depends on whether the request is
-safe to repeat:
+``SAFE`` requests (see :mod:`.routes`) are retried on connection errors,
+timeouts, 429 and any 5xx; ``CREATE`` requests only when the server cannot
+have acted (connection refused, 429, 503): never after a timeout or a dropped
+response, as a second run would start and bill twice. Waits grow
+exponentially with jitter and honour ``Retry-After``; every loop is bounded in
+attempts and in time.
 
-* ``SAFE`` requests (every GET, tool-results, cancel, session DELETE) are
-  retried on connection errors, timeouts, 429 and any 5xx;
-* ``CREATE`` requests (``POST /agent-runs``, ``/agent-sessions``, ``.../messages``)
-  only when the server cannot have acted: the connection was refused, or the
-  answer was 429 or 503. Never after a timeout or a dropped response: a second
-  run would start and bill twice.
-
-Waits grow exponentially with jitter, honour ``Retry-After`` when the server
-sends it, and every loop is bounded in attempts and in time. An event stream
-that is reopened counts its failures with :class:`Attempts` as a request
-does, its budget renewed by each event.
-
-tenacity is imported only when a request actually needs a second attempt:
-the first attempt is a plain call, and almost every request succeeds on it
-(tenacity's own import pulls in ``asyncio``, and ``tornado`` when installed:
-≈17 ms and 4 MiB a plain script would pay for nothing; benchmarks/README.md).
+tenacity is imported only when a request actually needs a second attempt
+(its import pulls in ``asyncio``, and ``tornado`` when installed: ≈17 ms and
+4 MiB a plain script would pay for nothing; benchmarks/README.md).
 """
 
 from __future__ import annotations
@@ -61,7 +52,7 @@ T = TypeVar("T")
 
 
 class Safety(enum.Enum):
-    """How safe a request is to send twice."""
+    """How safe a request is to send twice (see the module docstring)."""
 
     SAFE = "safe"
     CREATE = "create"
@@ -141,7 +132,6 @@ class _StopBeforeDeadline:
 class RetryPolicy:
     """How one kind of request is retried. Immutable, so one value can be shared.
 
-    :param safety: which failures may be retried (see the module docstring).
     :param attempts: total attempts, the first included.
     :param deadline: seconds after which no further attempt starts.
     :param backoff: the waits between attempts.
@@ -159,7 +149,6 @@ class RetryPolicy:
     shown_as: Literal["retrying", "reconnecting"] = "retrying"
 
     def should_retry(self, exc: BaseException) -> bool:
-        """Whether ``exc`` is worth another attempt under this policy."""
         return _retryable(self.safety, exc)
 
     def run(
@@ -170,10 +159,6 @@ class RetryPolicy:
         abort: threading.Event | None = None,
     ) -> T:
         """Run ``fn`` under this policy; the last error is re-raised when it gives up.
-
-        The first attempt is a plain call: tenacity's controller is built only
-        when an attempt fails with an error worth retrying (see :class:`Attempts`),
-        the deadline counting from the first attempt's start.
 
         :param abort: see :class:`Attempts`.
         """
@@ -201,12 +186,9 @@ def _raise(exc: BaseException) -> None:
 
 class Attempts:
     """The failed attempts at one thing under ``policy`` (a request, a stream's
-    reopens), each an attempt of a tenacity controller built from it.
-
-    :meth:`failed` records a failure and sleeps the policy's wait before the
-    next attempt; :meth:`reset` (a stream made progress) starts a fresh
-    controller, so a stream's budget is per outage. The controller, and
-    tenacity, only come with the first failure. Not thread-safe: one caller.
+    reopens), each an attempt of a tenacity controller built at the first
+    failure. :meth:`reset` starts a fresh one, so a stream's budget is per
+    outage. Not thread-safe: one caller.
 
     :param abort: when set, no further attempt starts and a pending wait ends
         at once (e.g. the run the request belongs to has ended).
@@ -268,7 +250,6 @@ class Attempts:
         report(shown_as, state.attempt_number + first, limit, exc)
 
     def reset(self) -> None:
-        """Progress was made: the next failure is the first of a new outage."""
         self._attempts, self.failures = None, 0
 
     def failed(self, exc: BaseException) -> bool:
@@ -302,15 +283,12 @@ RECONNECT_POLICY = RetryPolicy(safety=Safety.SAFE, deadline=None, shown_as="reco
 
 
 def reconnect_policy(config: ClientConfig) -> RetryPolicy:
-    """:data:`RECONNECT_POLICY` with the client's ``stream_reconnects`` budget."""
     return attrs.evolve(RECONNECT_POLICY, attempts=config.stream_reconnects + 1)
 
 
 def safe_policy(config: ClientConfig) -> RetryPolicy:
-    """:data:`SAFE_POLICY` with the client's ``max_retries`` budget."""
     return attrs.evolve(SAFE_POLICY, attempts=config.max_retries + 1)
 
 
 def create_policy(config: ClientConfig) -> RetryPolicy:
-    """:data:`CREATE_POLICY` with the client's ``max_retries`` budget."""
     return attrs.evolve(CREATE_POLICY, attempts=config.max_retries + 1)

@@ -1,17 +1,12 @@
 """Every route of the MANTYX API the client calls, each written once with its retry rule.
 
-A route's kind decides how it is retried (:mod:`.retry`):
-
-* reads, and writes the server applies once however often they arrive (a
-  cancel, ending a session, a run's one feedback, a tool result per
-  ``toolUseId``), are *safe*: retried after connection errors, timeouts, 429
-  and 5xx;
-* creates (a run, a session, a session message, an evaluation) are retried
-  only when the server cannot have acted: a second one would run and bill twice.
+Reads, and writes the server applies once however often they arrive (a
+cancel, ending a session, a run's one feedback, a tool result per
+``toolUseId``), are retried as *safe*; creates (a run, a session, a session
+message, an evaluation) as *create* (:mod:`.retry`).
 
 An id the user passes becomes one path segment: a blank one would address the
-collection instead (``GET /agent-runs/`` is the run list) and is refused
-before anything is sent; ``/``, ``?`` and ``#`` in one are percent-encoded.
+collection instead (``GET /agent-runs/`` is the run list) and is refused.
 """
 
 from __future__ import annotations
@@ -61,7 +56,6 @@ log = logging.getLogger(__name__)
 
 
 def path_id(value: object, name: str) -> str:
-    """``value`` as one URL path segment; :class:`SpecError` naming ``name`` when blank."""
     if not isinstance(value, str) or not value or value.isspace():
         raise SpecError("must be a non-empty id, as the server returned it", path=name)
     return urllib.parse.quote(value, safe="")
@@ -84,12 +78,10 @@ def _read(api: Api, path: str, params: Mapping[str, Any] | None = None) -> Any:
 
 
 def _write(api: Api, method: str, path: str, body: Any = None) -> Reply:
-    """A write the server applies once however often it arrives: retried as safe."""
     return api.request(method, path, json_body=body, policy=safe_policy(api.config))
 
 
 def _create(api: Api, path: str, body: Any, what: str, key: str) -> tuple[str, dict[str, Any]]:
-    """POST a create: ``(the new id, the reply body)``."""
     reply = api.request("POST", path, json_body=body, policy=create_policy(api.config))
     answer = reply.body if isinstance(reply.body, dict) else {}
     new_id = answer.get(key) or answer.get("id")

@@ -1,17 +1,13 @@
 """A run's event stream: SSE frames in, each event exactly once, resumed across drops.
 
-The stream is read on the caller's thread, its frames parsed by sseclient-py
-through the package's one event reader (:mod:`mantyx_sync._base.sse`, linear
-in the bytes received). Every event carries a
-monotonically increasing ``seq``: anything at or below the
-last delivered ``seq`` is a replay and is dropped. When the connection drops,
-stalls past the idle deadline, or closes before a terminal event, the stream
-is reopened with ``Last-Event-ID`` and ``?lastSeq=`` after a backoff; a run
-ends at exactly one terminal event, after which the connection is closed.
-One frame may not grow past ``max_event_bytes`` (32 MB by default) nor hold
-more than 64 lines: past either the stream fails with
+Read on the caller's thread by the package's one event reader
+(:mod:`mantyx_sync._base.sse`). An event at or below the last delivered
+``seq`` is a replay and is dropped. When the connection drops, stalls past the
+idle deadline, or closes before a terminal event, the stream is reopened with
+``Last-Event-ID`` and ``?lastSeq=`` after a backoff. A frame past
+``max_event_bytes`` or 64 lines, or not UTF-8, fails the stream with
 :class:`~mantyx_sync.StreamError` instead of buffering whatever a server or
-proxy sends; so does a frame that is not UTF-8.
+proxy sends.
 """
 
 from __future__ import annotations
@@ -34,15 +30,15 @@ log = logging.getLogger(__name__)
 
 
 FrameParser = Callable[..., "RunEvent | None"]
-"""``parse(data_text, event=, id=) -> RunEvent | None`` (``None``: skip the frame)."""
+"""``parse(data_text, event=, id=)``; ``None`` skips the frame."""
 
 
 class _Interrupted(TransportError):
-    """The server closed the stream before the run's terminal event."""
+    pass
 
 
 class DeadlineExceeded(Timeout):
-    """The stream's overall ``timeout`` passed before its terminal event."""
+    """The stream's overall ``timeout`` passed."""
 
 
 def check_timeout(timeout: float | None) -> None:
@@ -57,13 +53,10 @@ def check_timeout(timeout: float | None) -> None:
 
 
 class _Watch:
-    """Guards a connection's raw chunks on their way to the event reader.
-
-    Raises when bytes keep coming (keep-alives, a slow drip) but no event has
-    for ``idle_timeout`` seconds; ``deadline`` is called for each chunk and
-    raises once the stream's overall timeout has passed. The reading loop only
-    counts events (``seen += 1``: the least it can do per event); the clock is
-    read twice per chunk, not once per event.
+    """Raises when bytes keep coming (keep-alives, a slow drip) but no event
+    has for ``idle_timeout`` seconds, and (``deadline``) past the overall
+    timeout. The reading loop only counts events (``seen += 1``): the clock is
+    read per chunk, not per event.
     """
 
     def __init__(self, idle_timeout: float, deadline: Callable[[], None] | None) -> None:
@@ -89,8 +82,7 @@ class _Watch:
 class RunStream:
     """Iterator of :class:`~mantyx_sync.events.RunEvent` for one run, in ``seq`` order.
 
-    Not thread-safe for iteration (use one thread); :meth:`close` may be called
-    from any thread and makes the iteration stop.
+    Iterate on one thread; :meth:`close` from any, and the iteration stops.
 
     A connection that stays open but brings no event for the idle timeout
     (silent, keep-alives only, a slow drip) is reopened, and counts against
@@ -100,10 +92,11 @@ class RunStream:
     :meth:`limit`) the stream ends with :class:`DeadlineExceeded` once that
     time has passed, however the server behaves.
 
-    Other streams of the same kind (an evaluation's flat events) plug
-    in their own ``parse`` and ``terminal`` event types; ``on_open`` is called
-    each time a connection is open, and ``on_break`` before each reconnect: the
-    (terminal) event it returns, if any, ends the stream instead.
+    Other streams of the same kind (an evaluation's flat events) plug in their
+    own ``parse``, ``terminal`` event types and ``follows`` (what messages call
+    the thing followed, ``"evaluation"``); ``on_open`` is called each time a
+    connection is open, and ``on_break`` before each reconnect: the (terminal)
+    event it returns, if any, ends the stream instead.
     """
 
     def __init__(
@@ -121,18 +114,20 @@ class RunStream:
         on_break: Callable[[], RunEvent | None] | None = None,
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
+        follows: str = "run",
     ) -> None:
         config = api.config
         self._api = api
         self._path = path
         self.run_id = run_id
+        self._name = f"{follows} {run_id}"
         self.last_seq = last_seq
         self._idle_timeout = idle_timeout or config.stream_idle_timeout
         self._max_frame = config.max_event_bytes
         self._closed = threading.Event()
         self._policy = reconnect_policy(config)
         self._reconnects = Attempts(
-            self._policy, label=f"run {run_id} stream", abort=self._closed, cap=self._remaining
+            self._policy, label=f"{self._name} stream", abort=self._closed, cap=self._remaining
         )
         self._source: EventSource | None = None
         self._lock = threading.Lock()
@@ -155,8 +150,7 @@ class RunStream:
         return next(self._events)
 
     def events(self) -> Iterator[RunEvent]:
-        """The underlying generator (what :meth:`__next__` steps), for a caller
-        that wants to step it without this wrapper's frame per event."""
+        """The generator :meth:`__next__` steps, without its frame per event."""
         return self._events
 
     def limit(self, timeout: float | None) -> None:
@@ -172,19 +166,16 @@ class RunStream:
                 self._deadline, self._timeout = deadline, timeout
 
     def _remaining(self) -> float | None:
-        """Seconds left before the deadline (``None``: no deadline; ``<= 0``: past it)."""
         return None if self._deadline is None else self._deadline - time.monotonic()
 
     def _check_deadline(self) -> None:
-        """:raises DeadlineExceeded: the deadline has passed."""
         if self._deadline is not None and time.monotonic() >= self._deadline:
             raise DeadlineExceeded(
-                f"run {self.run_id} did not end within its timeout of {self._timeout:g}s: "
+                f"{self._name} did not end within its timeout of {self._timeout:g}s: "
                 "pass a larger timeout= (or timeout=None for no limit)"
             )
 
     def close(self) -> None:
-        """Stop reading and close the connection. Idempotent, any thread."""
         self._closed.set()
         self._drop_source()
 
@@ -192,7 +183,7 @@ class RunStream:
         reconnects = self._reconnects
         # Checked once per stream: the loop below runs for every streamed token.
         debug = log.isEnabledFor(logging.DEBUG)
-        run_id = self.run_id
+        run_id, name = self.run_id, self._name
         parse = self._parse
         terminal = self._terminal
         while not self._closed.is_set():
@@ -212,7 +203,7 @@ class RunStream:
                     try:
                         event = parse(frame.data, event=frame.event, id=frame.id)
                     except MalformedEvent as exc:
-                        log.warning("run %s: skipping malformed event frame: %s", run_id, exc)
+                        log.warning("%s: skipping malformed event frame: %s", name, exc)
                         continue
                     if event is None:
                         continue
@@ -220,11 +211,11 @@ class RunStream:
                     seq = event.seq
                     if seq <= self.last_seq:
                         if debug:
-                            log.debug("run %s: dropping replayed event seq %d", run_id, seq)
+                            log.debug("%s: dropping replayed event seq %d", name, seq)
                         continue
                     self.last_seq = seq
                     if debug:
-                        log.debug("run %s: event %d %s", run_id, seq, event.type)
+                        log.debug("%s: event %d %s", name, seq, event.type)
                     progressed = True
                     yield event
                     if event.type in terminal:
@@ -241,9 +232,7 @@ class RunStream:
                     if isinstance(exc, FrameTooLarge)
                     else "; the stream was closed"
                 )
-                raise StreamError(
-                    f"event stream for run {run_id}: {exc}{hint}", run_id=run_id
-                ) from None
+                raise StreamError(f"event stream for {name}: {exc}{hint}", run_id=run_id) from None
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
@@ -279,7 +268,7 @@ class RunStream:
                         else ""
                     )
                     raise StreamError(
-                        f"event stream for run {run_id} could not be resumed after "
+                        f"event stream for {name} could not be resumed after "
                         f"{reconnects.failures - 1} reconnects (stream_reconnects): {exc}{hint}",
                         run_id=run_id,
                     ) from exc
@@ -317,14 +306,9 @@ class RunStream:
 
 
 def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[RunEvent]:
-    """Every event already in a run's log, read until the stream goes quiet.
-
-    The server replays its log at once on a new connection, so a pause of
-    ``quiet`` seconds with no event on an open stream means the replay is over.
-    Used when attaching to a run another process started, to learn which tool
-    calls are already answered before answering any (a call is delivered at
-    least once and must run at most once). A stream that cannot be opened
-    raises instead of passing for an empty log.
+    """Every event already in a run's log: the server replays it at once on a
+    new connection, so ``quiet`` seconds with no event means the replay is over.
+    A stream that cannot be opened raises instead of passing for an empty log.
 
     :raises APIError: the run cannot be read (e.g. 404 unknown run).
     :raises StreamError: no connection could be opened within the reconnect budget.

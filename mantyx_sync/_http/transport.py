@@ -1,21 +1,16 @@
 """The transport seam: bytes over a connection, and nothing else.
 
-A :class:`Transport` sends one :class:`HttpRequest` and answers an
-:class:`HttpResponse` (status, headers, body chunks): :meth:`~Transport.send`
-reads the whole body, :meth:`~Transport.stream` hands it over chunk by chunk
-as it arrives (an event stream). Everything else — the credential, JSON,
-statuses as errors, rate limits, retries, routes — sits above the seam
-(:mod:`.api`), so it works the same over any transport: the default
-:class:`RequestsTransport`, or ``mantyx_sync.testing``'s in-memory one.
+Everything else — the credential, JSON, statuses as errors, rate limits,
+retries, routes — sits above the seam (:mod:`.api`), so it works the same over
+any :class:`Transport`: the default :class:`RequestsTransport`, or
+``mantyx_sync.testing``'s in-memory one.
 
-:class:`RequestsTransport` owns the connection pool (its ``requests``
-sessions are built and closed by :mod:`.pools`) and translates every
-``requests``/``urllib3`` exception (:mod:`.failures`) into the
-:mod:`mantyx_sync.errors` tree. One ``requests.Session`` serves all threads
-of a process: configured once, never mutated per call (headers go per
-request), its pool sized for many concurrent runs. After ``fork()``
-(gunicorn, Celery prefork) the child notices the new pid and builds its own
-session, so sockets are never shared between processes.
+:class:`RequestsTransport` translates every ``requests``/``urllib3`` exception
+(:mod:`.failures`) into the :mod:`mantyx_sync.errors` tree. One
+``requests.Session`` (:mod:`.pools`) serves all threads of a process,
+configured once and never mutated per call (headers go per request); after
+``fork()`` (gunicorn, Celery prefork) the child builds its own, so sockets are
+never shared between processes.
 """
 
 from __future__ import annotations
@@ -30,7 +25,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import requests
 
-from ..errors import APIError, MantyxError, TransportError
+from ..errors import APIError, MantyxError
 from .api_errors import api_error
 from .failures import NETWORK_ERRORS, translate
 from .pools import adapter_verify, close_session, new_session, prepare
@@ -42,7 +37,6 @@ __all__ = [
     "RequestsTransport",
     "Transport",
     "error_for_response",
-    "translate_exception",
 ]
 
 _CHUNK = 65536
@@ -114,9 +108,8 @@ class Transport(Protocol):
 
 
 class _Answer:
-    """A ``requests`` response as an :class:`HttpResponse`: its body already
-    read (``send``) or read as iterated, each chunk handed over as soon as the
-    socket yields it (``read1``), so a small event is never held back."""
+    """A ``requests`` response as an :class:`HttpResponse`; a streamed body is
+    read with ``read1``, so a small event is never held back."""
 
     def __init__(self, response: requests.Response, *, read_timeout: float, streamed: bool) -> None:
         self.status = response.status_code
@@ -214,7 +207,6 @@ class RequestsTransport:
         return answer
 
     def _exchange(self, request: HttpRequest, *, stream: bool) -> _Answer:
-        """One HTTP exchange through the session's adapter, exceptions translated."""
         session = self._get_session()
         url, timeout = request.url, request.timeout
         try:
@@ -273,14 +265,4 @@ class RequestsTransport:
 def error_for_response(response: requests.Response) -> APIError:
     """The most specific :class:`APIError` for a non-2xx ``response``, for the
     package's other HTTP edges (the OAuth endpoints)."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    return api_error(response.status_code, response.reason, response.headers, body)
-
-
-def translate_exception(exc: BaseException) -> TransportError:
-    """The :class:`TransportError` for a ``requests`` exception (see
-    :func:`error_for_response`), so those edges speak the same error tree."""
-    return translate(exc)
+    return api_error(response.status_code, response.headers, response.content, response.reason)

@@ -18,8 +18,9 @@ from .._base.argcheck import checked
 from .._base.redact import display_url, redact_value, register_secret
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
+from .._http.failures import translate
 from .._http.retry import RetryPolicy, Safety
-from .._http.transport import error_for_response, translate_exception
+from .._http.transport import error_for_response
 from .._version import __version__
 from ..errors import (
     APIError,
@@ -363,7 +364,7 @@ class OAuth:
                     allow_redirects=False,
                 )
             except requests.RequestException as exc:
-                raise translate_exception(exc) from None
+                raise translate(exc) from None
 
         def once() -> Any:
             response = _by_deadline(

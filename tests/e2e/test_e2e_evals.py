@@ -288,3 +288,13 @@ def test_a_dropped_unfinished_eval_run_is_cancelled_when_collected(server: Local
     release.set()
     assert server.evals[eval_id].status == "cancelled"
     assert any(r.path.endswith(f"/eval-runs/{eval_id}/cancel") for r in server.requests)
+
+
+def test_an_eval_stream_that_cannot_be_reopened_names_the_evaluation(server: LocalMantyx) -> None:
+    server.fail_next("GET", r"/eval-runs/[^/]+/stream$", 500, times=10)
+    client = server.client(stream_reconnects=1)
+    agent = mantyx_sync.Agent(client, system_prompt="Weather bot.", tools=[Lookup().tool])
+    run = client.evals.start(dataset=_dataset(server), agent=agent)
+    with run, pytest.raises(mantyx_sync.StreamError) as caught:
+        run.wait()
+    assert str(caught.value).startswith(f"event stream for evaluation {run.id} could not be")
