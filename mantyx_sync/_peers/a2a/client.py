@@ -36,7 +36,6 @@ __all__ = ["A2AClient", "A2AError", "fetch_card"]
 logger = logging.getLogger(__name__)
 
 _CONNECT_TIMEOUT_S: Final = 10.0
-_COMPLETED: Final = "completed"
 
 
 class A2AError(Exception):
@@ -159,15 +158,6 @@ def _parts_text(parts: Any) -> list[str]:
     return out
 
 
-def _state(task: Mapping[str, Any]) -> str:
-    status = task.get("status")
-    raw = status.get("state") if isinstance(status, dict) else None
-    state = str(raw or "unknown").lower()
-    if state.startswith("task_state_"):
-        state = state[len("task_state_") :]
-    return state.replace("_", "-")
-
-
 def extract_reply(result: Any) -> tuple[str, str | None]:
     """The reply text and ``contextId`` of a ``message/send`` / ``SendMessage`` result.
 
@@ -192,13 +182,15 @@ def extract_reply(result: Any) -> tuple[str, str | None]:
     context_id = body.get("contextId") if isinstance(body.get("contextId"), str) else None
     if kind == "message":
         return "\n".join(_parts_text(body.get("parts"))), context_id
-    state = _state(body)
     status = body.get("status")
     status = status if isinstance(status, dict) else {}
+    # 1.0 spells TASK_STATE_INPUT_REQUIRED what 0.3 spells input-required.
+    state = str(status.get("state") or "unknown").lower().removeprefix("task_state_")
+    state = state.replace("_", "-")
     status_msg = status.get("message")
-    status_msg = status_msg if isinstance(status_msg, dict) else {}
-    status_text = "\n".join(_parts_text(status_msg.get("parts")))
-    if state != _COMPLETED:
+    parts = status_msg.get("parts") if isinstance(status_msg, dict) else None
+    status_text = "\n".join(_parts_text(parts))
+    if state != "completed":
         raise A2AError(f"A2A task {state}: {status_text}" if status_text else f"A2A task {state}")
     texts: list[str] = []
     for artifact in body.get("artifacts") or ():
@@ -210,51 +202,38 @@ def extract_reply(result: Any) -> tuple[str, str | None]:
 class A2AClient:
     """Talks to one A2A peer over JSON-RPC.
 
-    Thread-safe: one :class:`requests.Session` with a connection pool; each
-    :meth:`send` is an independent request.
+    Thread-safe: each :meth:`send` is an independent request on the ``http`` pool.
 
     :param card: the resolved Agent Card.
     :param headers: extra headers for every request (values never logged).
+    :param http: the connection pool, closed by :meth:`close`.
     """
 
     def __init__(
-        self,
-        card: Mapping[str, Any],
-        headers: Mapping[str, str] | None,
-        *,
-        http: requests.Session | None = None,
+        self, card: Mapping[str, Any], headers: Mapping[str, str] | None, *, http: requests.Session
     ) -> None:
         self.generation, self.endpoint = select_interface(card)
         self._headers = dict(headers or {})
-        self._http = http or requests.Session()
+        self._http = http
 
     def send(self, text: str, *, context_id: str | None, timeout: float) -> tuple[str, str | None]:
         """Send ``text`` as a user message; returns ``(reply_text, context_id)``.
 
         :raises A2AError: transport failure, HTTP error, JSON-RPC error or failed task.
         """
-        message: dict[str, Any]
         headers = {
             **self._headers,
             "Content-Type": "application/json",
             "Accept": "application/json",
         }
+        message: dict[str, Any] = {"messageId": str(uuid.uuid4())}
         if self.generation == "1.0":
             method = "SendMessage"
             headers["A2A-Version"] = "1.0"
-            message = {
-                "role": "ROLE_USER",
-                "messageId": str(uuid.uuid4()),
-                "parts": [{"text": text}],
-            }
+            message.update(role="ROLE_USER", parts=[{"text": text}])
         else:
             method = "message/send"
-            message = {
-                "kind": "message",
-                "role": "user",
-                "messageId": str(uuid.uuid4()),
-                "parts": [{"kind": "text", "text": text}],
-            }
+            message.update(kind="message", role="user", parts=[{"kind": "text", "text": text}])
         if context_id is not None:
             message["contextId"] = context_id
         body = {
