@@ -45,6 +45,7 @@ text for the model or an MCP ``CallToolResult``-shaped dict."""
 
 _MAX_NAME: Final = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_CANNOT_CONNECT: Final = (OSError, PeerGoneError, RequestTimeout, JsonRpcError, McpProtocolError)
 _SECRET_ENV_NAME: Final = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION", re.I)
 
 
@@ -105,29 +106,19 @@ class LocalMcp:
         client = McpClient(self._transport(), label=self.name, timeout=self.timeout)
         try:
             client.open()
-            tools = client.list_tools()
-            return McpConnection(self, tools, client.server_info, client=client)
-        except FileNotFoundError as exc:
+            return McpConnection(self, client.list_tools(), client.server_info, client=client)
+        except BaseException as exc:
             client.close()
-            missing = exc.filename
-            if missing is not None and missing == self.cwd:
-                problem = f"working directory {missing!r} not found"
-            elif missing is None or missing == self.command:
-                problem = "command not found"
+            if isinstance(exc, FileNotFoundError):
+                # Popen names the program (or the working directory, gone since the check).
+                gone = "command" if exc.filename in (None, self.command) else repr(exc.filename)
+                problem = f"cannot start {self.command!r}: {gone} not found"
+            elif isinstance(exc, _CANNOT_CONNECT):
+                where = f"url {display_url(self.url)}" if self.url else f"command {self.command!r}"
+                problem = f"cannot connect to the MCP server ({where}): {describe_error(exc)}"
             else:
-                problem = f"{missing!r} not found"
-            raise ToolResolutionError(
-                f"mcp_local {self.name!r}: cannot start {self.command!r}: {problem}"
-            ) from exc
-        except (OSError, PeerGoneError, RequestTimeout, JsonRpcError, McpProtocolError) as exc:
-            client.close()
-            raise ToolResolutionError(
-                f"mcp_local {self.name!r}: cannot connect to the MCP server "
-                f"({self._where()}): {describe_error(exc)}"
-            ) from exc
-        except BaseException:
-            client.close()
-            raise
+                raise
+            raise ToolResolutionError(f"mcp_local {self.name!r}: {problem}") from exc
 
     def _transport(self) -> StdioTransport | HttpTransport:
         if self.command is not None:
@@ -145,11 +136,6 @@ class LocalMcp:
             read_timeout=self.timeout + 5.0,
             label=self.name,
         )
-
-    def _where(self) -> str:
-        if self.command is not None:
-            return f"command {self.command!r}"
-        return f"url {display_url(self.url or '')}"
 
 
 @checked(ArgumentTypeError)
