@@ -1,13 +1,6 @@
-"""A compact synchronous MCP client: handshake, tool listing, tool calls, result flattening.
-
-It speaks over either transport (:class:`~mantyx_sync._peers.mcp.stdio.StdioTransport`
-or :class:`~mantyx_sync._peers.mcp.http.HttpTransport`) through one
-:class:`~mantyx_sync._peers.jsonrpc.Endpoint`. No asyncio: callers block on their own
-thread; several calls may be in flight at once.
-
-We declare no client capabilities (no roots, sampling or elicitation): the SDK
-has nothing to offer a server there, and refusing such requests with
-``-32601`` is what the endpoint does.
+"""A synchronous MCP client over one :class:`~mantyx_sync._peers.jsonrpc.Endpoint`:
+handshake, tool listing, tool calls, result flattening. It declares no client
+capabilities (roots, sampling, elicitation): the SDK has nothing to offer there.
 """
 
 from __future__ import annotations

@@ -8,9 +8,7 @@ what the server sends outside any POST (the Python SDK sends ``roots/list`` ther
 
 A ``404`` on a request that carried the ``Mcp-Session-Id`` is
 :class:`~mantyx_sync._peers.jsonrpc.SessionExpired`, so the client re-initialises.
-``initialize`` goes out without session headers and its reply's id replaces the
-old one, so calls in flight meanwhile keep the old id (they get a 404 and retry)
-rather than going out with none. Header values may hold secrets: never logged.
+Header values may hold secrets: never logged.
 """
 
 from __future__ import annotations
@@ -67,11 +65,8 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
                 registry.add(conn)
                 return conn
 
-        class _TlsPool(HTTPSConnectionPool):
-            def _new_conn(self) -> Any:
-                conn = super()._new_conn()
-                registry.add(conn)
-                return conn
+        class _TlsPool(_Pool, HTTPSConnectionPool):
+            """The HTTPS pool, its connections registered by :class:`_Pool`'s ``_new_conn``."""
 
         self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TlsPool}
 
