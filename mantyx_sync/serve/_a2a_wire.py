@@ -8,10 +8,11 @@ here also: 0.3 status updates carry ``final``, and 1.0 stream items are
 from __future__ import annotations
 
 import datetime
-import json
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
+
+from ._wsgi import parts_text
 
 __all__ = [
     "Dialect",
@@ -43,33 +44,9 @@ def _state(state: str, dialect: Dialect) -> str:
 
 
 def message_text(message: Any) -> str | None:
-    """The text a client's A2A message carries (both lines), or ``None`` if none.
-
-    Text parts are joined with newlines; data parts are rendered as JSON; file
-    parts are named (their bytes are not forwarded).
-    """
-    if not isinstance(message, Mapping):
-        return None
-    parts = message.get("parts")
-    if not isinstance(parts, Sequence) or isinstance(parts, str):
-        return None
-    pieces: list[str] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            continue
-        if isinstance(part.get("text"), str):
-            pieces.append(part["text"])
-        elif "data" in part:
-            pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
-        else:
-            file = part.get("file")
-            if not isinstance(file, Mapping):
-                file = part
-            label = file.get("name") or file.get("filename") or file.get("uri") or file.get("url")
-            if label:
-                pieces.append(f"[file: {label}]")
-    text = "\n".join(pieces)
-    return text if text.strip() else None
+    """The text a client's A2A message carries (both lines), or ``None`` if none;
+    file parts are named (their bytes are not forwarded)."""
+    return parts_text(message.get("parts"), files=True) if isinstance(message, Mapping) else None
 
 
 def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from ..events import RunEvent, ToolStep, tool_step
 from ..results import RunResult
+from ._wsgi import parts_text
 
 __all__ = ["ResponseBuilder", "request_text"]
 
@@ -42,18 +43,8 @@ def request_text(body: Mapping[str, Any]) -> str | None:
         content = message.get("content")
         if isinstance(content, str):
             return content if content.strip() else None
-        if not isinstance(content, list):
-            continue
-        pieces = []
-        for part in content:
-            if not isinstance(part, Mapping):
-                continue
-            if isinstance(part.get("text"), str):
-                pieces.append(part["text"])
-            elif part.get("type") == "data" and "data" in part:
-                pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
-        text = "\n".join(pieces)
-        if text.strip():
+        text = parts_text(content, files=False)
+        if text is not None:
             return text
     return None
 

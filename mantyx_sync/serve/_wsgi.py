@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -30,6 +30,7 @@ __all__ = [
     "StartResponse",
     "base_url",
     "json_reply",
+    "parts_text",
     "read_json",
 ]
 
@@ -238,6 +239,28 @@ def read_json(environ: dict[str, Any]) -> Any:
         if not level:
             return value
     raise BadJson(too_deep)
+
+
+def parts_text(parts: Any, *, files: bool) -> str | None:
+    """The text of a message's parts (A2A parts, Agent API contents), or ``None`` if
+    blank: text parts joined with newlines, data parts as JSON and, with ``files``,
+    file parts named. (An Agent API audio content's ``data`` is no data part.)"""
+    pieces: list[str] = []
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            pieces.append(part["text"])
+        elif "data" in part and part.get("type", "data") == "data":
+            pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
+        elif files:
+            file = part.get("file")
+            file = file if isinstance(file, Mapping) else part
+            label = file.get("name") or file.get("filename") or file.get("uri") or file.get("url")
+            if label:
+                pieces.append(f"[file: {label}]")
+    text = "\n".join(pieces)
+    return text if text.strip() else None
 
 
 def _too_large() -> Refused:
