@@ -1,20 +1,8 @@
-"""The Agent API protocol's objects, built from a MANTYX run's events.
-
-:class:`ResponseBuilder` turns each :class:`~mantyx_sync.RunEvent` into the
-protocol's ``response`` / ``message`` / ``content`` objects, numbered by
-``sequence_number``, with the protocol's status transitions:
-
-* the response: ``created`` → ``in_progress`` → ``completed`` / ``failed`` / ``canceled``;
-* assistant text: a ``message`` (``in_progress``), ``text`` content deltas
-  (``delta: true``), the whole text as completed content, then the message
-  ``completed`` — one message per model turn that said something;
-* tool activity: a ``plugin_call`` message whose ``data`` content is
-  ``{call_id, name, arguments}``, then a ``plugin_call_output`` message
-  (role ``tool``) with ``{call_id, name, output}``;
-* a ``heartbeat`` message while a tool call is outstanding and nothing else
-  was said for a while.
-
-Not thread-safe: one builder per response, used by one thread.
+"""The Agent API protocol's objects, built from a MANTYX run's events by
+:class:`ResponseBuilder` (one per response, used by one thread): assistant text is
+one message per model turn that said something (its deltas, then the whole text
+completed); a tool call is a ``plugin_call`` message, its result a
+``plugin_call_output`` one.
 """
 
 from __future__ import annotations
@@ -201,9 +189,10 @@ class ResponseBuilder:
         self, outcome: str, result: RunResult | None, error: str | None
     ) -> list[dict[str, Any]]:
         """The closing objects: any open text, then the final response object."""
-        out = self._close_text(None) if self._text_msg is not None else []
-        if outcome == "completed" and result is not None and result.text and not self.output_text():
-            out += self._close_text(result.text)
+        out = self._close_text(None)
+        said = any(msg["type"] == "message" for msg in self.output)  # each with its text
+        if outcome == "completed" and result is not None and result.text and not said:
+            out += self._close_text(result.text)  # the answer, said by no streamed turn
         usage = None
         if result is not None and result.tokens is not None:
             usage = {
@@ -215,11 +204,3 @@ class ResponseBuilder:
             failure = {"code": "run_failed", "message": error or "the run failed"}
         out.append(self.response(outcome, error=failure, usage=usage))
         return out
-
-    def output_text(self) -> str:
-        """The text of the last assistant message so far."""
-        for msg in reversed(self.output):
-            if msg.get("type") == "message":
-                content = msg.get("content") or []
-                return "".join(c.get("text") or "" for c in content)
-        return ""
