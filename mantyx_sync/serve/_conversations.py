@@ -1,16 +1,10 @@
 """Protocol conversation ids (A2A ``contextId``, Agent API ``session_id``) → MANTYX sessions.
 
-One :class:`Conversations` per served app. Conversation ids belong to the
-caller that sent them (as ``authenticate`` names it): the same id from two
-callers is two conversations, so no caller reaches another's history. Each
-one maps to one MANTYX :class:`~mantyx_sync.Session`, created on its first
-message. Past ``max_sessions`` of one caller, that caller's least recently
-used conversation is evicted and its session *ended* on the server (which
-also cancels a run still going in it): a busy caller never accumulates open
-sessions, nor pushes out anyone else's. MANTYX runs one message of a session
-at a time: a second message for a busy conversation waits its turn.
-
-In ``stateless`` mode no session is kept: every message is a one-shot run.
+An id belongs to the caller that sent it (as ``authenticate`` names it), so no caller
+reaches another's history. Past ``max_sessions`` of one caller, that caller's least
+recently used conversation is evicted and its session ended on the server (which
+cancels a run still going in it): a busy caller never pushes out anyone else's.
+MANTYX runs one message of a session at a time, so a second message waits its turn.
 """
 
 from __future__ import annotations

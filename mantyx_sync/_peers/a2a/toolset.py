@@ -1,16 +1,8 @@
 """``a2a_local`` tools: an Agent2Agent peer that only this process can reach.
 
-:func:`define_local_a2a` returns a frozen :class:`LocalA2A`. Its
-:meth:`~LocalA2A.connect` resolves the Agent Card (given inline, or fetched from
-``<url>/.well-known/agent-card.json`` with a fallback to ``agent.json``) and
-returns an :class:`A2AConnection` that declares the tool and answers
-``local_tool_call`` events by sending ``args.message`` to
-the peer.
-
-**Conversation threading.** A connection remembers the ``contextId`` of the
-peer's latest reply and sends it with the next message, so calls within one
-run (or one session, which keeps its connections) continue the same A2A
-conversation. A new connection starts a new conversation.
+A connection remembers the ``contextId`` of the peer's latest reply and sends it
+with the next message, so calls within one run (or one session, which keeps its
+connections) continue one A2A conversation; a new connection starts a new one.
 """
 
 from __future__ import annotations

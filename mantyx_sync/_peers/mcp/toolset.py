@@ -1,16 +1,7 @@
 """``mcp_local`` tools: a whole MCP server that only this process can reach.
 
-:func:`define_local_mcp` validates a definition eagerly and returns a frozen
-:class:`LocalMcp`. Before a run is created the engine calls
-:meth:`LocalMcp.connect`, which starts the server (stdio subprocess) or reaches
-it (Streamable HTTP), runs the MCP handshake and ``tools/list``, and returns an
-:class:`McpConnection` that declares the tools and answers
-``local_tool_call`` events.
-
-Model-facing names are the upstream names sanitised to ``[a-zA-Z0-9_]``,
-prefixed with ``<name>_`` (unless ``prefix=False``) and capped at 64 characters
-while staying unique. Calls are routed only through the connection's own map
-from model-facing name to upstream name: a sanitised name cannot be turned back.
+Calls are routed only through the connection's own map from model-facing name to
+upstream name: a sanitised name (:func:`model_names`) cannot be turned back.
 """
 
 from __future__ import annotations
