@@ -31,11 +31,10 @@ Sender = Callable[[dict[str, Any]], None]
 class JsonRpcError(Exception):
     """The peer answered a request with a JSON-RPC ``error`` object."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
+    def __init__(self, code: object, message: str) -> None:
+        self.code = int(code) if isinstance(code, int) else 0  # 0 for a malformed code
         self.message = message
-        self.data = data
+        super().__init__(f"{self.code}: {message}")
 
 
 class PeerGoneError(Exception):
@@ -170,14 +169,7 @@ class Endpoint:
         if error is None:
             pending.set_result(message.get("result"))
         elif isinstance(error, dict):
-            code = error.get("code")
-            pending.set_exception(
-                JsonRpcError(
-                    int(code) if isinstance(code, int) else 0,
-                    str(error.get("message", "")),
-                    error.get("data"),
-                )
-            )
+            pending.set_exception(JsonRpcError(error.get("code"), str(error.get("message", ""))))
         else:
             pending.set_exception(JsonRpcError(0, str(error)))
 

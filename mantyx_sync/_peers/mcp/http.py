@@ -320,11 +320,8 @@ class HttpTransport:
             body = None
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            code = error.get("code")
-            return JsonRpcError(
-                code if isinstance(code, int) else 0,
-                f"HTTP {resp.status_code}: {redact_text(error['message'])}",
-            )
+            message = f"HTTP {resp.status_code}: {redact_text(error['message'])}"
+            return JsonRpcError(error.get("code"), message)
         return PeerGoneError(f"MCP server {self._label!r} answered HTTP {resp.status_code}")
 
     def _listen(self) -> None:
