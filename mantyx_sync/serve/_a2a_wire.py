@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from ._wsgi import parts_text
 
@@ -24,13 +24,6 @@ __all__ = [
 ]
 
 Dialect = Literal["0.3", "1.0"]
-
-ARTIFACT_NAME: Final = "response"
-
-
-def _now() -> str:
-    """An RFC 3339 UTC timestamp, as A2A status timestamps are."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _part(text: str, dialect: Dialect) -> dict[str, Any]:
@@ -66,14 +59,15 @@ def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
 
 
 def _status(state: str, message: dict[str, Any] | None, dialect: Dialect) -> dict[str, Any]:
-    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": _now()}
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": stamp}
     if message is not None:
         out["message"] = message
     return out
 
 
 def _artifact(text: str, artifact_id: str, dialect: Dialect) -> dict[str, Any]:
-    return {"artifactId": artifact_id, "name": ARTIFACT_NAME, "parts": [_part(text, dialect)]}
+    return {"artifactId": artifact_id, "name": "response", "parts": [_part(text, dialect)]}
 
 
 def task_object(
@@ -130,26 +124,11 @@ def _skills(tools: Sequence[Any], agent_name: str) -> list[dict[str, Any]]:
             continue
         description = getattr(tool, "description", None)
         kind = str(getattr(tool, "kind", "tool"))
-        skills.append(
-            {
-                "id": name,
-                "name": name,
-                "description": description
-                if isinstance(description, str) and description
-                else f"Can use the {name} tool ({kind}).",
-                "tags": [kind],
-            }
-        )
-    if not skills:
-        skills.append(
-            {
-                "id": "chat",
-                "name": "Chat",
-                "description": f"Answers messages as the MANTYX agent {agent_name}.",
-                "tags": ["chat"],
-            }
-        )
-    return skills
+        if not (isinstance(description, str) and description):
+            description = f"Can use the {name} tool ({kind})."
+        skills.append({"id": name, "name": name, "description": description, "tags": [kind]})
+    chat = f"Answers messages as the MANTYX agent {agent_name}."
+    return skills or [{"id": "chat", "name": "Chat", "description": chat, "tags": ["chat"]}]
 
 
 def build_card(
