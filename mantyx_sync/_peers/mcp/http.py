@@ -48,15 +48,12 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
     here would wait for the reader's buffer lock.)
     """
 
-    def __init__(self, *, pool_maxsize: int) -> None:
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        super().__init__(pool_connections=1, pool_maxsize=pool_maxsize)
-
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
     ) -> None:
         """Create the pool manager with connection pools that register each connection."""
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         registry = self._connections
 
         class _Pool(HTTPConnectionPool):
@@ -104,10 +101,9 @@ class HttpTransport:
         self._read_timeout = read_timeout
         self._label = label
         self._http = requests.Session()
-        adapter = _TrackingAdapter(pool_maxsize=32)
-        self._adapter = adapter
-        self._http.mount("http://", adapter)
-        self._http.mount("https://", adapter)
+        self._adapter = _TrackingAdapter(pool_connections=1, pool_maxsize=32)
+        self._http.mount("http://", self._adapter)
+        self._http.mount("https://", self._adapter)
         self._lock = threading.Lock()
         self._endpoint: Endpoint | None = None
         self._workers: set[threading.Thread] = set()

@@ -113,8 +113,8 @@ class StdioTransport:
         assert self._proc.stdin is not None
         # stderr first: the stdout reader waits for its last words when the server exits.
         self._stderr_reader = self._thread(self._drain_stderr, self._proc.stderr, "stderr")
-        self._readers = [self._stderr_reader]
-        self._readers.append(self._thread(self._read_stdout, self._proc.stdout, "stdout"))
+        stdout_reader = self._thread(self._read_stdout, self._proc.stdout, "stdout")
+        self._readers = [self._stderr_reader, stdout_reader]
         self._writer = self._thread(self._write_stdin, self._proc.stdin, "stdin")
 
     def send(self, message: dict[str, Any]) -> None:
