@@ -51,8 +51,6 @@ class McpClient:
         self._generation = 0
         self.server_info: dict[str, Any] | None = None
         """The ``serverInfo`` block from ``initialize``, verbatim."""
-        self.protocol_version: str | None = None
-        """The negotiated protocol version."""
 
     def open(self) -> None:
         """Start the transport and run ``initialize`` + ``notifications/initialized``.
@@ -149,7 +147,6 @@ class McpClient:
             )
         info = result.get("serverInfo")
         self.server_info = dict(info) if isinstance(info, dict) else None
-        self.protocol_version = version
         if isinstance(self._transport, HttpTransport):
             self._transport.protocol_version = version
         self._endpoint.notify("notifications/initialized")
