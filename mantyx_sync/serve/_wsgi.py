@@ -1,8 +1,5 @@
-"""Plain-WSGI plumbing the served apps share: who may call, bodies, JSON and SSE replies.
-
-No framework: the apps are callables ``app(environ, start_response)`` that any
-WSGI server (werkzeug, gunicorn, mod_wsgi) or framework (Flask's
-``app.wsgi_app`` dispatcher, a Django view) can host.
+"""Plain-WSGI plumbing the served apps share (no framework, so any WSGI server or
+framework hosts them): who may call, bodies, JSON and SSE replies.
 
 What a web page in the user's browser could otherwise do to a served agent is
 refused here, once for both apps: a Host name the app does not answer to

@@ -1,19 +1,12 @@
-"""A compact synchronous A2A client: Agent Card discovery and one-shot ``send``.
+"""A synchronous A2A client: Agent Card discovery and one-shot ``send``, in the
+protocol line the card offers (1.0 when it offers both, as a2a-sdk 1.x does):
 
-Two protocol generations are spoken, chosen from the card:
+* **1.0**: method ``SendMessage``, header ``A2A-Version: 1.0``; the result wraps
+  ``{"message": …}`` or ``{"task": …}``, task states read ``TASK_STATE_COMPLETED``.
+* **0.3**: method ``message/send``, ``kind``-tagged message and parts; the result
+  *is* the Message or Task, states read ``completed``. A card offering only gRPC
+  or HTTP+JSON is refused.
 
-* **1.0** — the card lists a ``JSONRPC`` entry in ``supportedInterfaces`` with
-  protocol version 1.x (or its top-level ``protocolVersion`` is 1.x): method
-  ``SendMessage``, header ``A2A-Version: 1.0``, ``role: "ROLE_USER"``, parts
-  without ``kind``; the result wraps ``{"message": …}`` or ``{"task": …}`` and
-  task states read ``TASK_STATE_COMPLETED``.
-* **0.3** — otherwise: method ``message/send``, ``kind``-tagged message and
-  parts, ``role: "user"``; the result *is* the Message or Task (``kind``),
-  states read ``completed``. The endpoint is the top-level ``url`` when
-  ``preferredTransport`` is absent or ``JSONRPC``, else the ``JSONRPC`` entry of
-  ``additionalInterfaces``; a card offering only gRPC or HTTP+JSON is refused.
-
-A peer that serves both (the a2a-sdk 1.x default) is spoken to in 1.0.
 The reply text comes from a Message's parts, or a completed Task's artifacts,
 then its status message; never from ``history`` (which repeats the question).
 """
