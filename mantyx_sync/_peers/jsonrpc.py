@@ -46,11 +46,8 @@ class RequestTimeout(Exception):
 
 
 class SessionExpired(PeerGoneError):
-    """An HTTP peer no longer knows our session (404 on a request carrying a session id).
-
-    A :class:`PeerGoneError`: the client re-initialises once, and when the peer
-    forgets the new session too the call fails like any other lost peer.
-    """
+    """An HTTP peer forgot our session (a 404 on a request carrying its id): the client
+    re-initialises once; a peer that forgets the new session too is a lost peer."""
 
 
 class Endpoint:

@@ -31,9 +31,7 @@ class McpProtocolError(Exception):
 
 
 class McpClient:
-    """One MCP session over a transport.
-
-    Thread-safe after :meth:`open`: :meth:`call_tool` may run on many threads.
+    """One MCP session; after :meth:`open`, :meth:`call_tool` may run on many threads.
 
     :param transport: a not-yet-started transport.
     :param label: the definition's name (for logs and thread names).

@@ -40,13 +40,10 @@ _JOIN_S: Final = 5.0
 
 
 class _TrackingAdapter(requests.adapters.HTTPAdapter):
-    """An adapter that remembers its connections so :meth:`abort_all` can cut them.
-
-    Shutting a connection's socket down is what unblocks a thread reading a reply
-    on it, or still waiting for the reply's headers, before its read timeout.
-    (The thread that owns a response closes it once unblocked: closing it from
-    here would wait for the reader's buffer lock.)
-    """
+    """Remembers its connections so :meth:`abort_all` can shut their sockets down, which
+    unblocks a thread reading a reply, or waiting for its headers, before the read
+    timeout. (That thread then closes its response: closing it from here would wait
+    for the reader's buffer lock.)"""
 
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
@@ -77,12 +74,9 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
 
 
 class HttpTransport:
-    """A Streamable HTTP MCP endpoint.
+    """A Streamable HTTP MCP endpoint at ``url``. Thread-safe: requests from several
+    threads run concurrently, each on its own worker thread and pooled connection.
 
-    Thread-safe: requests from several threads run concurrently, each on its own
-    worker thread and pooled connection of one :class:`requests.Session`.
-
-    :param url: the MCP endpoint.
     :param headers: extra headers sent on every request (values never logged).
     :param read_timeout: upper bound on a silent read of a reply stream.
     :param label: a name for threads and log lines.

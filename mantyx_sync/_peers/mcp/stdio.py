@@ -50,14 +50,10 @@ STDERR_TAIL_BYTES = 4096
 
 
 class StdioTransport:
-    """A subprocess speaking MCP on its stdin/stdout.
+    """A subprocess (``command`` with ``args``, in ``cwd``) speaking MCP on its stdin and
+    stdout. Thread-safe: :meth:`send` may be called from several threads at once.
 
-    Thread-safe: :meth:`send` may be called from several threads at once.
-
-    :param command: the executable.
-    :param args: extra argv.
     :param env: added to (overriding) ``os.environ`` for the child; never logged.
-    :param cwd: the child's working directory.
     :param label: a name for threads and log lines.
     """
 
