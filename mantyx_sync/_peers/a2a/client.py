@@ -83,11 +83,10 @@ def fetch_card(
     raise A2AError("no Agent Card found; tried " + "; ".join(tried))
 
 
-def _major(version: Any) -> int | None:
-    if not isinstance(version, str) or not version:
-        return None
-    head = version.strip().lstrip("vV").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+def _one_or_later(version: Any) -> bool:
+    """Whether ``version`` is a protocol version string of 1.x or later."""
+    head = version.strip().lstrip("vV").split(".", 1)[0] if isinstance(version, str) else ""
+    return head.isdigit() and int(head) >= 1
 
 
 def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
@@ -103,12 +102,10 @@ def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
         and str(i.get("protocolBinding") or "JSONRPC").upper() == "JSONRPC"
     ]
     for iface in interfaces:
-        major = _major(iface.get("protocolVersion"))
-        if major is not None and major >= 1:
+        if _one_or_later(iface.get("protocolVersion")):
             return "1.0", iface["url"]
-    top_major = _major(card.get("protocolVersion"))
     url = card.get("url")
-    if top_major is not None and top_major >= 1:
+    if _one_or_later(card.get("protocolVersion")):
         target = url if isinstance(url, str) else (interfaces[0]["url"] if interfaces else None)
         if target:
             return "1.0", target
