@@ -68,8 +68,7 @@ class Conversations:
     def session_id(self, key: str, caller: str = "") -> str | None:
         """The MANTYX session id of ``caller``'s conversation ``key``, if it is open."""
         with self._lock:
-            mine = self._open.get(caller)
-            conversation = mine.get(key) if mine is not None else None
+            conversation = self._open.get(caller, collections.OrderedDict()).get(key)
             return conversation.session.id if conversation else None
 
     def start(self, caller: str, key: str, prompt: str) -> Turn:
@@ -118,11 +117,10 @@ class Conversations:
         return conversation
 
     def _touch_locked(self, caller: str, key: str) -> _Conversation | None:
-        mine = self._open.get(caller)
-        found = mine.get(key) if mine is not None else None
-        if mine is not None and found is not None:
+        mine = self._open.get(caller, collections.OrderedDict())
+        if key in mine:
             mine.move_to_end(key)
-        return found
+        return mine.get(key)
 
     @staticmethod
     def _end(conversation: _Conversation) -> None:
