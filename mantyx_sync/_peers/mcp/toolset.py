@@ -310,21 +310,16 @@ class McpConnection:
                 "upstream names you need"
             )
         names = model_names(self.name if definition.prefix else None, [t["name"] for t in kept])
-        self._upstream: dict[str, str] = {}
-        self._schemas: dict[str, Mapping[str, Any] | None] = {}
-        self._tools: list[dict[str, Any]] = []
-        for model_name, tool in zip(names, kept, strict=True):
-            self._upstream[model_name] = tool["name"]
-            schema = tool.get("inputSchema")
-            self._schemas[model_name] = schema if isinstance(schema, dict) else None
-            self._tools.append({**tool, "name": model_name})
+        # By model-facing name, in server order: the listed tool renamed, and its upstream name.
+        self._tools = {name: {**tool, "name": name} for name, tool in zip(names, kept, strict=True)}
+        self._upstream = {name: tool["name"] for name, tool in zip(names, kept, strict=True)}
 
     def wire_ref(self) -> dict[str, Any]:
         """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name}
         if self._server_info is not None:
             ref["serverInfo"] = self._server_info
-        ref["tools"] = [dict(tool) for tool in self._tools]
+        ref["tools"] = [dict(tool) for tool in self._tools.values()]
         return ref
 
     def tool_names(self) -> Sequence[str]:
@@ -337,7 +332,8 @@ class McpConnection:
 
     def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
         """The tool's ``inputSchema`` as the server listed it."""
-        return self._schemas.get(tool_name)
+        schema = self._tools.get(tool_name, {}).get("inputSchema")
+        return schema if isinstance(schema, dict) else None
 
     def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Run one ``local_tool_call``; returns the flattened text.
