@@ -185,9 +185,7 @@ class HttpTransport:
     def _headers(
         self, accept: str = "application/json, text/event-stream", *, session: bool = True
     ) -> dict[str, str]:
-        headers = dict(self._extra_headers)
-        headers["Accept"] = accept
-        headers["Content-Type"] = "application/json"
+        headers = {**self._extra_headers, "Accept": accept, "Content-Type": "application/json"}
         if session and self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if session and self.protocol_version is not None:
