@@ -66,21 +66,20 @@ class LocalA2A:
         """
         headers = dict(self.headers) if self.headers else None
         http = requests.Session()
+        client = None
         try:
             card = self.agent_card
             if card is None:
                 assert self.url is not None
                 card = fetch_card(http, self.url, headers, timeout=self.timeout)
-            client = None if self.send is not None else A2AClient(card, headers, http=http)
-        except BaseException as exc:
-            http.close()
-            if isinstance(exc, A2AError):
-                raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
-            raise
-        if client is None:
-            http.close()
-        else:
-            logger.debug("a2a_local %r: speaking A2A %s", self.name, client.generation)
+            if self.send is None:
+                client = A2AClient(card, headers, http=http)
+                logger.debug("a2a_local %r: speaking A2A %s", self.name, client.generation)
+        except A2AError as exc:
+            raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
+        finally:
+            if client is None:  # else the client owns the pool, and closes it
+                http.close()
         return A2AConnection(self, card, client)
 
 
