@@ -1,17 +1,12 @@
 """A transport-agnostic, thread-safe JSON-RPC 2.0 endpoint (the client side of MCP).
 
-A transport (stdio pipe, Streamable HTTP) hands every message it receives to
-:meth:`Endpoint.deliver` and gives the endpoint a ``send`` callable for what it
-writes. :meth:`Endpoint.request` allocates an id, sends, and blocks the calling
-thread on that request's own :class:`~concurrent.futures.Future` until the
-matching response, a timeout, or the loss of the peer. Several requests may be
-in flight at once, from different threads.
+A transport hands every message it receives to :meth:`Endpoint.deliver` and gives
+the endpoint a ``send`` callable for what it writes. Requests from several threads
+may be in flight at once, each waiting on its own future.
 
-Requests *from* the peer are answered on the delivering thread: ``ping`` with
-``{}``, everything else with ``-32601 Method not found`` (we declare no client
-capabilities, so a well-behaved server should not ask for roots, sampling or
-elicitation; a server that asks anyway gets a clean refusal instead of a hang).
-Notifications from the peer are logged at debug level and otherwise ignored.
+The peer's own requests are answered on the delivering thread: ``ping`` with ``{}``,
+anything else with ``-32601`` (we declare no client capabilities, so a server that
+asks for roots, sampling or elicitation anyway gets a clean refusal, not a hang).
 """
 
 from __future__ import annotations
@@ -36,11 +31,10 @@ Sender = Callable[[dict[str, Any]], None]
 class JsonRpcError(Exception):
     """The peer answered a request with a JSON-RPC ``error`` object."""
 
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
+    def __init__(self, code: object, message: str) -> None:
+        self.code = int(code) if isinstance(code, int) else 0  # 0 for a malformed code
         self.message = message
-        self.data = data
+        super().__init__(f"{self.code}: {message}")
 
 
 class PeerGoneError(Exception):
@@ -52,11 +46,8 @@ class RequestTimeout(Exception):
 
 
 class SessionExpired(PeerGoneError):
-    """An HTTP peer no longer knows our session (404 on a request carrying a session id).
-
-    A :class:`PeerGoneError`: the client re-initialises once, and when the peer
-    forgets the new session too the call fails like any other lost peer.
-    """
+    """An HTTP peer forgot our session (a 404 on a request carrying its id): the client
+    re-initialises once; a peer that forgets the new session too is a lost peer."""
 
 
 class Endpoint:
@@ -74,17 +65,12 @@ class Endpoint:
         self._send = send
         self._label = label
         self._lock = threading.Lock()
-        # Each future is set once, by whoever pops it from this table.
+        # Each future is set once, by whoever pops it from this table; the peer's
+        # own request ids (which may be 0 or strings) never touch it.
         self._pending: dict[Any, Future[Any]] = {}
-        # Our ids start at 1; the peer's ids (which may be 0 or strings) live in
-        # its own id space and never touch this table.
         self._ids = itertools.count(1)
-        self._closed_reason: str | None = None
-
-    @property
-    def closed_reason(self) -> str | None:
+        self.closed_reason: str | None = None
         """Why the endpoint was closed, or ``None`` while it is open."""
-        return self._closed_reason
 
     def request(
         self,
@@ -104,8 +90,8 @@ class Endpoint:
         """
         pending: Future[Any] = Future()
         with self._lock:
-            if self._closed_reason is not None:
-                raise PeerGoneError(self._closed_reason)
+            if (closed := self.closed_reason) is not None:
+                raise PeerGoneError(closed)
             request_id = next(self._ids)
             self._pending[request_id] = pending
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -135,8 +121,8 @@ class Endpoint:
 
         :raises PeerGoneError: the peer is gone.
         """
-        if self._closed_reason is not None:
-            raise PeerGoneError(self._closed_reason)
+        if self.closed_reason is not None:
+            raise PeerGoneError(self.closed_reason)
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = dict(params)
@@ -180,14 +166,7 @@ class Endpoint:
         if error is None:
             pending.set_result(message.get("result"))
         elif isinstance(error, dict):
-            code = error.get("code")
-            pending.set_exception(
-                JsonRpcError(
-                    int(code) if isinstance(code, int) else 0,
-                    str(error.get("message", "")),
-                    error.get("data"),
-                )
-            )
+            pending.set_exception(JsonRpcError(error.get("code"), str(error.get("message", ""))))
         else:
             pending.set_exception(JsonRpcError(0, str(error)))
 
@@ -201,8 +180,8 @@ class Endpoint:
     def close(self, reason: str) -> None:
         """Fail every pending request and every later one with :class:`PeerGoneError`."""
         with self._lock:
-            if self._closed_reason is None:
-                self._closed_reason = reason
+            if self.closed_reason is None:
+                self.closed_reason = reason
             waiting = list(self._pending.values())
             self._pending.clear()
         for pending in waiting:

@@ -1,9 +1,5 @@
-"""A2A tasks of the served app: one per message, each following one MANTYX run.
-
-A :class:`A2ATask` keeps what ``tasks/get`` reports (state, answer so far,
-error) current from the run's pump thread, so a task can be read, cancelled or
-awaited from any request. :class:`TaskStore` keeps running tasks and the most
-recent finished ones, each for the caller that started it only.
+"""A2A tasks of the served app: one per message, each following one MANTYX run and
+kept current from the run's pump thread, so any request can read, cancel or await it.
 """
 
 from __future__ import annotations
@@ -89,16 +85,15 @@ class A2ATask:
     def to_wire(self, dialect: Dialect, *, history_length: int | None = None) -> dict[str, Any]:
         """The Task as ``tasks/get`` returns it."""
         answer = self.answer()
-        history = [self._user_message]
-        if history_length is not None:
-            history = history[-history_length:] if history_length > 0 else []
+        # The history is the one user message: any positive length keeps it.
+        keep = history_length is None or history_length > 0
         return task_object(
             task_id=self.id,
             context_id=self.context_id,
             state=self.state,
             status_message=self.status_message(dialect),
             artifact=(self.artifact_id, answer) if answer or self.done else None,
-            history=history,
+            history=[self._user_message] if keep else [],
             dialect=dialect,
         )
 

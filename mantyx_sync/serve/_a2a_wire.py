@@ -8,10 +8,11 @@ here also: 0.3 status updates carry ``final``, and 1.0 stream items are
 from __future__ import annotations
 
 import datetime
-import json
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, Literal
+from typing import Any, Literal
+
+from ._wsgi import parts_text
 
 __all__ = [
     "Dialect",
@@ -23,13 +24,6 @@ __all__ = [
 ]
 
 Dialect = Literal["0.3", "1.0"]
-
-ARTIFACT_NAME: Final = "response"
-
-
-def _now() -> str:
-    """An RFC 3339 UTC timestamp, as A2A status timestamps are."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _part(text: str, dialect: Dialect) -> dict[str, Any]:
@@ -43,33 +37,9 @@ def _state(state: str, dialect: Dialect) -> str:
 
 
 def message_text(message: Any) -> str | None:
-    """The text a client's A2A message carries (both lines), or ``None`` if none.
-
-    Text parts are joined with newlines; data parts are rendered as JSON; file
-    parts are named (their bytes are not forwarded).
-    """
-    if not isinstance(message, Mapping):
-        return None
-    parts = message.get("parts")
-    if not isinstance(parts, Sequence) or isinstance(parts, str):
-        return None
-    pieces: list[str] = []
-    for part in parts:
-        if not isinstance(part, Mapping):
-            continue
-        if isinstance(part.get("text"), str):
-            pieces.append(part["text"])
-        elif "data" in part:
-            pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
-        else:
-            file = part.get("file")
-            if not isinstance(file, Mapping):
-                file = part
-            label = file.get("name") or file.get("filename") or file.get("uri") or file.get("url")
-            if label:
-                pieces.append(f"[file: {label}]")
-    text = "\n".join(pieces)
-    return text if text.strip() else None
+    """The text a client's A2A message carries (both lines), or ``None`` if none;
+    file parts are named (their bytes are not forwarded)."""
+    return parts_text(message.get("parts"), files=True) if isinstance(message, Mapping) else None
 
 
 def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
@@ -89,14 +59,15 @@ def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
 
 
 def _status(state: str, message: dict[str, Any] | None, dialect: Dialect) -> dict[str, Any]:
-    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": _now()}
+    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
+    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": stamp}
     if message is not None:
         out["message"] = message
     return out
 
 
 def _artifact(text: str, artifact_id: str, dialect: Dialect) -> dict[str, Any]:
-    return {"artifactId": artifact_id, "name": ARTIFACT_NAME, "parts": [_part(text, dialect)]}
+    return {"artifactId": artifact_id, "name": "response", "parts": [_part(text, dialect)]}
 
 
 def task_object(
@@ -153,26 +124,11 @@ def _skills(tools: Sequence[Any], agent_name: str) -> list[dict[str, Any]]:
             continue
         description = getattr(tool, "description", None)
         kind = str(getattr(tool, "kind", "tool"))
-        skills.append(
-            {
-                "id": name,
-                "name": name,
-                "description": description
-                if isinstance(description, str) and description
-                else f"Can use the {name} tool ({kind}).",
-                "tags": [kind],
-            }
-        )
-    if not skills:
-        skills.append(
-            {
-                "id": "chat",
-                "name": "Chat",
-                "description": f"Answers messages as the MANTYX agent {agent_name}.",
-                "tags": ["chat"],
-            }
-        )
-    return skills
+        if not (isinstance(description, str) and description):
+            description = f"Can use the {name} tool ({kind})."
+        skills.append({"id": name, "name": name, "description": description, "tags": [kind]})
+    chat = f"Answers messages as the MANTYX agent {agent_name}."
+    return skills or [{"id": "chat", "name": "Chat", "description": chat, "tags": ["chat"]}]
 
 
 def build_card(

@@ -1,20 +1,8 @@
-"""The Agent API protocol's objects, built from a MANTYX run's events.
-
-:class:`ResponseBuilder` turns each :class:`~mantyx_sync.RunEvent` into the
-protocol's ``response`` / ``message`` / ``content`` objects, numbered by
-``sequence_number``, with the protocol's status transitions:
-
-* the response: ``created`` → ``in_progress`` → ``completed`` / ``failed`` / ``canceled``;
-* assistant text: a ``message`` (``in_progress``), ``text`` content deltas
-  (``delta: true``), the whole text as completed content, then the message
-  ``completed`` — one message per model turn that said something;
-* tool activity: a ``plugin_call`` message whose ``data`` content is
-  ``{call_id, name, arguments}``, then a ``plugin_call_output`` message
-  (role ``tool``) with ``{call_id, name, output}``;
-* a ``heartbeat`` message while a tool call is outstanding and nothing else
-  was said for a while.
-
-Not thread-safe: one builder per response, used by one thread.
+"""The Agent API protocol's objects, built from a MANTYX run's events by
+:class:`ResponseBuilder` (one per response, used by one thread): assistant text is
+one message per model turn that said something (its deltas, then the whole text
+completed); a tool call is a ``plugin_call`` message, its result a
+``plugin_call_output`` one.
 """
 
 from __future__ import annotations
@@ -27,6 +15,7 @@ from typing import Any
 
 from ..events import RunEvent, ToolStep, tool_step
 from ..results import RunResult
+from ._wsgi import parts_text
 
 __all__ = ["ResponseBuilder", "request_text"]
 
@@ -42,18 +31,8 @@ def request_text(body: Mapping[str, Any]) -> str | None:
         content = message.get("content")
         if isinstance(content, str):
             return content if content.strip() else None
-        if not isinstance(content, list):
-            continue
-        pieces = []
-        for part in content:
-            if not isinstance(part, Mapping):
-                continue
-            if isinstance(part.get("text"), str):
-                pieces.append(part["text"])
-            elif part.get("type") == "data" and "data" in part:
-                pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
-        text = "\n".join(pieces)
-        if text.strip():
+        text = parts_text(content, files=False)
+        if text is not None:
             return text
     return None
 
@@ -210,9 +189,10 @@ class ResponseBuilder:
         self, outcome: str, result: RunResult | None, error: str | None
     ) -> list[dict[str, Any]]:
         """The closing objects: any open text, then the final response object."""
-        out = self._close_text(None) if self._text_msg is not None else []
-        if outcome == "completed" and result is not None and result.text and not self.output_text():
-            out += self._close_text(result.text)
+        out = self._close_text(None)
+        said = any(msg["type"] == "message" for msg in self.output)  # each with its text
+        if outcome == "completed" and result is not None and result.text and not said:
+            out += self._close_text(result.text)  # the answer, said by no streamed turn
         usage = None
         if result is not None and result.tokens is not None:
             usage = {
@@ -224,11 +204,3 @@ class ResponseBuilder:
             failure = {"code": "run_failed", "message": error or "the run failed"}
         out.append(self.response(outcome, error=failure, usage=usage))
         return out
-
-    def output_text(self) -> str:
-        """The text of the last assistant message so far."""
-        for msg in reversed(self.output):
-            if msg.get("type") == "message":
-                content = msg.get("content") or []
-                return "".join(c.get("text") or "" for c in content)
-        return ""

@@ -1,16 +1,10 @@
 """Protocol conversation ids (A2A ``contextId``, Agent API ``session_id``) → MANTYX sessions.
 
-One :class:`Conversations` per served app. Conversation ids belong to the
-caller that sent them (as ``authenticate`` names it): the same id from two
-callers is two conversations, so no caller reaches another's history. Each
-one maps to one MANTYX :class:`~mantyx_sync.Session`, created on its first
-message. Past ``max_sessions`` of one caller, that caller's least recently
-used conversation is evicted and its session *ended* on the server (which
-also cancels a run still going in it): a busy caller never accumulates open
-sessions, nor pushes out anyone else's. MANTYX runs one message of a session
-at a time: a second message for a busy conversation waits its turn.
-
-In ``stateless`` mode no session is kept: every message is a one-shot run.
+An id belongs to the caller that sent it (as ``authenticate`` names it), so no caller
+reaches another's history. Past ``max_sessions`` of one caller, that caller's least
+recently used conversation is evicted and its session ended on the server (which
+cancels a run still going in it): a busy caller never pushes out anyone else's.
+MANTYX runs one message of a session at a time, so a second message waits its turn.
 """
 
 from __future__ import annotations
@@ -74,8 +68,7 @@ class Conversations:
     def session_id(self, key: str, caller: str = "") -> str | None:
         """The MANTYX session id of ``caller``'s conversation ``key``, if it is open."""
         with self._lock:
-            mine = self._open.get(caller)
-            conversation = mine.get(key) if mine is not None else None
+            conversation = self._open.get(caller, collections.OrderedDict()).get(key)
             return conversation.session.id if conversation else None
 
     def start(self, caller: str, key: str, prompt: str) -> Turn:
@@ -124,11 +117,10 @@ class Conversations:
         return conversation
 
     def _touch_locked(self, caller: str, key: str) -> _Conversation | None:
-        mine = self._open.get(caller)
-        found = mine.get(key) if mine is not None else None
-        if mine is not None and found is not None:
+        mine = self._open.get(caller, collections.OrderedDict())
+        if key in mine:
             mine.move_to_end(key)
-        return found
+        return mine.get(key)
 
     @staticmethod
     def _end(conversation: _Conversation) -> None:

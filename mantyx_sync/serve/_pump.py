@@ -93,8 +93,7 @@ class RunPump:
     def events(self, heartbeat: float) -> Iterator[RunEvent | Tick]:
         """The run's events as they arrive, with :attr:`Tick.HEARTBEAT` after
         each ``heartbeat`` seconds of silence; ends after the terminal event."""
-        if self._queue is None:
-            raise RuntimeError("this pump was started without listen=True")
+        assert self._queue is not None, "this pump was started without listen=True"
         while True:
             try:
                 item = self._queue.get(timeout=heartbeat)

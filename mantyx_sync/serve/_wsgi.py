@@ -1,8 +1,5 @@
-"""Plain-WSGI plumbing the served apps share: who may call, bodies, JSON and SSE replies.
-
-No framework: the apps are callables ``app(environ, start_response)`` that any
-WSGI server (werkzeug, gunicorn, mod_wsgi) or framework (Flask's
-``app.wsgi_app`` dispatcher, a Django view) can host.
+"""Plain-WSGI plumbing the served apps share (no framework, so any WSGI server or
+framework hosts them): who may call, bodies, JSON and SSE replies.
 
 What a web page in the user's browser could otherwise do to a served agent is
 refused here, once for both apps: a Host name the app does not answer to
@@ -16,7 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any, Final
 
@@ -30,6 +27,7 @@ __all__ = [
     "StartResponse",
     "base_url",
     "json_reply",
+    "parts_text",
     "read_json",
 ]
 
@@ -238,6 +236,28 @@ def read_json(environ: dict[str, Any]) -> Any:
         if not level:
             return value
     raise BadJson(too_deep)
+
+
+def parts_text(parts: Any, *, files: bool) -> str | None:
+    """The text of a message's parts (A2A parts, Agent API contents), or ``None`` if
+    blank: text parts joined with newlines, data parts as JSON and, with ``files``,
+    file parts named. (An Agent API audio content's ``data`` is no data part.)"""
+    pieces: list[str] = []
+    for part in parts if isinstance(parts, list) else ():
+        if not isinstance(part, Mapping):
+            continue
+        if isinstance(part.get("text"), str):
+            pieces.append(part["text"])
+        elif "data" in part and part.get("type", "data") == "data":
+            pieces.append(json.dumps(part["data"], ensure_ascii=False, default=str))
+        elif files:
+            file = part.get("file")
+            file = file if isinstance(file, Mapping) else part
+            label = file.get("name") or file.get("filename") or file.get("uri") or file.get("url")
+            if label:
+                pieces.append(f"[file: {label}]")
+    text = "\n".join(pieces)
+    return text if text.strip() else None
 
 
 def _too_large() -> Refused:

@@ -77,7 +77,6 @@ class _RpcError(Exception):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
-        self.message = message
 
 
 def _error(request_id: Any, code: int, message: str) -> dict[str, Any]:
@@ -163,9 +162,7 @@ class A2AApp(ServedApp):
             )
         request_id = body.get("id")
         method = body["method"]
-        params = body.get("params")
-        if params is None:
-            params = {}
+        params = {} if body.get("params") is None else body["params"]
         try:
             if not isinstance(params, dict):
                 raise _RpcError(INVALID_PARAMS, "params must be an object")
@@ -182,7 +179,7 @@ class A2AApp(ServedApp):
             else:
                 raise _RpcError(METHOD_NOT_FOUND, f"method {method!r} is not supported")
         except _RpcError as exc:
-            return json_reply(start_response, _error(request_id, exc.code, exc.message))
+            return json_reply(start_response, _error(request_id, exc.code, str(exc)))
         return json_reply(start_response, _result(request_id, result))
 
     def _task(self, params: Mapping[str, Any], caller: str) -> A2ATask:

@@ -112,10 +112,8 @@ class AgentApiApp(ServedApp):
             turn = self.conversations.start(caller, session_id, text)
         except MantyxError as exc:
             log.warning("could not start a run for session %s: %s", session_id, exc)
-            objects = [builder.response("created")]
-            objects.append(
-                builder.response("failed", error={"code": "agent_unavailable", "message": str(exc)})
-            )
+            failure = {"code": "agent_unavailable", "message": str(exc)}
+            objects = [builder.response("created"), builder.response("failed", error=failure)]
             if not stream:
                 return json_reply(start_response, objects[-1])
             return self._stream(start_response, iter(objects))

@@ -1,19 +1,12 @@
-"""A compact synchronous A2A client: Agent Card discovery and one-shot ``send``.
+"""A synchronous A2A client: Agent Card discovery and one-shot ``send``, in the
+protocol line the card offers (1.0 when it offers both, as a2a-sdk 1.x does):
 
-Two protocol generations are spoken, chosen from the card:
+* **1.0**: method ``SendMessage``, header ``A2A-Version: 1.0``; the result wraps
+  ``{"message": …}`` or ``{"task": …}``, task states read ``TASK_STATE_COMPLETED``.
+* **0.3**: method ``message/send``, ``kind``-tagged message and parts; the result
+  *is* the Message or Task, states read ``completed``. A card offering only gRPC
+  or HTTP+JSON is refused.
 
-* **1.0** — the card lists a ``JSONRPC`` entry in ``supportedInterfaces`` with
-  protocol version 1.x (or its top-level ``protocolVersion`` is 1.x): method
-  ``SendMessage``, header ``A2A-Version: 1.0``, ``role: "ROLE_USER"``, parts
-  without ``kind``; the result wraps ``{"message": …}`` or ``{"task": …}`` and
-  task states read ``TASK_STATE_COMPLETED``.
-* **0.3** — otherwise: method ``message/send``, ``kind``-tagged message and
-  parts, ``role: "user"``; the result *is* the Message or Task (``kind``),
-  states read ``completed``. The endpoint is the top-level ``url`` when
-  ``preferredTransport`` is absent or ``JSONRPC``, else the ``JSONRPC`` entry of
-  ``additionalInterfaces``; a card offering only gRPC or HTTP+JSON is refused.
-
-A peer that serves both (the a2a-sdk 1.x default) is spoken to in 1.0.
 The reply text comes from a Message's parts, or a completed Task's artifacts,
 then its status message; never from ``history`` (which repeats the question).
 """
@@ -36,7 +29,6 @@ __all__ = ["A2AClient", "A2AError", "fetch_card"]
 logger = logging.getLogger(__name__)
 
 _CONNECT_TIMEOUT_S: Final = 10.0
-_COMPLETED: Final = "completed"
 
 
 class A2AError(Exception):
@@ -91,11 +83,10 @@ def fetch_card(
     raise A2AError("no Agent Card found; tried " + "; ".join(tried))
 
 
-def _major(version: Any) -> int | None:
-    if not isinstance(version, str) or not version:
-        return None
-    head = version.strip().lstrip("vV").split(".", 1)[0]
-    return int(head) if head.isdigit() else None
+def _one_or_later(version: Any) -> bool:
+    """Whether ``version`` is a protocol version string of 1.x or later."""
+    head = version.strip().lstrip("vV").split(".", 1)[0] if isinstance(version, str) else ""
+    return head.isdigit() and int(head) >= 1
 
 
 def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
@@ -111,12 +102,10 @@ def select_interface(card: Mapping[str, Any]) -> tuple[str, str]:
         and str(i.get("protocolBinding") or "JSONRPC").upper() == "JSONRPC"
     ]
     for iface in interfaces:
-        major = _major(iface.get("protocolVersion"))
-        if major is not None and major >= 1:
+        if _one_or_later(iface.get("protocolVersion")):
             return "1.0", iface["url"]
-    top_major = _major(card.get("protocolVersion"))
     url = card.get("url")
-    if top_major is not None and top_major >= 1:
+    if _one_or_later(card.get("protocolVersion")):
         target = url if isinstance(url, str) else (interfaces[0]["url"] if interfaces else None)
         if target:
             return "1.0", target
@@ -159,15 +148,6 @@ def _parts_text(parts: Any) -> list[str]:
     return out
 
 
-def _state(task: Mapping[str, Any]) -> str:
-    status = task.get("status")
-    raw = status.get("state") if isinstance(status, dict) else None
-    state = str(raw or "unknown").lower()
-    if state.startswith("task_state_"):
-        state = state[len("task_state_") :]
-    return state.replace("_", "-")
-
-
 def extract_reply(result: Any) -> tuple[str, str | None]:
     """The reply text and ``contextId`` of a ``message/send`` / ``SendMessage`` result.
 
@@ -192,13 +172,15 @@ def extract_reply(result: Any) -> tuple[str, str | None]:
     context_id = body.get("contextId") if isinstance(body.get("contextId"), str) else None
     if kind == "message":
         return "\n".join(_parts_text(body.get("parts"))), context_id
-    state = _state(body)
     status = body.get("status")
     status = status if isinstance(status, dict) else {}
+    # 1.0 spells TASK_STATE_INPUT_REQUIRED what 0.3 spells input-required.
+    state = str(status.get("state") or "unknown").lower().removeprefix("task_state_")
+    state = state.replace("_", "-")
     status_msg = status.get("message")
-    status_msg = status_msg if isinstance(status_msg, dict) else {}
-    status_text = "\n".join(_parts_text(status_msg.get("parts")))
-    if state != _COMPLETED:
+    parts = status_msg.get("parts") if isinstance(status_msg, dict) else None
+    status_text = "\n".join(_parts_text(parts))
+    if state != "completed":
         raise A2AError(f"A2A task {state}: {status_text}" if status_text else f"A2A task {state}")
     texts: list[str] = []
     for artifact in body.get("artifacts") or ():
@@ -210,51 +192,38 @@ def extract_reply(result: Any) -> tuple[str, str | None]:
 class A2AClient:
     """Talks to one A2A peer over JSON-RPC.
 
-    Thread-safe: one :class:`requests.Session` with a connection pool; each
-    :meth:`send` is an independent request.
+    Thread-safe: each :meth:`send` is an independent request on the ``http`` pool.
 
     :param card: the resolved Agent Card.
     :param headers: extra headers for every request (values never logged).
+    :param http: the connection pool, closed by :meth:`close`.
     """
 
     def __init__(
-        self,
-        card: Mapping[str, Any],
-        headers: Mapping[str, str] | None,
-        *,
-        http: requests.Session | None = None,
+        self, card: Mapping[str, Any], headers: Mapping[str, str] | None, *, http: requests.Session
     ) -> None:
         self.generation, self.endpoint = select_interface(card)
         self._headers = dict(headers or {})
-        self._http = http or requests.Session()
+        self._http = http
 
     def send(self, text: str, *, context_id: str | None, timeout: float) -> tuple[str, str | None]:
         """Send ``text`` as a user message; returns ``(reply_text, context_id)``.
 
         :raises A2AError: transport failure, HTTP error, JSON-RPC error or failed task.
         """
-        message: dict[str, Any]
         headers = {
             **self._headers,
             "Content-Type": "application/json",
             "Accept": "application/json",
         }
+        message: dict[str, Any] = {"messageId": str(uuid.uuid4())}
         if self.generation == "1.0":
             method = "SendMessage"
             headers["A2A-Version"] = "1.0"
-            message = {
-                "role": "ROLE_USER",
-                "messageId": str(uuid.uuid4()),
-                "parts": [{"text": text}],
-            }
+            message.update(role="ROLE_USER", parts=[{"text": text}])
         else:
             method = "message/send"
-            message = {
-                "kind": "message",
-                "role": "user",
-                "messageId": str(uuid.uuid4()),
-                "parts": [{"kind": "text", "text": text}],
-            }
+            message.update(kind="message", role="user", parts=[{"kind": "text", "text": text}])
         if context_id is not None:
             message["contextId"] = context_id
         body = {

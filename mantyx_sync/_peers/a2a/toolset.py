@@ -1,16 +1,8 @@
 """``a2a_local`` tools: an Agent2Agent peer that only this process can reach.
 
-:func:`define_local_a2a` returns a frozen :class:`LocalA2A`. Its
-:meth:`~LocalA2A.connect` resolves the Agent Card (given inline, or fetched from
-``<url>/.well-known/agent-card.json`` with a fallback to ``agent.json``) and
-returns an :class:`A2AConnection` that declares the tool and answers
-``local_tool_call`` events by sending ``args.message`` to
-the peer.
-
-**Conversation threading.** A connection remembers the ``contextId`` of the
-peer's latest reply and sends it with the next message, so calls within one
-run (or one session, which keeps its connections) continue the same A2A
-conversation. A new connection starts a new conversation.
+A connection remembers the ``contextId`` of the peer's latest reply and sends it
+with the next message, so calls within one run (or one session, which keeps its
+connections) continue one A2A conversation; a new connection starts a new one.
 """
 
 from __future__ import annotations
@@ -74,21 +66,20 @@ class LocalA2A:
         """
         headers = dict(self.headers) if self.headers else None
         http = requests.Session()
+        client = None
         try:
             card = self.agent_card
             if card is None:
                 assert self.url is not None
                 card = fetch_card(http, self.url, headers, timeout=self.timeout)
-            client = None if self.send is not None else A2AClient(card, headers, http=http)
-        except BaseException as exc:
-            http.close()
-            if isinstance(exc, A2AError):
-                raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
-            raise
-        if client is None:
-            http.close()
-        else:
-            logger.debug("a2a_local %r: speaking A2A %s", self.name, client.generation)
+            if self.send is None:
+                client = A2AClient(card, headers, http=http)
+                logger.debug("a2a_local %r: speaking A2A %s", self.name, client.generation)
+        except A2AError as exc:
+            raise ToolResolutionError(f"a2a_local {self.name!r}: {exc}") from exc
+        finally:
+            if client is None:  # else the client owns the pool, and closes it
+                http.close()
         return A2AConnection(self, card, client)
 
 

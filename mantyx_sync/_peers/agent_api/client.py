@@ -3,9 +3,8 @@
 The reply is an SSE stream of ``data:`` JSON objects:
 ``response`` objects (``created`` → ``in_progress`` → ``completed`` /
 ``failed`` / ``canceled`` / ``rejected``), ``message`` objects and
-``content`` deltas. :func:`read_reply` folds them into an
-:class:`AgentApiReply`: the last completed assistant message's text, one
-line per tool the remote agent called, and the final status and error.
+``content`` deltas, folded into an :class:`AgentApiReply`: the last completed
+assistant message's text, the tools the remote agent called, the final status.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Final
 
-import attrs
 import requests
 
 from ..._base.redact import display_url
@@ -69,15 +67,26 @@ def _output_text(raw: Any) -> str:
     return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
 
 
-@attrs.frozen(kw_only=True)
 class AgentApiReply:
-    """What one ``/process`` call came back with."""
+    """What one ``/process`` call came back with, folded from its stream by :meth:`add`."""
 
-    status: str
-    text: str
-    tool_lines: tuple[str, ...] = ()
-    error: str | None = None
-    session_id: str | None = None
+    def __init__(self) -> None:
+        self.status = "unknown"
+        self.error: str | None = None
+        self.session_id: str | None = None
+        self.text = ""
+        self._calls: dict[str, dict[str, str]] = {}  # in the order they were first seen
+
+    @property
+    def tool_lines(self) -> tuple[str, ...]:
+        """One short line per remote tool call: its name, arguments and output."""
+        out = []
+        for entry in self._calls.values():
+            line = f"{entry['name']}({entry.get('arguments', '')})"
+            if "output" in entry:
+                line += f" → {entry['output']}"
+            out.append(_short(line))
+        return tuple(out)
 
     def as_tool_result(self) -> str:
         """The final text, then one line per remote tool call."""
@@ -85,15 +94,6 @@ class AgentApiReply:
             return self.text
         lines = "\n".join(f"- {line}" for line in self.tool_lines)
         return f"{self.text}\n\n[remote tool calls]\n{lines}" if self.text else lines
-
-
-class _Fold:
-    def __init__(self) -> None:
-        self.status = "unknown"
-        self.error: str | None = None
-        self.session_id: str | None = None
-        self.text = ""
-        self.calls: dict[str, dict[str, str]] = {}  # in the order they were first seen
 
     def add(self, obj: Mapping[str, Any]) -> None:
         kind = obj.get("object")
@@ -128,21 +128,12 @@ class _Fold:
             data = content.get("data")
             if not isinstance(data, Mapping):
                 continue
-            call_id = str(data.get("call_id") or len(self.calls))
-            entry = self.calls.setdefault(call_id, {"name": str(data.get("name") or "tool")})
+            call_id = str(data.get("call_id") or len(self._calls))
+            entry = self._calls.setdefault(call_id, {"name": str(data.get("name") or "tool")})
             if msg_type in _CALL_TYPES:
                 entry["arguments"] = str(data.get("arguments") or "")
             elif msg_type in _OUTPUT_TYPES:
                 entry["output"] = _output_text(data.get("output", ""))
-
-    def lines(self) -> tuple[str, ...]:
-        out = []
-        for entry in self.calls.values():
-            line = f"{entry['name']}({entry.get('arguments', '')})"
-            if "output" in entry:
-                line += f" → {entry['output']}"
-            out.append(_short(line))
-        return tuple(out)
 
 
 def read_reply(chunks: Iterable[bytes], *, deadline: float | None = None) -> AgentApiReply:
@@ -152,7 +143,7 @@ def read_reply(chunks: Iterable[bytes], *, deadline: float | None = None) -> Age
     :raises FrameError: an event frame is too large, has too many lines or is
         not UTF-8.
     """
-    fold = _Fold()
+    reply = AgentApiReply()
     for event in read_events(_until(deadline, chunks), flush=True):
         try:
             obj = json.loads(event.data)
@@ -160,14 +151,8 @@ def read_reply(chunks: Iterable[bytes], *, deadline: float | None = None) -> Age
             logger.debug("skipping a non-JSON Agent API frame")
             continue
         if isinstance(obj, Mapping):
-            fold.add(obj)
-    return AgentApiReply(
-        status=fold.status,
-        text=fold.text,
-        tool_lines=fold.lines(),
-        error=fold.error,
-        session_id=fold.session_id,
-    )
+            reply.add(obj)
+    return reply
 
 
 def _until(deadline: float | None, chunks: Iterable[bytes]) -> Iterator[bytes]:

@@ -1,12 +1,8 @@
 """``define_local_agent_api``: delegate to an Agent API (agentscope-runtime) agent.
 
-The definition is a client-resolved tool. Each MANTYX run (or session, which
-keeps its connections open) connects it once; the connection owns one
-``session_id``, so every call within that run or session continues the same
-remote conversation. The model sees one ``local`` tool taking
-``{"request": string}``; its answer is the remote agent's final text plus one
-line per tool the remote agent called. A failed, cancelled or unreachable
-remote agent becomes a tool error the model sees.
+A connection owns one ``session_id``, so the calls of one run (or session, which
+keeps its connections) continue one remote conversation. The model sees one
+``local`` tool; a failed or unreachable remote agent is a tool error it sees.
 """
 
 from __future__ import annotations

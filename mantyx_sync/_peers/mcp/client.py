@@ -1,13 +1,6 @@
-"""A compact synchronous MCP client: handshake, tool listing, tool calls, result flattening.
-
-It speaks over either transport (:class:`~mantyx_sync._peers.mcp.stdio.StdioTransport`
-or :class:`~mantyx_sync._peers.mcp.http.HttpTransport`) through one
-:class:`~mantyx_sync._peers.jsonrpc.Endpoint`. No asyncio: callers block on their own
-thread; several calls may be in flight at once.
-
-We declare no client capabilities (no roots, sampling or elicitation): the SDK
-has nothing to offer a server there, and refusing such requests with
-``-32601`` is what the endpoint does.
+"""A synchronous MCP client over one :class:`~mantyx_sync._peers.jsonrpc.Endpoint`:
+handshake, tool listing, tool calls, result flattening. It declares no client
+capabilities (roots, sampling, elicitation): the SDK has nothing to offer there.
 """
 
 from __future__ import annotations
@@ -38,9 +31,7 @@ class McpProtocolError(Exception):
 
 
 class McpClient:
-    """One MCP session over a transport.
-
-    Thread-safe after :meth:`open`: :meth:`call_tool` may run on many threads.
+    """One MCP session; after :meth:`open`, :meth:`call_tool` may run on many threads.
 
     :param transport: a not-yet-started transport.
     :param label: the definition's name (for logs and thread names).
@@ -58,8 +49,6 @@ class McpClient:
         self._generation = 0
         self.server_info: dict[str, Any] | None = None
         """The ``serverInfo`` block from ``initialize``, verbatim."""
-        self.protocol_version: str | None = None
-        """The negotiated protocol version."""
 
     def open(self) -> None:
         """Start the transport and run ``initialize`` + ``notifications/initialized``.
@@ -156,7 +145,6 @@ class McpClient:
             )
         info = result.get("serverInfo")
         self.server_info = dict(info) if isinstance(info, dict) else None
-        self.protocol_version = version
         if isinstance(self._transport, HttpTransport):
             self._transport.protocol_version = version
         self._endpoint.notify("notifications/initialized")

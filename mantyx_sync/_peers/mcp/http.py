@@ -8,9 +8,7 @@ what the server sends outside any POST (the Python SDK sends ``roots/list`` ther
 
 A ``404`` on a request that carried the ``Mcp-Session-Id`` is
 :class:`~mantyx_sync._peers.jsonrpc.SessionExpired`, so the client re-initialises.
-``initialize`` goes out without session headers and its reply's id replaces the
-old one, so calls in flight meanwhile keep the old id (they get a 404 and retry)
-rather than going out with none. Header values may hold secrets: never logged.
+Header values may hold secrets: never logged.
 """
 
 from __future__ import annotations
@@ -42,23 +40,17 @@ _JOIN_S: Final = 5.0
 
 
 class _TrackingAdapter(requests.adapters.HTTPAdapter):
-    """An adapter that remembers its connections so :meth:`abort_all` can cut them.
-
-    Shutting a connection's socket down is what unblocks a thread reading a reply
-    on it, or still waiting for the reply's headers, before its read timeout.
-    (The thread that owns a response closes it once unblocked: closing it from
-    here would wait for the reader's buffer lock.)
-    """
-
-    def __init__(self, *, pool_maxsize: int) -> None:
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
-        super().__init__(pool_connections=1, pool_maxsize=pool_maxsize)
+    """Remembers its connections so :meth:`abort_all` can shut their sockets down, which
+    unblocks a thread reading a reply, or waiting for its headers, before the read
+    timeout. (That thread then closes its response: closing it from here would wait
+    for the reader's buffer lock.)"""
 
     def init_poolmanager(
         self, connections: int, maxsize: int, block: bool = False, **pool_kwargs: Any
     ) -> None:
         """Create the pool manager with connection pools that register each connection."""
         super().init_poolmanager(connections, maxsize, block, **pool_kwargs)
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
         registry = self._connections
 
         class _Pool(HTTPConnectionPool):
@@ -67,11 +59,8 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
                 registry.add(conn)
                 return conn
 
-        class _TlsPool(HTTPSConnectionPool):
-            def _new_conn(self) -> Any:
-                conn = super()._new_conn()
-                registry.add(conn)
-                return conn
+        class _TlsPool(_Pool, HTTPSConnectionPool):
+            """The HTTPS pool, its connections registered by :class:`_Pool`'s ``_new_conn``."""
 
         self.poolmanager.pool_classes_by_scheme = {"http": _Pool, "https": _TlsPool}
 
@@ -85,12 +74,9 @@ class _TrackingAdapter(requests.adapters.HTTPAdapter):
 
 
 class HttpTransport:
-    """A Streamable HTTP MCP endpoint.
+    """A Streamable HTTP MCP endpoint at ``url``. Thread-safe: requests from several
+    threads run concurrently, each on its own worker thread and pooled connection.
 
-    Thread-safe: requests from several threads run concurrently, each on its own
-    worker thread and pooled connection of one :class:`requests.Session`.
-
-    :param url: the MCP endpoint.
     :param headers: extra headers sent on every request (values never logged).
     :param read_timeout: upper bound on a silent read of a reply stream.
     :param label: a name for threads and log lines.
@@ -109,10 +95,9 @@ class HttpTransport:
         self._read_timeout = read_timeout
         self._label = label
         self._http = requests.Session()
-        adapter = _TrackingAdapter(pool_maxsize=32)
-        self._adapter = adapter
-        self._http.mount("http://", adapter)
-        self._http.mount("https://", adapter)
+        self._adapter = _TrackingAdapter(pool_connections=1, pool_maxsize=32)
+        self._http.mount("http://", self._adapter)
+        self._http.mount("https://", self._adapter)
         self._lock = threading.Lock()
         self._endpoint: Endpoint | None = None
         self._workers: set[threading.Thread] = set()
@@ -200,9 +185,7 @@ class HttpTransport:
     def _headers(
         self, accept: str = "application/json, text/event-stream", *, session: bool = True
     ) -> dict[str, str]:
-        headers = dict(self._extra_headers)
-        headers["Accept"] = accept
-        headers["Content-Type"] = "application/json"
+        headers = {**self._extra_headers, "Accept": accept, "Content-Type": "application/json"}
         if session and self.session_id is not None:
             headers["Mcp-Session-Id"] = self.session_id
         if session and self.protocol_version is not None:
@@ -325,11 +308,8 @@ class HttpTransport:
             body = None
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):
-            code = error.get("code")
-            return JsonRpcError(
-                code if isinstance(code, int) else 0,
-                f"HTTP {resp.status_code}: {redact_text(error['message'])}",
-            )
+            message = f"HTTP {resp.status_code}: {redact_text(error['message'])}"
+            return JsonRpcError(error.get("code"), message)
         return PeerGoneError(f"MCP server {self._label!r} answered HTTP {resp.status_code}")
 
     def _listen(self) -> None:

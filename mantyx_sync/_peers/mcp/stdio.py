@@ -50,14 +50,10 @@ STDERR_TAIL_BYTES = 4096
 
 
 class StdioTransport:
-    """A subprocess speaking MCP on its stdin/stdout.
+    """A subprocess (``command`` with ``args``, in ``cwd``) speaking MCP on its stdin and
+    stdout. Thread-safe: :meth:`send` may be called from several threads at once.
 
-    Thread-safe: :meth:`send` may be called from several threads at once.
-
-    :param command: the executable.
-    :param args: extra argv.
     :param env: added to (overriding) ``os.environ`` for the child; never logged.
-    :param cwd: the child's working directory.
     :param label: a name for threads and log lines.
     """
 
@@ -113,8 +109,8 @@ class StdioTransport:
         assert self._proc.stdin is not None
         # stderr first: the stdout reader waits for its last words when the server exits.
         self._stderr_reader = self._thread(self._drain_stderr, self._proc.stderr, "stderr")
-        self._readers = [self._stderr_reader]
-        self._readers.append(self._thread(self._read_stdout, self._proc.stdout, "stdout"))
+        stdout_reader = self._thread(self._read_stdout, self._proc.stdout, "stdout")
+        self._readers = [self._stderr_reader, stdout_reader]
         self._writer = self._thread(self._write_stdin, self._proc.stdin, "stdin")
 
     def send(self, message: dict[str, Any]) -> None:

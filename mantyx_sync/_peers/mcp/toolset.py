@@ -1,16 +1,7 @@
 """``mcp_local`` tools: a whole MCP server that only this process can reach.
 
-:func:`define_local_mcp` validates a definition eagerly and returns a frozen
-:class:`LocalMcp`. Before a run is created the engine calls
-:meth:`LocalMcp.connect`, which starts the server (stdio subprocess) or reaches
-it (Streamable HTTP), runs the MCP handshake and ``tools/list``, and returns an
-:class:`McpConnection` that declares the tools and answers
-``local_tool_call`` events.
-
-Model-facing names are the upstream names sanitised to ``[a-zA-Z0-9_]``,
-prefixed with ``<name>_`` (unless ``prefix=False``) and capped at 64 characters
-while staying unique. Calls are routed only through the connection's own map
-from model-facing name to upstream name: a sanitised name cannot be turned back.
+Calls are routed only through the connection's own map from model-facing name to
+upstream name: a sanitised name (:func:`model_names`) cannot be turned back.
 """
 
 from __future__ import annotations
@@ -45,6 +36,7 @@ text for the model or an MCP ``CallToolResult``-shaped dict."""
 
 _MAX_NAME: Final = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
+_CANNOT_CONNECT: Final = (OSError, PeerGoneError, RequestTimeout, JsonRpcError, McpProtocolError)
 _SECRET_ENV_NAME: Final = re.compile(r"KEY|TOKEN|SECRET|PASS|AUTH|CRED|COOKIE|SESSION", re.I)
 
 
@@ -105,29 +97,19 @@ class LocalMcp:
         client = McpClient(self._transport(), label=self.name, timeout=self.timeout)
         try:
             client.open()
-            tools = client.list_tools()
-            return McpConnection(self, tools, client.server_info, client=client)
-        except FileNotFoundError as exc:
+            return McpConnection(self, client.list_tools(), client.server_info, client=client)
+        except BaseException as exc:
             client.close()
-            missing = exc.filename
-            if missing is not None and missing == self.cwd:
-                problem = f"working directory {missing!r} not found"
-            elif missing is None or missing == self.command:
-                problem = "command not found"
+            if isinstance(exc, FileNotFoundError):
+                # Popen names the program (or the working directory, gone since the check).
+                gone = "command" if exc.filename in (None, self.command) else repr(exc.filename)
+                problem = f"cannot start {self.command!r}: {gone} not found"
+            elif isinstance(exc, _CANNOT_CONNECT):
+                where = f"url {display_url(self.url)}" if self.url else f"command {self.command!r}"
+                problem = f"cannot connect to the MCP server ({where}): {describe_error(exc)}"
             else:
-                problem = f"{missing!r} not found"
-            raise ToolResolutionError(
-                f"mcp_local {self.name!r}: cannot start {self.command!r}: {problem}"
-            ) from exc
-        except (OSError, PeerGoneError, RequestTimeout, JsonRpcError, McpProtocolError) as exc:
-            client.close()
-            raise ToolResolutionError(
-                f"mcp_local {self.name!r}: cannot connect to the MCP server "
-                f"({self._where()}): {describe_error(exc)}"
-            ) from exc
-        except BaseException:
-            client.close()
-            raise
+                raise
+            raise ToolResolutionError(f"mcp_local {self.name!r}: {problem}") from exc
 
     def _transport(self) -> StdioTransport | HttpTransport:
         if self.command is not None:
@@ -145,11 +127,6 @@ class LocalMcp:
             read_timeout=self.timeout + 5.0,
             label=self.name,
         )
-
-    def _where(self) -> str:
-        if self.command is not None:
-            return f"command {self.command!r}"
-        return f"url {display_url(self.url or '')}"
 
 
 @checked(ArgumentTypeError)
@@ -333,21 +310,16 @@ class McpConnection:
                 "upstream names you need"
             )
         names = model_names(self.name if definition.prefix else None, [t["name"] for t in kept])
-        self._upstream: dict[str, str] = {}
-        self._schemas: dict[str, Mapping[str, Any] | None] = {}
-        self._tools: list[dict[str, Any]] = []
-        for model_name, tool in zip(names, kept, strict=True):
-            self._upstream[model_name] = tool["name"]
-            schema = tool.get("inputSchema")
-            self._schemas[model_name] = schema if isinstance(schema, dict) else None
-            self._tools.append({**tool, "name": model_name})
+        # By model-facing name, in server order: the listed tool renamed, and its upstream name.
+        self._tools = {name: {**tool, "name": name} for name, tool in zip(names, kept, strict=True)}
+        self._upstream = {name: tool["name"] for name, tool in zip(names, kept, strict=True)}
 
     def wire_ref(self) -> dict[str, Any]:
         """The ``tools[]`` entry: ``{"kind", "name", "serverInfo"?, "tools"}``."""
         ref: dict[str, Any] = {"kind": self.kind, "name": self.name}
         if self._server_info is not None:
             ref["serverInfo"] = self._server_info
-        ref["tools"] = [dict(tool) for tool in self._tools]
+        ref["tools"] = [dict(tool) for tool in self._tools.values()]
         return ref
 
     def tool_names(self) -> Sequence[str]:
@@ -360,7 +332,8 @@ class McpConnection:
 
     def input_schema(self, tool_name: str) -> Mapping[str, Any] | None:
         """The tool's ``inputSchema`` as the server listed it."""
-        return self._schemas.get(tool_name)
+        schema = self._tools.get(tool_name, {}).get("inputSchema")
+        return schema if isinstance(schema, dict) else None
 
     def call(self, call: LocalToolCall, *, timeout: float | None) -> str:
         """Run one ``local_tool_call``; returns the flattened text.
