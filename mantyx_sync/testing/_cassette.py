@@ -29,11 +29,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from requests.structures import CaseInsensitiveDict
+
 from .._base.argcheck import checked
 from .._base.redact import redact_text, redact_value
 from .._base.transport_hook import TRANSPORT_WRAPPER
 from ._cassette_match import CassetteError, diff, mismatch
-from ._transport import Headers, Request
+from ._transport import Request
 
 __all__ = ["Cassette", "CassetteError", "cassette"]
 
@@ -76,7 +78,7 @@ class _Canned:
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self.status = status
-        self.headers = Headers([("Content-Type", content_type)] if content_type else [])
+        self.headers = CaseInsensitiveDict({"Content-Type": content_type} if content_type else {})
         self._chunks = chunks
         self._end = end
         self._timeout = timeout
