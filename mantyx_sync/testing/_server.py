@@ -300,17 +300,20 @@ class LocalMantyx:
     @checked(TypeError)
     def set_model(self, model: ModelLike) -> None:
         """Use ``model`` (steps, callable or ``None``) for every later run."""
-        self._state.set_model(model)
+        with self._state.cond:
+            self._state.model = model
 
     @checked(TypeError)
     def queue_script(self, steps: ModelLike) -> None:
         """Use ``steps`` for the next created run only; queued scripts are used FIFO."""
-        self._state.queue_script(steps)
+        with self._state.cond:
+            self._state.scripts.append(steps)
 
     @checked(TypeError)
     def inject(self, faults: Faults) -> None:
         """Apply ``faults`` to the next created run; queued plans are used FIFO."""
-        self._state.inject(faults)
+        with self._state.cond:
+            self._state.fault_plans.append(faults)
 
     @checked(TypeError)
     def fail_next(

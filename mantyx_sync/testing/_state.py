@@ -69,27 +69,13 @@ class EmulatorState:
         self.request_faults = RequestFaults()
         self.requests: list[RecordedRequest] = []  # every request answered, under cond
         self.latest_run: EmulatedRun | None = None
-        self._model: ModelLike = model
-        self._scripts: collections.deque[ModelLike] = collections.deque()
-        self._faults: collections.deque[Faults] = collections.deque()
+        # The model of every run, the scripts and fault plans of the next ones (FIFO).
+        self.model: ModelLike = model
+        self.scripts: collections.deque[ModelLike] = collections.deque()
+        self.fault_plans: collections.deque[Faults] = collections.deque()
         self._numbers = itertools.count(1)
         self._tool_call_cursor: dict[str, int] = {}
         self.stopped = False
-
-    def set_model(self, model: ModelLike) -> None:
-        """Use ``model`` for every later run."""
-        with self.cond:
-            self._model = model
-
-    def queue_script(self, steps: ModelLike) -> None:
-        """Use ``steps`` for the next created run only (FIFO)."""
-        with self.cond:
-            self._scripts.append(steps)
-
-    def inject(self, faults: Faults) -> None:
-        """Apply ``faults`` to the next created run (FIFO)."""
-        with self.cond:
-            self._faults.append(faults)
 
     def _notify(self) -> None:
         with self.cond:
@@ -114,8 +100,8 @@ class EmulatorState:
             spec["messages"] = new_input
         with self.cond:
             number = next(self._numbers)
-            model = self._scripts.popleft() if self._scripts else self._model
-            faults = self._faults.popleft() if self._faults else Faults()
+            model = self.scripts.popleft() if self.scripts else self.model
+            faults = self.fault_plans.popleft() if self.fault_plans else Faults()
             run = EmulatedRun(
                 run_id=f"run_{number}{secrets.token_hex(4)}",
                 number=number,
