@@ -405,10 +405,6 @@ class Cassette:
             self._lock.notify_all()
         return error
 
-    def _wrap(self, inner: Any) -> _CassetteTransport:
-        """The transport a client in the block uses instead of ``inner``."""
-        return _CassetteTransport(self, inner)
-
     def check(self) -> None:
         """Raise the first mismatch seen (a request answered from another thread
         may have swallowed it), then save what was recorded."""
@@ -489,7 +485,8 @@ def cassette(
     tape = Cassette(
         path, record_mode=record_mode, match_tool_results=match_tool_results, redact=redact
     )
-    token = TRANSPORT_WRAPPER.set(tape._wrap)
+    # A client built in the block sends through the cassette instead of its transport.
+    token = TRANSPORT_WRAPPER.set(functools.partial(_CassetteTransport, tape))
     try:
         yield tape
     finally:
