@@ -1,9 +1,5 @@
-"""How the emulator serves the newer run controls.
-
-Validation of ``fallbackModelId``, ``supervisor``, ``plan``,
-``outputSchema.enforcement`` and tool flags (restated here, independently of
-the SDK), plan-only runs, and playing the steps of :mod:`._steps`.
-"""
+"""How the emulator serves the newer run controls: their validation (independent
+of the SDK's), plan-only runs, and playing the steps of :mod:`._steps`."""
 
 from __future__ import annotations
 

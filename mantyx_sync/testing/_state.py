@@ -142,10 +142,7 @@ class EmulatorState:
             runs[-1].cancel()
 
     def wait_for_run(self, run_id: str | None, status: str | None, timeout: float) -> EmulatedRun:
-        """Block until the run (default: the latest) reaches ``status`` (default: ends).
-
-        :raises TimeoutError: it did not within ``timeout`` seconds.
-        """
+        """See :meth:`LocalMantyx.wait_for_run`."""
 
         def reached() -> EmulatedRun | None:
             run = self.runs.get(run_id) if run_id is not None else self.latest_run
@@ -158,14 +155,7 @@ class EmulatorState:
         return self._wait(reached, timeout, why)
 
     def wait_for_tool_call(self, timeout: float) -> dict[str, Any]:
-        """Block until the latest run logs a ``local_tool_call`` not returned before.
-
-        Each call returns the next ``local_tool_call`` of the latest run (in log
-        order, duplicates of one ``toolUseId`` skipped), whether or not it has
-        been answered already.
-
-        :raises TimeoutError: none arrived within ``timeout`` seconds.
-        """
+        """See :meth:`LocalMantyx.wait_for_tool_call` (a call logged twice counts once)."""
 
         def found() -> dict[str, Any] | None:
             run = self.latest_run
