@@ -15,7 +15,6 @@ from typing import Any, Final, Literal
 
 from .._base import limits
 from ._catalog import resolve_model
-from ._controls import check_controls, int_in
 
 __all__ = [
     "InvalidRequest",
@@ -31,6 +30,7 @@ KINDS: Final = frozenset(
 REASONING_WORDS: Final = frozenset({"off", "low", "medium", "high"})
 ROLES: Final = frozenset({"user", "assistant", "system"})
 ATTACHMENT_TYPES: Final = frozenset({"input_file", "input_file_url"})
+PLAN_WORDS: Final = ("auto", "required", "off")
 
 
 class InvalidRequest(ValueError):
@@ -167,7 +167,74 @@ def _check_overrides(body: dict[str, Any]) -> None:
         _check_loop_detection(body["loopDetection"])
     if "toolBudgets" in body:
         _check_tool_budgets(body["toolBudgets"])
-    check_controls(body, InvalidRequest)
+    _check_controls(body)
+
+
+def int_in(value: Any, low: int, high: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+
+
+def _check_controls(body: dict[str, Any]) -> None:
+    """Check the newest spec fields of a run, session or message body."""
+    if "fallbackModelId" in body:
+        fallback = body["fallbackModelId"]
+        if not isinstance(fallback, str) or not fallback:
+            raise InvalidRequest("fallbackModelId: must be a non-empty string")
+        if fallback == body.get("modelId"):
+            raise InvalidRequest("fallbackModelId: must differ from modelId")
+        resolve_model(fallback)
+    if "supervisor" in body:
+        _check_supervisor(body["supervisor"])
+    if "plan" in body:
+        _check_plan(body["plan"])
+    schema = body.get("outputSchema")
+    if isinstance(schema, dict) and schema.get("enforcement", "best_effort") not in (
+        "best_effort",
+        "strict",
+    ):
+        raise InvalidRequest("outputSchema.enforcement: must be best_effort or strict")
+    for i, ref in enumerate(body.get("tools") or ()):
+        for flag in ("readOnly", "retain"):
+            if isinstance(ref, dict) and flag in ref and not isinstance(ref[flag], bool):
+                raise InvalidRequest(f"tools[{i}].{flag}: must be a boolean")
+
+
+def _check_supervisor(value: Any) -> None:
+    if isinstance(value, bool):
+        return
+    if not isinstance(value, dict):
+        raise InvalidRequest("supervisor: must be a boolean or an object")
+    if "interval" in value and not int_in(value["interval"], 1, 100):
+        raise InvalidRequest("supervisor.interval: integer 1-100")
+    if "modelId" in value:
+        if not isinstance(value["modelId"], str) or not value["modelId"]:
+            raise InvalidRequest("supervisor.modelId: must be a non-empty string")
+        resolve_model(value["modelId"])
+    trigger = value.get("reasoningTrigger")
+    if trigger is None or trigger is False:
+        return
+    if not isinstance(trigger, dict):
+        raise InvalidRequest("supervisor.reasoningTrigger: must be false or an object")
+    if "chars" in trigger and not int_in(trigger["chars"], 1, 50_000):
+        raise InvalidRequest("supervisor.reasoningTrigger.chars: integer up to 50000")
+    if "ms" in trigger and not int_in(trigger["ms"], 1, 600_000):
+        raise InvalidRequest("supervisor.reasoningTrigger.ms: integer up to 600000")
+
+
+def _check_plan(value: Any) -> None:
+    if isinstance(value, bool) or value in PLAN_WORDS:
+        return
+    if not isinstance(value, dict):
+        raise InvalidRequest("plan: must be true, false, auto, required, off or an object")
+    if "mode" in value and value["mode"] not in PLAN_WORDS:
+        raise InvalidRequest("plan.mode: must be auto, required or off")
+    if "brief" in value and not isinstance(value["brief"], str):
+        raise InvalidRequest("plan.brief: must be a string")
+    steps = value.get("steps", [])
+    if not isinstance(steps, list) or not all(isinstance(s, str) and s for s in steps):
+        raise InvalidRequest("plan.steps: must be an array of non-empty strings")
+    if "planOnly" in value and not isinstance(value["planOnly"], bool):
+        raise InvalidRequest("plan.planOnly: must be a boolean")
 
 
 def _check_reasoning(value: Any) -> None:
