@@ -55,13 +55,9 @@ class EvalStore:
         dataset_id = f"ds_{secrets.token_hex(5)}"
         stored = []
         for index, case in enumerate(cases):
-            checked = _check_case(case, f"cases[{index}]")
-            checked.setdefault("id", f"case_{secrets.token_hex(4)}")
-            checked.setdefault("scorers", [])
-            checked.setdefault("tags", [])
-            checked.setdefault("createdAt", now)
-            checked.setdefault("updatedAt", now)
-            stored.append(checked)
+            defaults = {"id": f"case_{secrets.token_hex(4)}", "scorers": [], "tags": []}
+            times = {"createdAt": now, "updatedAt": now}
+            stored.append({**defaults, **times, **_check_case(case, f"cases[{index}]")})
         with self._lock:
             self.datasets[dataset_id] = {
                 "id": dataset_id,
