@@ -72,11 +72,8 @@ def validate_spec(body: Any, *, mode: Literal["run", "session"]) -> None:
 
 
 def validate_message_body(body: Any) -> None:
-    """Check a ``POST /agent-sessions/{id}/messages`` body (input + overrides).
-
-    :raises InvalidRequest: a field breaks a documented rule.
-    :raises ModelNotFound: ``modelId`` cannot be resolved.
-    """
+    """Check a ``POST /agent-sessions/{id}/messages`` body (input + overrides) as
+    :func:`validate_spec` does."""
     if not isinstance(body, dict):
         raise InvalidRequest("body must be a JSON object")
     _check_input(body)
@@ -84,11 +81,7 @@ def validate_message_body(body: Any) -> None:
 
 
 def validate_tool_result(body: Any) -> None:
-    """Check a tool-result body.
-
-    :raises InvalidRequest: missing ``toolUseId``, both/neither of result/error,
-        or a non-string value.
-    """
+    """Check a tool-result body (:class:`InvalidRequest` says which rule it breaks)."""
     if not isinstance(body, dict):
         raise InvalidRequest("body must be a JSON object")
     tool_use_id = body.get("toolUseId")
