@@ -120,13 +120,17 @@ class LocalMantyx:
         rate_limit_window: float = 60.0,
         rate_limit_reset: Literal["seconds", "epoch"] = "seconds",
     ) -> None:
-        _check_ranges(
-            port=port,
-            tool_timeout=tool_timeout,
-            keepalive=keepalive,
-            access_token_ttl=access_token_ttl,
-            rate_limit_window=rate_limit_window,
-        )
+        if not 0 <= port <= 65535:
+            raise ValueError("LocalMantyx(): port must be 0 to 65535")
+        durations = {
+            "tool_timeout": tool_timeout,
+            "keepalive": keepalive,
+            "access_token_ttl": access_token_ttl,
+            "rate_limit_window": rate_limit_window,
+        }
+        for name, seconds in durations.items():
+            if seconds is not None and seconds <= 0:
+                raise ValueError(f"LocalMantyx(): {name} must be positive")
         check_status("LocalMantyx", "create_status", create_status)
         check_status("LocalMantyx", "tool_result_status", tool_result_status)
         self.host = host
@@ -438,12 +442,3 @@ class LocalMantyx:
         :raises TimeoutError: none arrived within ``timeout`` seconds.
         """
         return self._state.wait_for_tool_call(timeout)
-
-
-def _check_ranges(*, port: int, **positive: float | None) -> None:
-    """Refuse a port outside 0..65535 and a duration that is not positive."""
-    if not 0 <= port <= 65535:
-        raise ValueError("LocalMantyx(): port must be 0 to 65535")
-    for name, seconds in positive.items():
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"LocalMantyx(): {name} must be positive")
