@@ -14,7 +14,8 @@ clock tests can move forward (``LocalMantyx.advance_clock``).
 
 The emulator never imports the SDK (only :meth:`LocalMantyx.client` does,
 lazily), so a bug in the SDK cannot hide a bug in the emulator; it shares only
-the package's foundation (``mantyx_sync._base``: its argument checks).
+the package's foundation (``mantyx_sync._base``: its argument checks and
+documented limits).
 
 Whatever keeps a value for later (``LocalMantyx(...)``, script steps, fault
 plans, ``set_model``, ``inject``, ``fail_next``...) checks it where it is

@@ -7,7 +7,6 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
-from types import FrameType
 
 from ._server import LocalMantyx
 
@@ -48,20 +47,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     out.write("Press Ctrl-C to stop.\n")
     out.flush()
 
-    done = threading.Event()
-
-    def _stop(signum: int, frame: FrameType | None) -> None:
-        done.set()
-
-    signal.signal(signal.SIGTERM, _stop)
+    # SIGTERM stops the server as Ctrl-C does (a wait on a lock is interruptible).
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        while not done.wait(3600):
-            pass
+        while True:
+            threading.Event().wait(3600)
     except KeyboardInterrupt:
-        pass
+        return 0
     finally:
         server.stop()
-    return 0
 
 
 if __name__ == "__main__":

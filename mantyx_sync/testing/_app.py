@@ -193,7 +193,6 @@ class EmulatorApp:
         return server
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
-        """Serve one request (WSGI)."""
         request = _Request(environ)
         response: Response | None
         try:

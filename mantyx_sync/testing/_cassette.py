@@ -29,11 +29,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from requests.structures import CaseInsensitiveDict
+
 from .._base.argcheck import checked
 from .._base.redact import redact_text, redact_value
 from .._base.transport_hook import TRANSPORT_WRAPPER
 from ._cassette_match import CassetteError, diff, mismatch
-from ._transport import Headers, Request
+from ._transport import Request
 
 __all__ = ["Cassette", "CassetteError", "cassette"]
 
@@ -76,7 +78,7 @@ class _Canned:
         on_close: Callable[[], None] | None = None,
     ) -> None:
         self.status = status
-        self.headers = Headers([("Content-Type", content_type)] if content_type else [])
+        self.headers = CaseInsensitiveDict({"Content-Type": content_type} if content_type else {})
         self._chunks = chunks
         self._end = end
         self._timeout = timeout
@@ -403,10 +405,6 @@ class Cassette:
             self._lock.notify_all()
         return error
 
-    def _wrap(self, inner: Any) -> _CassetteTransport:
-        """The transport a client in the block uses instead of ``inner``."""
-        return _CassetteTransport(self, inner)
-
     def check(self) -> None:
         """Raise the first mismatch seen (a request answered from another thread
         may have swallowed it), then save what was recorded."""
@@ -487,7 +485,8 @@ def cassette(
     tape = Cassette(
         path, record_mode=record_mode, match_tool_results=match_tool_results, redact=redact
     )
-    token = TRANSPORT_WRAPPER.set(tape._wrap)
+    # A client built in the block sends through the cassette instead of its transport.
+    token = TRANSPORT_WRAPPER.set(functools.partial(_CassetteTransport, tape))
     try:
         yield tape
     finally:

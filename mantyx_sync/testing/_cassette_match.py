@@ -1,10 +1,4 @@
-"""What a replayed request is checked against: the first difference, worded.
-
-A request's body is compared with the recorded one field by field;
-:func:`mismatch` turns the first difference into a :class:`CassetteError`
-naming the field and both values, and for a tool result its ``toolUseId`` and
-the tool the recording called.
-"""
+"""What a replayed request is checked against: the first difference, worded."""
 
 from __future__ import annotations
 

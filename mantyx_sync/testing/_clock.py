@@ -1,10 +1,5 @@
-"""The emulator's clock, and the ISO-8601 forms its timestamps take on the wire.
-
-:class:`EmulatorClock` is real time plus an offset that tests can move
-forward. :func:`iso_seconds` (``2026-01-02T03:04:05Z``) and :func:`iso_millis`
-(``2026-01-02T03:04:05.678Z``) write epoch seconds the way each route sends
-them; ``None`` stays ``None``.
-"""
+"""The emulator's clock, and the ISO-8601 forms its timestamps take on the wire
+(each route sends one of the two)."""
 
 from __future__ import annotations
 

@@ -1,104 +1,26 @@
-"""How the emulator serves the newer run controls.
-
-Validation of ``fallbackModelId``, ``supervisor``, ``plan``,
-``outputSchema.enforcement`` and tool flags (restated here, independently of
-the SDK), plan-only runs, and playing the steps of :mod:`._steps`.
-"""
+"""How the emulator serves the newer run controls: plan-only runs, and playing
+the steps of :mod:`._steps` (their validation is :mod:`._validation`'s)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ._catalog import resolve_model
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
     "CONTROL_STEPS",
-    "check_controls",
-    "int_in",
     "plan_only_result",
     "play_control",
     "structured_output_info",
 ]
 
 CONTROL_STEPS: Final = (PlanUpdate, Supervise, Overload, ToolFiles)
-PLAN_WORDS: Final = ("auto", "required", "off")
 STEP_STATUSES: Final = frozenset({"pending", "in_progress", "done", "blocked", "skipped"})
 FALLBACK_ERROR_CLASSES: Final = frozenset(
     {"overloaded", "server", "server_error", "unreachable", "upstream_timeout", "upstream_deadline"}
 )
 """The failures a ``fallbackModelId`` covers (overload, server errors, an
 unreachable or timed-out upstream); any other (``rate_limit``, ``auth``, ...) fails the run."""
-
-
-def int_in(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
-
-
-def check_controls(body: dict[str, Any], fail: Any) -> None:
-    """Check the newest spec fields of a run, session or message body.
-
-    :param fail: the exception class to raise (the caller's 400 error).
-    """
-    if "fallbackModelId" in body:
-        fallback = body["fallbackModelId"]
-        if not isinstance(fallback, str) or not fallback:
-            raise fail("fallbackModelId: must be a non-empty string")
-        if fallback == body.get("modelId"):
-            raise fail("fallbackModelId: must differ from modelId")
-        resolve_model(fallback)
-    if "supervisor" in body:
-        _check_supervisor(body["supervisor"], fail)
-    if "plan" in body:
-        _check_plan(body["plan"], fail)
-    schema = body.get("outputSchema")
-    if isinstance(schema, dict) and schema.get("enforcement", "best_effort") not in (
-        "best_effort",
-        "strict",
-    ):
-        raise fail("outputSchema.enforcement: must be best_effort or strict")
-    for i, ref in enumerate(body.get("tools") or ()):
-        for flag in ("readOnly", "retain"):
-            if isinstance(ref, dict) and flag in ref and not isinstance(ref[flag], bool):
-                raise fail(f"tools[{i}].{flag}: must be a boolean")
-
-
-def _check_supervisor(value: Any, fail: Any) -> None:
-    if isinstance(value, bool):
-        return
-    if not isinstance(value, dict):
-        raise fail("supervisor: must be a boolean or an object")
-    if "interval" in value and not int_in(value["interval"], 1, 100):
-        raise fail("supervisor.interval: integer 1-100")
-    if "modelId" in value:
-        if not isinstance(value["modelId"], str) or not value["modelId"]:
-            raise fail("supervisor.modelId: must be a non-empty string")
-        resolve_model(value["modelId"])
-    trigger = value.get("reasoningTrigger")
-    if trigger is None or trigger is False:
-        return
-    if not isinstance(trigger, dict):
-        raise fail("supervisor.reasoningTrigger: must be false or an object")
-    if "chars" in trigger and not int_in(trigger["chars"], 1, 50_000):
-        raise fail("supervisor.reasoningTrigger.chars: integer up to 50000")
-    if "ms" in trigger and not int_in(trigger["ms"], 1, 600_000):
-        raise fail("supervisor.reasoningTrigger.ms: integer up to 600000")
-
-
-def _check_plan(value: Any, fail: Any) -> None:
-    if isinstance(value, bool) or value in PLAN_WORDS:
-        return
-    if not isinstance(value, dict):
-        raise fail("plan: must be true, false, auto, required, off or an object")
-    if "mode" in value and value["mode"] not in PLAN_WORDS:
-        raise fail("plan.mode: must be auto, required or off")
-    if "brief" in value and not isinstance(value["brief"], str):
-        raise fail("plan.brief: must be a string")
-    steps = value.get("steps", [])
-    if not isinstance(steps, list) or not all(isinstance(s, str) and s for s in steps):
-        raise fail("plan.steps: must be an array of non-empty strings")
-    if "planOnly" in value and not isinstance(value["planOnly"], bool):
-        raise fail("plan.planOnly: must be a boolean")
 
 
 def plan_only_result(spec: dict[str, Any], prompt: str) -> dict[str, Any] | None:

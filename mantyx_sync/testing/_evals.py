@@ -1,14 +1,9 @@
 """Evaluations: stored datasets and the bodies of the ``/eval-runs`` routes.
 
-:class:`EvalStore` keeps the datasets and the evaluations, checks a
-``POST /eval-runs`` body (exactly one dataset source and one agent source) and
-builds the list, detail and compare bodies. Each evaluation plays its cases
-as real emulated runs in :mod:`._evaluation`.
-
-Emulator conventions where the API leaves it open: ``toolMocks`` (dataset or
+Each evaluation plays its cases as real emulated runs in :mod:`._evaluation`.
+An emulator convention where the API leaves it open: ``toolMocks`` (dataset or
 case) is ``{tool name: canned result}``, answered server-side instead of by
-the client unless named in ``overrides.disabledMocks``; scorers are described
-in :mod:`._evaluation`.
+the client unless named in ``overrides.disabledMocks``.
 """
 
 from __future__ import annotations
@@ -60,13 +55,9 @@ class EvalStore:
         dataset_id = f"ds_{secrets.token_hex(5)}"
         stored = []
         for index, case in enumerate(cases):
-            checked = _check_case(case, f"cases[{index}]")
-            checked.setdefault("id", f"case_{secrets.token_hex(4)}")
-            checked.setdefault("scorers", [])
-            checked.setdefault("tags", [])
-            checked.setdefault("createdAt", now)
-            checked.setdefault("updatedAt", now)
-            stored.append(checked)
+            defaults = {"id": f"case_{secrets.token_hex(4)}", "scorers": [], "tags": []}
+            times = {"createdAt": now, "updatedAt": now}
+            stored.append({**defaults, **times, **_check_case(case, f"cases[{index}]")})
         with self._lock:
             self.datasets[dataset_id] = {
                 "id": dataset_id,
@@ -155,7 +146,6 @@ class EvalStore:
         return evaluation
 
     def get(self, eval_id: str) -> EmulatedEval | None:
-        """An evaluation by id, or ``None``."""
         with self._lock:
             return self.evals.get(eval_id)
 
@@ -193,7 +183,6 @@ class EvalStore:
         }
 
     def snapshot(self) -> dict[str, EmulatedEval]:
-        """Every evaluation by id (a copy of the mapping)."""
         with self._lock:
             return dict(self.evals)
 

@@ -1,20 +1,15 @@
 """One emulated evaluation: its cases played as real emulated runs, scored, and streamed.
 
-Each case becomes an ordinary emulated agent run (the emulator's model
-decides what it says and which tools it calls), so a case that calls a
-``local`` tool waits for the client's answer on
-``/agent-runs/{agentRunId}/tool-results`` like any run. The evaluation's
-stream relays those runs' ``local_tool_call`` / ``local_tool_result_in``
-events with their ``agentRunId``, around ``case_started`` / ``case_completed``
-progress events, and ends with ``run_completed``, ``run_error`` or
-``run_cancelled``. Frames are flat ``{type, ...}`` objects without ``seq``;
-every connection replays the whole log (a client must drop what it saw).
+A case is an ordinary emulated run, so its ``local`` tool calls wait for the
+client's answer like any run's. The evaluation's stream relays those calls and
+answers (with their ``agentRunId``) between ``case_started`` and
+``case_completed``, and ends with ``run_completed``, ``run_error`` or
+``run_cancelled``: flat ``{type, ...}`` frames without ``seq``, the whole log
+replayed on every connection (a client drops what it saw).
 
-Scorers (an emulator convention):
-``{"type": "contains"|"equals", "value": str}`` check the final text and
-``{"type": "tool_called", "name": str}`` the calls made; other scorer types
-are ignored. A case passes when its run succeeded and every scorer passed.
-The datasets and the ``/eval-runs`` routes' bodies are in :mod:`._evals`.
+Scorers, an emulator convention: ``contains``/``equals`` (``value``) check the
+final text, ``tool_called`` (``name``) the calls made; others are ignored. A
+case passes when its run succeeded and every scorer passed.
 """
 
 from __future__ import annotations
@@ -99,7 +94,6 @@ class EmulatedEval:
         )
 
     def start(self) -> None:
-        """Run the cases in the worker thread."""
         self._thread.start()
 
     def _emit(self, kind: str, data: Mapping[str, Any]) -> None:

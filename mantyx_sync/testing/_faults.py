@@ -1,9 +1,4 @@
-"""Fault plans: what the emulator does wrong, on purpose, for one run or one request.
-
-:class:`Faults` is the public, immutable plan for one run (queued with
-``LocalMantyx.inject``). :class:`FaultState` holds the counters that plan uses up
-while the run lives. :class:`RequestFault` is one ``LocalMantyx.fail_next`` rule.
-"""
+"""Fault plans: what the emulator does wrong, on purpose, for one run or one request."""
 
 from __future__ import annotations
 
@@ -167,18 +162,8 @@ class FaultState:
 
 @attrs.frozen(kw_only=True)
 class RequestFault:
-    """One ``fail_next`` rule: answer (or drop) the next matching requests.
-
-    :ivar method: HTTP method to match (upper case), or ``"*"`` for any.
-    :ivar path_pattern: regular expression searched in the path (no query).
-    :ivar status: the status to answer.
-    :ivar body: JSON body to answer with, or ``None`` for a default error body.
-    :ivar headers: extra response headers (e.g. ``Retry-After``).
-    :ivar drop: close the connection without answering instead.
-    :ivar applied: with :attr:`drop`, handle the request first (the server
-        acts on it), then close the connection instead of answering: a
-        response lost after the server applied the request.
-    """
+    """One ``fail_next`` rule (the arguments of :meth:`LocalMantyx.fail_next`, the
+    method upper case, the path regex compiled)."""
 
     method: str
     path_pattern: re.Pattern[str]

@@ -1,11 +1,7 @@
 """Run, session and feedback lists with cursors and filters, and session event replay.
 
-The bodies of ``GET /agent-runs``, ``GET /agent-sessions``,
-``GET /agent-sessions/{id}/events`` and ``GET /reply-feedback`` (``f<number>``
-cursors), built from the emulator's state. Cursors are opaque to clients: ``c<number>`` where the
-number marks the last item already returned. Without ``full=1`` a replayed
-text longer than :data:`REPLAY_PREVIEW_CHARS` is shortened and the body says
-``truncated: true``.
+Cursors are opaque to clients: ``c<number>`` (``f<number>`` for feedback), the
+number marking the last item already returned.
 """
 
 from __future__ import annotations

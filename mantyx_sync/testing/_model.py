@@ -1,13 +1,7 @@
 """The emulator's "model": script steps, the context they see, and the default model.
 
-A model is one of three things:
-
-* ``None`` — :class:`DefaultModel`, deterministic and visible;
-* a list of steps — a script, replayed from the start for every run;
-* a callable ``(ctx) -> step`` — asked once per model turn.
-
-Steps are immutable values: :class:`Turn`, :class:`ToolCall`, :class:`Fail`,
-:class:`FailResult` and :class:`Emit`.
+A model is ``None`` (:class:`DefaultModel`), a script of immutable steps replayed
+from the start for every run, or a callable ``(ctx) -> step`` asked once per turn.
 """
 
 from __future__ import annotations
@@ -248,7 +242,6 @@ class DefaultModel:
     """
 
     def __call__(self, ctx: ModelContext) -> Step:
-        """The next step for ``ctx``."""
         thinking_on = ctx.spec.get("reasoningLevel") not in (None, "off", 0)
         thinking = f"Thinking about: {ctx.prompt}" if thinking_on else None
         calls = self._calls(ctx) if ctx.turn == 0 else []

@@ -17,12 +17,8 @@ class RateLimiter:
 
     Each route names its bucket: ``runs`` (run starts), ``lifecycle`` (tool
     results, cancels, feedback), ``mutations`` (other writes) or ``reads``
-    (every GET, streams included).
-
-    :param limits: requests per window, by bucket name, e.g. ``{"runs": 10}``.
-    :param window: the window length in seconds (the real server uses 60).
-    :param reset_style: ``"seconds"`` sends ``X-RateLimit-Reset`` as seconds
-        until the window refills, ``"epoch"`` as an epoch timestamp.
+    (every GET, streams included). The arguments are ``LocalMantyx``'s
+    ``rate_limits``, ``rate_limit_window`` and ``rate_limit_reset``.
 
     Thread-safety: every method may be called from any thread.
     """

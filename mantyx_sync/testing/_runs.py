@@ -379,9 +379,8 @@ class EmulatedRun:
         text = step.text(ctx) if callable(step.text) else step.text
         chunks = list(step.chunks) if step.chunks is not None else chunk_text(text)
         calls = [self._describe_call(call) for call in step.tool_calls]
-        message: dict[str, Any] = {"text": text, "turn": ctx.turn, "model": self.model_id}
-        if step.finish_reason is not None:
-            message["finishReason"] = step.finish_reason
+        message = {"text": text, "turn": ctx.turn, "model": self.model_id}
+        message.update(_given(finishReason=step.finish_reason))
         if calls:
             message["toolCalls"] = [
                 {"id": c["toolUseId"], "name": c["name"], "input": c["args"]} for c in calls

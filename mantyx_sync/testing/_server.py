@@ -120,13 +120,17 @@ class LocalMantyx:
         rate_limit_window: float = 60.0,
         rate_limit_reset: Literal["seconds", "epoch"] = "seconds",
     ) -> None:
-        _check_ranges(
-            port=port,
-            tool_timeout=tool_timeout,
-            keepalive=keepalive,
-            access_token_ttl=access_token_ttl,
-            rate_limit_window=rate_limit_window,
-        )
+        if not 0 <= port <= 65535:
+            raise ValueError("LocalMantyx(): port must be 0 to 65535")
+        durations = {
+            "tool_timeout": tool_timeout,
+            "keepalive": keepalive,
+            "access_token_ttl": access_token_ttl,
+            "rate_limit_window": rate_limit_window,
+        }
+        for name, seconds in durations.items():
+            if seconds is not None and seconds <= 0:
+                raise ValueError(f"LocalMantyx(): {name} must be positive")
         check_status("LocalMantyx", "create_status", create_status)
         check_status("LocalMantyx", "tool_result_status", tool_result_status)
         self.host = host
@@ -300,17 +304,20 @@ class LocalMantyx:
     @checked(TypeError)
     def set_model(self, model: ModelLike) -> None:
         """Use ``model`` (steps, callable or ``None``) for every later run."""
-        self._state.set_model(model)
+        with self._state.cond:
+            self._state.model = model
 
     @checked(TypeError)
     def queue_script(self, steps: ModelLike) -> None:
         """Use ``steps`` for the next created run only; queued scripts are used FIFO."""
-        self._state.queue_script(steps)
+        with self._state.cond:
+            self._state.scripts.append(steps)
 
     @checked(TypeError)
     def inject(self, faults: Faults) -> None:
         """Apply ``faults`` to the next created run; queued plans are used FIFO."""
-        self._state.inject(faults)
+        with self._state.cond:
+            self._state.fault_plans.append(faults)
 
     @checked(TypeError)
     def fail_next(
@@ -435,12 +442,3 @@ class LocalMantyx:
         :raises TimeoutError: none arrived within ``timeout`` seconds.
         """
         return self._state.wait_for_tool_call(timeout)
-
-
-def _check_ranges(*, port: int, **positive: float | None) -> None:
-    """Refuse a port outside 0..65535 and a duration that is not positive."""
-    if not 0 <= port <= 65535:
-        raise ValueError("LocalMantyx(): port must be 0 to 65535")
-    for name, seconds in positive.items():
-        if seconds is not None and seconds <= 0:
-            raise ValueError(f"LocalMantyx(): {name} must be positive")

@@ -15,13 +15,7 @@ __all__ = ["EmulatedSession", "RunOptions"]
 
 @attrs.frozen(kw_only=True)
 class RunOptions:
-    """Server-wide settings a run needs; immutable.
-
-    :ivar tool_timeout: seconds a local tool call batch may wait.
-    :ivar result_shape: ``"subtype"`` or ``"ok"`` for the terminal success.
-    :ivar usage: whether terminal events carry tokens/turns/model.
-    :ivar started_event: whether the run opens with a ``started`` event.
-    """
+    """The server-wide settings a run needs (``LocalMantyx``'s arguments of those names)."""
 
     tool_timeout: float
     result_shape: str

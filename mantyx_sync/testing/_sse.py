@@ -71,10 +71,8 @@ def stream_frames(
     status line and headers go out before any event exists.
 
     :param resume_seq: the client's ``Last-Event-ID`` / ``lastSeq`` (0: from the start).
-    :param keepalive: seconds of silence before a ``: ping`` comment, or ``None``.
     :param sock: the client socket (for drop/stall faults), or ``None``.
     :param wakeup: a socket that becomes readable when the server stops.
-    :param stop: set when the server stops.
     """
     faults = run.faults
     per_frame = faults.faults.affects_frames

@@ -69,27 +69,13 @@ class EmulatorState:
         self.request_faults = RequestFaults()
         self.requests: list[RecordedRequest] = []  # every request answered, under cond
         self.latest_run: EmulatedRun | None = None
-        self._model: ModelLike = model
-        self._scripts: collections.deque[ModelLike] = collections.deque()
-        self._faults: collections.deque[Faults] = collections.deque()
+        # The model of every run, the scripts and fault plans of the next ones (FIFO).
+        self.model: ModelLike = model
+        self.scripts: collections.deque[ModelLike] = collections.deque()
+        self.fault_plans: collections.deque[Faults] = collections.deque()
         self._numbers = itertools.count(1)
         self._tool_call_cursor: dict[str, int] = {}
         self.stopped = False
-
-    def set_model(self, model: ModelLike) -> None:
-        """Use ``model`` for every later run."""
-        with self.cond:
-            self._model = model
-
-    def queue_script(self, steps: ModelLike) -> None:
-        """Use ``steps`` for the next created run only (FIFO)."""
-        with self.cond:
-            self._scripts.append(steps)
-
-    def inject(self, faults: Faults) -> None:
-        """Apply ``faults`` to the next created run (FIFO)."""
-        with self.cond:
-            self._faults.append(faults)
 
     def _notify(self) -> None:
         with self.cond:
@@ -114,8 +100,8 @@ class EmulatorState:
             spec["messages"] = new_input
         with self.cond:
             number = next(self._numbers)
-            model = self._scripts.popleft() if self._scripts else self._model
-            faults = self._faults.popleft() if self._faults else Faults()
+            model = self.scripts.popleft() if self.scripts else self.model
+            faults = self.fault_plans.popleft() if self.fault_plans else Faults()
             run = EmulatedRun(
                 run_id=f"run_{number}{secrets.token_hex(4)}",
                 number=number,
@@ -156,10 +142,7 @@ class EmulatorState:
             runs[-1].cancel()
 
     def wait_for_run(self, run_id: str | None, status: str | None, timeout: float) -> EmulatedRun:
-        """Block until the run (default: the latest) reaches ``status`` (default: ends).
-
-        :raises TimeoutError: it did not within ``timeout`` seconds.
-        """
+        """See :meth:`LocalMantyx.wait_for_run`."""
 
         def reached() -> EmulatedRun | None:
             run = self.runs.get(run_id) if run_id is not None else self.latest_run
@@ -172,14 +155,7 @@ class EmulatorState:
         return self._wait(reached, timeout, why)
 
     def wait_for_tool_call(self, timeout: float) -> dict[str, Any]:
-        """Block until the latest run logs a ``local_tool_call`` not returned before.
-
-        Each call returns the next ``local_tool_call`` of the latest run (in log
-        order, duplicates of one ``toolUseId`` skipped), whether or not it has
-        been answered already.
-
-        :raises TimeoutError: none arrived within ``timeout`` seconds.
-        """
+        """See :meth:`LocalMantyx.wait_for_tool_call` (a call logged twice counts once)."""
 
         def found() -> dict[str, Any] | None:
             run = self.latest_run

@@ -2,12 +2,9 @@
 
 A model turn's :class:`~._model.ToolCall` is answered by the client when the
 spec's tool reference that offers it is ``local``, ``a2a_local`` or
-``mcp_local`` (:data:`CLIENT_KINDS`) and no server result is given — by the
-step itself or by an evaluation's ``toolMocks``; otherwise the server answers
-it. :func:`describe_call` builds the ``local_tool_call`` data (with the A2A
-card or MCP server the call names); :func:`answer_of` turns an accepted
-tool-result POST into the ``local_tool_result_in`` data and the echo the model
-sees on its next turn. The waiting itself is :class:`~._runs.EmulatedRun`'s.
+``mcp_local`` and no server result is given (by the step itself or by an
+evaluation's ``toolMocks``); otherwise the server answers it. The waiting
+itself is :class:`~._runs.EmulatedRun`'s.
 """
 
 from __future__ import annotations

@@ -22,9 +22,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Protocol
 from urllib.parse import urlsplit
 
+from requests.structures import CaseInsensitiveDict
+
 from .._base.argcheck import checked
 
-__all__ = ["Headers", "Request", "WSGITransport"]
+__all__ = ["Request", "WSGITransport"]
 
 
 class Request(Protocol):
@@ -42,28 +44,16 @@ class Request(Protocol):
     def timeout(self) -> tuple[float, float]: ...
 
 
-class Headers(Mapping[str, str]):
-    """Response headers, looked up in any case."""
-
-    def __init__(self, pairs: Iterable[tuple[str, str]]) -> None:
-        self._values = {name.lower(): value for name, value in pairs}
-
-    def __getitem__(self, name: str) -> str:
-        return self._values[name.lower()]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._values)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-
 class _Response:
     """An answer: its body already whole (``send``), or read from the app by a
     pump thread as it is produced (``stream``)."""
 
     def __init__(
-        self, status: int, headers: Headers, body: Iterable[bytes], read_timeout: float | None
+        self,
+        status: int,
+        headers: Mapping[str, str],
+        body: Iterable[bytes],
+        read_timeout: float | None,
     ) -> None:
         self.status = status
         self.headers = headers
@@ -142,7 +132,7 @@ class WSGITransport:
     def __repr__(self) -> str:
         return f"<WSGITransport {self._app!r}>"
 
-    def _call(self, request: Request) -> tuple[int, Headers, Iterable[bytes]]:
+    def _call(self, request: Request) -> tuple[int, Mapping[str, str], Iterable[bytes]]:
         parts = urlsplit(request.url)
         body = request.body
         data = body if body is None or isinstance(body, bytes) else b"".join(body)
@@ -155,7 +145,7 @@ class WSGITransport:
             data=data,
         ).get_environ()
         app_iter, status, headers = self._run(self._app, environ, buffered=False)
-        return int(status.split(" ", 1)[0]), Headers(headers.items()), app_iter
+        return int(status.split(" ", 1)[0]), CaseInsensitiveDict(headers.items()), app_iter
 
     def send(self, request: Request) -> _Response:
         """Call the app and read the whole body."""
