@@ -34,7 +34,7 @@ from .ratelimit import RateLimits
 from .retry import RetryPolicy
 from .transport import CLOSED, HttpRequest, HttpResponse, RequestsTransport, Transport
 
-__all__ = ["Api", "EventSource", "Reply"]
+__all__ = ["Api", "EventSource", "Reply", "error_for"]
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +69,8 @@ class EventSource:
         self._response.close()
 
 
-def _error(response: HttpResponse, content: bytes) -> APIError:
+def error_for(response: HttpResponse, content: bytes) -> APIError:
+    """The most specific :class:`APIError` for a non-2xx answer and its body."""
     try:
         body = json.loads(content) if content else None
     except ValueError:
@@ -163,7 +164,7 @@ class Api:
         elapsed = (time.monotonic() - started) * 1000
         log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
         if status >= 300:
-            raise _error(response, content)
+            raise error_for(response, content)
         try:
             return Reply(status, json.loads(content) if content else None)
         except ValueError:
@@ -199,7 +200,7 @@ class Api:
                 content = b"".join(source)
             finally:
                 source.close()
-            raise _error(response, content)
+            raise error_for(response, content)
         return source
 
     def _headers(self, accept: str) -> dict[str, str]:

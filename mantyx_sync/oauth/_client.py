@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -16,10 +17,11 @@ import requests
 
 from .._base.argcheck import checked
 from .._base.redact import display_url, redact_value, register_secret
+from .._http.api import error_for
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
 from .._http.retry import RetryPolicy, Safety
-from .._http.transport import error_for_response, translate_exception
+from .._http.transport import HttpRequest, HttpResponse, RequestsTransport
 from .._version import __version__
 from ..errors import (
     APIError,
@@ -100,8 +102,7 @@ class OAuth:
         self.base_url: str = url
         self._timeout = timeout
         self._owns_session = http_session is None
-        self._session = http_session or requests.Session()
-        self._session_pid = os.getpid()
+        self._transport = RequestsTransport(url, session=http_session)
         self._lock = threading.Lock()
         self._metadata: ServerMetadata | None = None
         self._last: TokenSource | TokenSet | None = None
@@ -113,9 +114,10 @@ class OAuth:
     def close(self) -> None:
         """Close the pooled connections of the session this ``OAuth`` made.
 
-        Token sources made by it keep working: the session reopens connections."""
+        Token sources made by it keep working: they open new connections."""
         if self._owns_session:
-            self._session.close()
+            closed, self._transport = self._transport, RequestsTransport(self.base_url)
+            closed.close()
 
     def metadata(self) -> ServerMetadata:
         """The server's endpoints (fetched once): RFC 8414 metadata, or the fallback paths."""
@@ -306,14 +308,6 @@ class OAuth:
             body = self._call("GET", endpoint, bearer=bearer, policy=_SAFE)
         return UserInfo.from_wire(body if isinstance(body, Mapping) else {})
 
-    def _http(self) -> requests.Session:
-        if self._owns_session and self._session_pid != os.getpid():
-            # A session inherited across fork shares sockets with the parent:
-            # leave it be (closing it would close the parent's) and start anew.
-            self._session = requests.Session()
-            self._session_pid = os.getpid()
-        return self._session
-
     def _refresh_grant(self, refresh_token: str, scopes: list[str] | None) -> TokenSet:
         return self.refresh(refresh_token, scopes=scopes)
 
@@ -343,6 +337,10 @@ class OAuth:
         """One JSON answer from an OAuth endpoint, errors in the package's tree,
         within ``timeout`` in all."""
         headers = {"Accept": "application/json", "User-Agent": f"mantyx-sync/{__version__}"}
+        body = None
+        if form is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = urlencode(form).encode()
         if bearer is not None:
             register_secret(bearer)
             headers["Authorization"] = f"Bearer {bearer}"
@@ -351,19 +349,11 @@ class OAuth:
         label = f"{method} {display_url(url)}"
         deadline = time.monotonic() + self._timeout
 
-        def send() -> requests.Response:
+        def send() -> HttpResponse:
             left = max(0.001, deadline - time.monotonic())
-            try:
-                return self._http().request(
-                    method,
-                    url,
-                    data=dict(form) if form is not None else None,
-                    headers=headers,
-                    timeout=(min(10.0, left), left),
-                    allow_redirects=False,
-                )
-            except requests.RequestException as exc:
-                raise translate_exception(exc) from None
+            return self._transport.send(
+                HttpRequest(method, url, headers, body, (min(10.0, left), left))
+            )
 
         def once() -> Any:
             response = _by_deadline(
@@ -372,16 +362,17 @@ class OAuth:
                 f"{label}: no complete answer within {self._timeout:g}s (a slow server "
                 "or proxy): try again later, or give OAuth(timeout=...) more seconds",
             )
-            with response:
-                log.debug("%s -> %d", label, response.status_code)
-                if response.status_code >= 300:
-                    raise _oauth_error(response)
-                try:
-                    return response.json() if response.content else None
-                except ValueError:
-                    raise _NotJSON(
-                        f"{display_url(url)} answered HTTP {response.status_code} without JSON"
-                    ) from None
+            content = b"".join(response)  # read by send(): closing loses nothing
+            response.close()
+            log.debug("%s -> %d", label, response.status)
+            if response.status >= 300:
+                raise _oauth_error(response, content)
+            try:
+                return json.loads(content) if content else None
+            except ValueError:
+                raise _NotJSON(
+                    f"{display_url(url)} answered HTTP {response.status} without JSON"
+                ) from None
 
         chosen = attrs.evolve(policy or _SAFE, deadline=self._timeout)
         return chosen.call(once, label=label)
@@ -415,22 +406,22 @@ class _NotJSON(MantyxError):
     """An OAuth endpoint answered 2xx with a body that is not JSON."""
 
 
-def _oauth_error(response: requests.Response) -> APIError:
+def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
     """RFC 6749 §5.2 errors (``error``, ``error_description``) as AuthError or
     InvalidRequestError; anything else as the transport would map it. What the
     body says is redacted: a server may echo the form, client secret included."""
     try:
-        body = redact_value(response.json())
+        body = redact_value(json.loads(content))
     except ValueError:
         body = None
     code = body.get("error") if isinstance(body, dict) else None
-    if response.status_code in (400, 401) and isinstance(code, str):
+    if response.status in (400, 401) and isinstance(code, str):
         description = body.get("error_description") if isinstance(body, dict) else None
         message = description if isinstance(description, str) and description else code
-        auth = code in _AUTH_ERRORS or response.status_code == 401
+        auth = code in _AUTH_ERRORS or response.status == 401
         cls = AuthError if auth else InvalidRequestError
-        return cls(message, status=response.status_code, code=code, body=body)
-    return error_for_response(response)
+        return cls(message, status=response.status, code=code, body=body)
+    return error_for(response, content)
 
 
 def _text(value: object) -> bool:
