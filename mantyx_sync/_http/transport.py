@@ -30,8 +30,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import requests
 
-from ..errors import APIError, MantyxError, TransportError
-from .api_errors import api_error
+from ..errors import MantyxError
 from .failures import NETWORK_ERRORS, translate
 from .pools import adapter_verify, close_session, new_session, prepare
 
@@ -41,8 +40,6 @@ __all__ = [
     "HttpResponse",
     "RequestsTransport",
     "Transport",
-    "error_for_response",
-    "translate_exception",
 ]
 
 _CHUNK = 65536
@@ -268,19 +265,3 @@ class RequestsTransport:
             answer.close()
         if session is not None and mine:
             close_session(session)
-
-
-def error_for_response(response: requests.Response) -> APIError:
-    """The most specific :class:`APIError` for a non-2xx ``response``, for the
-    package's other HTTP edges (the OAuth endpoints)."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    return api_error(response.status_code, response.reason, response.headers, body)
-
-
-def translate_exception(exc: BaseException) -> TransportError:
-    """The :class:`TransportError` for a ``requests`` exception (see
-    :func:`error_for_response`), so those edges speak the same error tree."""
-    return translate(exc)
