@@ -103,7 +103,7 @@ class OAuth:
         self._timeout = timeout
         self._owns_session = http_session is None
         self._transport = RequestsTransport(url, session=http_session)
-        self._lock = threading.Lock()
+        # Each written whole by one assignment, so threads need no lock to share them.
         self._metadata: ServerMetadata | None = None
         self._last: TokenSource | TokenSet | None = None
 
@@ -121,9 +121,8 @@ class OAuth:
 
     def metadata(self) -> ServerMetadata:
         """The server's endpoints (fetched once): RFC 8414 metadata, or the fallback paths."""
-        with self._lock:
-            if self._metadata is not None:
-                return self._metadata
+        if self._metadata is not None:
+            return self._metadata
         body = None
         try:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
@@ -132,14 +131,12 @@ class OAuth:
         except _NotJSON:
             # A web app that answers every unknown path with its HTML page.
             log.debug("the OAuth metadata path answered without JSON: using the fallback paths")
-        found = (
+        self._metadata = (
             ServerMetadata.from_document(body, self.base_url)
             if isinstance(body, Mapping)
             else ServerMetadata.fallback(self.base_url)
         )
-        with self._lock:
-            self._metadata = found
-        return found
+        return self._metadata
 
     def sign_in(
         self,
@@ -206,8 +203,7 @@ class OAuth:
         body = self._token_request(form, policy=_ONCE)
         tokens = TokenSet.from_token_response(body, now=time.time(), requested_scopes=wanted)
         log.info("signed in (scopes: %s)", " ".join(tokens.scopes))
-        with self._lock:
-            self._last = tokens
+        self._last = tokens
         return tokens
 
     def refresh(self, refresh_token: str, *, scopes: Iterable[str] | None = None) -> TokenSet:
@@ -259,8 +255,7 @@ class OAuth:
             scopes=scopes,
             clock=clock,
         )
-        with self._lock:
-            self._last = source
+        self._last = source
         return source
 
     def revoke(self, token: str | TokenSet | RefreshingTokenSource) -> None:
@@ -290,8 +285,7 @@ class OAuth:
         :raises PermissionDenied: the token lacks ``mantyx.identity:read``.
         """
         if token is None:
-            with self._lock:
-                token = self._last
+            token = self._last
             if token is None:
                 raise ConfigurationError("sign in first, or pass the token to userinfo()")
         endpoint = self.metadata().userinfo_endpoint
