@@ -63,7 +63,7 @@ def main(
 ) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     args = build_parser().parse_args(argv)
-    term = Terminal(out, err)
+    term = Terminal.detect(out, err)
     debug = bool(getattr(args, "debug", False))
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:

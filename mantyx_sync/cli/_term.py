@@ -43,25 +43,36 @@ def _can_encode(stream: TextIO, text: str) -> bool:
 
 
 class Terminal:
-    """Where the CLI writes: ``out`` for answers, ``err`` for everything else
-    (default stdout and stderr); colour and spinner as the module says."""
+    """Where the CLI writes: ``out`` for answers, ``err`` for everything else.
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None) -> None:
-        self.out = out if out is not None else sys.stdout
-        self.err = err if err is not None else sys.stderr
-        tty = _isatty(self.err) and os.environ.get("TERM", "") != "dumb"
-        self.color = tty and not os.environ.get("NO_COLOR")
-        self.spinner = tty
-        self._same_screen = _isatty(self.out) and _isatty(self.err)
+    :param color: use ANSI colour on ``err`` (and dim tool lines).
+    :param spinner: animate a status line on ``err`` while waiting.
+    """
+
+    def __init__(self, out: TextIO, err: TextIO, *, color: bool, spinner: bool) -> None:
+        self.out = out
+        self.err = err
+        self.color = color
+        self.spinner = spinner
+        self._same_screen = _isatty(out) and _isatty(err)
         self._lock = threading.RLock()
         self._out_midline = False
         self._status: str | None = None
         self._drawn = False
         self._frame = 0
-        self._frames = _FRAMES if _can_encode(self.err, _FRAMES) else _ASCII_FRAMES
+        self._frames = _FRAMES if _can_encode(err, _FRAMES) else _ASCII_FRAMES
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._closed = False
+
+    @classmethod
+    def detect(cls, out: TextIO | None = None, err: TextIO | None = None) -> Terminal:
+        """A terminal for ``out``/``err`` (default stdout/stderr), with colour and
+        spinner only on a TTY and colour off under ``NO_COLOR``."""
+        out = out if out is not None else sys.stdout
+        err = err if err is not None else sys.stderr
+        tty = _isatty(err) and os.environ.get("TERM", "") != "dumb"
+        return cls(out, err, color=tty and not os.environ.get("NO_COLOR"), spinner=tty)
 
     def style(self, text: str, *codes: str) -> str:
         """``text`` wrapped in ANSI ``codes`` when colour is on."""
