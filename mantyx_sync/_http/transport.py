@@ -25,8 +25,7 @@ from typing import Protocol, runtime_checkable
 import attrs
 import requests
 
-from ..errors import APIError, MantyxError
-from .api_errors import api_error
+from ..errors import MantyxError
 from .failures import NETWORK_ERRORS, translate
 from .pools import adapter_verify, close_session, new_session, prepare
 
@@ -36,7 +35,6 @@ __all__ = [
     "HttpResponse",
     "RequestsTransport",
     "Transport",
-    "error_for_response",
 ]
 
 _CHUNK = 65536
@@ -260,9 +258,3 @@ class RequestsTransport:
             answer.close()
         if session is not None and mine:
             close_session(session)
-
-
-def error_for_response(response: requests.Response) -> APIError:
-    """The most specific :class:`APIError` for a non-2xx ``response``, for the
-    package's other HTTP edges (the OAuth endpoints)."""
-    return api_error(response.status_code, response.headers, response.content, response.reason)

@@ -1,13 +1,7 @@
-"""``mantyx-sync``: run MANTYX agents from a terminal, a script or cron.
+"""``mantyx-sync`` (or ``python -m mantyx_sync``): MANTYX agents from a terminal, a script, cron.
 
-Commands: ``run``, ``chat``, ``models``, ``runs``, ``sessions``, ``run-info``,
-``cancel``, ``emulator``.
-Exit codes: 0 success; 1 the run failed; 2 usage or spec error; 3
-authentication or permission; 4 transport or stream failure; 130 interrupted.
-An error prints one line on stderr (with the server's hint); ``--debug`` adds
-the traceback.
-
-Install with ``pip install "mantyx-sync[cli]"``; also ``python -m mantyx_sync``.
+:func:`main` turns every error into one line on stderr and an exit code
+(:mod:`._exit`); the commands and their options are in :mod:`._parser`.
 """
 
 from __future__ import annotations

@@ -141,7 +141,6 @@ def confirm_cancel(run: Run, term: Terminal) -> None:
 
 
 def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
-    """``mantyx-sync run "prompt" ...``."""
     prompt = _prompt(args)
     overrides = message_overrides(args)
     attachments = [
@@ -195,15 +194,9 @@ def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
     width = max((len(m.id) for m in catalog), default=0)
     for model in catalog:
         mark = "*" if model.id == catalog.default_model_id else " "
-        details = " · ".join(
-            part
-            for part in (
-                model.label,
-                model.provider,
-                f"{model.context_window_tokens} tokens" if model.context_window_tokens else None,
-            )
-            if part
-        )
+        window = model.context_window_tokens
+        parts = (model.label, model.provider, f"{window} tokens" if window else None)
+        details = " · ".join(part for part in parts if part)
         term.line(f"{mark} {model.id.ljust(width)}  {details}".rstrip())
     if catalog.default_model_id:
         term.note(term.dim("* the workspace default"))
@@ -239,7 +232,6 @@ def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
 
 
 def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
-    """``mantyx-sync cancel ID``."""
     with Client() as client, reaching(client, term):
         client.cancel(args.run_id)
     term.note(f"cancelled run {args.run_id}")

@@ -11,7 +11,6 @@ from ..errors import (
     InvalidRequestError,
     NotFoundError,
     PermissionDenied,
-    RunError,
     SpecError,
     ToolResolutionError,
     TransportError,
@@ -31,20 +30,16 @@ class UsageError(Exception):
     """The command line asks for something impossible; exit 2 with this message."""
 
 
-def exit_code_for(exc: BaseException) -> int:
+def exit_code_for(exc: Exception) -> int:
     """The exit status for an error that ended a command: a request refused as
     invalid (400) or naming nothing (404) is a usage error; a server failure
-    (5xx, 429) or an unreachable MCP server is a transport failure."""
-    if isinstance(exc, KeyboardInterrupt):
-        return INTERRUPTED
-    if isinstance(exc, RunError):
-        return RUN_FAILED
-    if isinstance(exc, (UsageError, SpecError, ConfigurationError)):
+    (5xx, 429) or an unreachable MCP server is a transport failure; a failed run
+    (:class:`~mantyx_sync.RunError`) or anything else is 1."""
+    usage = (UsageError, SpecError, ConfigurationError, InvalidRequestError, NotFoundError)
+    if isinstance(exc, usage):
         return USAGE
     if isinstance(exc, (AuthError, PermissionDenied)):
         return AUTH
-    if isinstance(exc, (InvalidRequestError, NotFoundError)):
-        return USAGE
     if isinstance(exc, (TransportError, ToolResolutionError, APIError)):
         return TRANSPORT
     return RUN_FAILED

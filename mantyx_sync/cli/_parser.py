@@ -44,27 +44,14 @@ def _agent_options(parser: argparse.ArgumentParser) -> None:
         help="the agent's system prompt (default: 'You are a helpful assistant.')",
     )
     parser.add_argument("--model", dest="model_id", metavar="MODEL", help="model id (see `models`)")
-    parser.add_argument(
-        "--tool",
-        action="append",
-        default=[],
-        metavar="MODULE:FUNCTION",
-        help="a typed Python function the model may call (repeatable)",
-    )
-    parser.add_argument(
-        "--mcp",
-        action="append",
-        default=[],
-        metavar="CMD",
-        help="a stdio MCP server to start, e.g. --mcp 'npx -y @scope/server' (repeatable)",
-    )
-    parser.add_argument(
-        "--mcp-url",
-        action="append",
-        default=[],
-        metavar="URL",
-        help="a Streamable HTTP MCP server (repeatable)",
-    )
+    for flag, metavar, what in (
+        ("--tool", "MODULE:FUNCTION", "a typed Python function the model may call"),
+        ("--mcp", "CMD", "a stdio MCP server to start, e.g. --mcp 'npx -y @scope/server'"),
+        ("--mcp-url", "URL", "a Streamable HTTP MCP server"),
+    ):
+        parser.add_argument(
+            flag, action="append", default=[], metavar=metavar, help=f"{what} (repeatable)"
+        )
     parser.add_argument(
         "--session", metavar="ID", help="continue this session (its history is on the server)"
     )

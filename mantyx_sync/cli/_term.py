@@ -106,11 +106,7 @@ class Terminal:
 
     def line(self, text: str = "") -> None:
         """Write one whole line to ``out`` (listings, JSON lines)."""
-        with self._lock:
-            self._hide_spinner()
-            self.out.write(text + "\n")
-            self.out.flush()
-            self._out_midline = False
+        self.text(text + "\n")
 
     # -- notes on stderr ----------------------------------------------------
 
@@ -118,10 +114,8 @@ class Terminal:
         """Write one line to ``err`` (tool calls, footers), on a line of its own."""
         with self._lock:
             self._hide_spinner()
-            if self._same_screen and self._out_midline:
-                self.out.write("\n")
-                self.out.flush()
-                self._out_midline = False
+            if self._same_screen:
+                self.end_text()
             self.err.write(text + "\n")
             self.err.flush()
         self._redraw()

@@ -47,7 +47,6 @@ class RunView:
         self._spin(self._doing)
 
     def on_event(self, event: RunEvent) -> None:
-        """Render one event."""
         pieces = self._flow.feed(event)
         # The spinner first: a line written next is redrawn under the right label.
         self._trouble = None  # an event came: the stream is open

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -16,11 +17,11 @@ import requests
 
 from .._base.argcheck import checked
 from .._base.redact import display_url, redact_value, register_secret
+from .._http.api_errors import api_error
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
-from .._http.failures import translate
 from .._http.retry import RetryPolicy, Safety
-from .._http.transport import error_for_response
+from .._http.transport import HttpRequest, HttpResponse, RequestsTransport
 from .._version import __version__
 from ..errors import (
     APIError,
@@ -101,9 +102,8 @@ class OAuth:
         self.base_url: str = url
         self._timeout = timeout
         self._owns_session = http_session is None
-        self._session = http_session or requests.Session()
-        self._session_pid = os.getpid()
-        self._lock = threading.Lock()
+        self._transport = RequestsTransport(url, session=http_session)
+        # Each written whole by one assignment, so threads need no lock to share them.
         self._metadata: ServerMetadata | None = None
         self._last: TokenSource | TokenSet | None = None
 
@@ -114,15 +114,15 @@ class OAuth:
     def close(self) -> None:
         """Close the pooled connections of the session this ``OAuth`` made.
 
-        Token sources made by it keep working: the session reopens connections."""
+        Token sources made by it keep working: they open new connections."""
         if self._owns_session:
-            self._session.close()
+            closed, self._transport = self._transport, RequestsTransport(self.base_url)
+            closed.close()
 
     def metadata(self) -> ServerMetadata:
         """The server's endpoints (fetched once): RFC 8414 metadata, or the fallback paths."""
-        with self._lock:
-            if self._metadata is not None:
-                return self._metadata
+        if self._metadata is not None:
+            return self._metadata
         body = None
         try:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
@@ -131,14 +131,12 @@ class OAuth:
         except _NotJSON:
             # A web app that answers every unknown path with its HTML page.
             log.debug("the OAuth metadata path answered without JSON: using the fallback paths")
-        found = (
+        self._metadata = (
             ServerMetadata.from_document(body, self.base_url)
             if isinstance(body, Mapping)
             else ServerMetadata.fallback(self.base_url)
         )
-        with self._lock:
-            self._metadata = found
-        return found
+        return self._metadata
 
     def sign_in(
         self,
@@ -205,8 +203,7 @@ class OAuth:
         body = self._token_request(form, policy=_ONCE)
         tokens = TokenSet.from_token_response(body, now=time.time(), requested_scopes=wanted)
         log.info("signed in (scopes: %s)", " ".join(tokens.scopes))
-        with self._lock:
-            self._last = tokens
+        self._last = tokens
         return tokens
 
     def refresh(self, refresh_token: str, *, scopes: Iterable[str] | None = None) -> TokenSet:
@@ -258,8 +255,7 @@ class OAuth:
             scopes=scopes,
             clock=clock,
         )
-        with self._lock:
-            self._last = source
+        self._last = source
         return source
 
     def revoke(self, token: str | TokenSet | RefreshingTokenSource) -> None:
@@ -289,8 +285,7 @@ class OAuth:
         :raises PermissionDenied: the token lacks ``mantyx.identity:read``.
         """
         if token is None:
-            with self._lock:
-                token = self._last
+            token = self._last
             if token is None:
                 raise ConfigurationError("sign in first, or pass the token to userinfo()")
         endpoint = self.metadata().userinfo_endpoint
@@ -306,14 +301,6 @@ class OAuth:
             bearer = token.access_token if isinstance(token, TokenSet) else token
             body = self._call("GET", endpoint, bearer=bearer, policy=_SAFE)
         return UserInfo.from_wire(body if isinstance(body, Mapping) else {})
-
-    def _http(self) -> requests.Session:
-        if self._owns_session and self._session_pid != os.getpid():
-            # A session inherited across fork shares sockets with the parent:
-            # leave it be (closing it would close the parent's) and start anew.
-            self._session = requests.Session()
-            self._session_pid = os.getpid()
-        return self._session
 
     def _refresh_grant(self, refresh_token: str, scopes: list[str] | None) -> TokenSet:
         return self.refresh(refresh_token, scopes=scopes)
@@ -344,6 +331,10 @@ class OAuth:
         """One JSON answer from an OAuth endpoint, errors in the package's tree,
         within ``timeout`` in all."""
         headers = {"Accept": "application/json", "User-Agent": f"mantyx-sync/{__version__}"}
+        body = None
+        if form is not None:
+            headers["Content-Type"] = "application/x-www-form-urlencoded"
+            body = urlencode(form).encode()
         if bearer is not None:
             register_secret(bearer)
             headers["Authorization"] = f"Bearer {bearer}"
@@ -352,19 +343,11 @@ class OAuth:
         label = f"{method} {display_url(url)}"
         deadline = time.monotonic() + self._timeout
 
-        def send() -> requests.Response:
+        def send() -> HttpResponse:
             left = max(0.001, deadline - time.monotonic())
-            try:
-                return self._http().request(
-                    method,
-                    url,
-                    data=dict(form) if form is not None else None,
-                    headers=headers,
-                    timeout=(min(10.0, left), left),
-                    allow_redirects=False,
-                )
-            except requests.RequestException as exc:
-                raise translate(exc) from None
+            return self._transport.send(
+                HttpRequest(method, url, headers, body, (min(10.0, left), left))
+            )
 
         def once() -> Any:
             response = _by_deadline(
@@ -373,16 +356,17 @@ class OAuth:
                 f"{label}: no complete answer within {self._timeout:g}s (a slow server "
                 "or proxy): try again later, or give OAuth(timeout=...) more seconds",
             )
-            with response:
-                log.debug("%s -> %d", label, response.status_code)
-                if response.status_code >= 300:
-                    raise _oauth_error(response)
-                try:
-                    return response.json() if response.content else None
-                except ValueError:
-                    raise _NotJSON(
-                        f"{display_url(url)} answered HTTP {response.status_code} without JSON"
-                    ) from None
+            content = b"".join(response)  # read by send(): closing loses nothing
+            response.close()
+            log.debug("%s -> %d", label, response.status)
+            if response.status >= 300:
+                raise _oauth_error(response, content)
+            try:
+                return json.loads(content) if content else None
+            except ValueError:
+                raise _NotJSON(
+                    f"{display_url(url)} answered HTTP {response.status} without JSON"
+                ) from None
 
         chosen = attrs.evolve(policy or _SAFE, deadline=self._timeout)
         return chosen.call(once, label=label)
@@ -416,22 +400,22 @@ class _NotJSON(MantyxError):
     """An OAuth endpoint answered 2xx with a body that is not JSON."""
 
 
-def _oauth_error(response: requests.Response) -> APIError:
+def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
     """RFC 6749 §5.2 errors (``error``, ``error_description``) as AuthError or
     InvalidRequestError; anything else as the transport would map it. What the
     body says is redacted: a server may echo the form, client secret included."""
     try:
-        body = redact_value(response.json())
+        body = redact_value(json.loads(content))
     except ValueError:
         body = None
     code = body.get("error") if isinstance(body, dict) else None
-    if response.status_code in (400, 401) and isinstance(code, str):
+    if response.status in (400, 401) and isinstance(code, str):
         description = body.get("error_description") if isinstance(body, dict) else None
         message = description if isinstance(description, str) and description else code
-        auth = code in _AUTH_ERRORS or response.status_code == 401
+        auth = code in _AUTH_ERRORS or response.status == 401
         cls = AuthError if auth else InvalidRequestError
-        return cls(message, status=response.status_code, code=code, body=body)
-    return error_for_response(response)
+        return cls(message, status=response.status, code=code, body=body)
+    return api_error(response.status, response.headers, content)
 
 
 def _text(value: object) -> bool:

@@ -4,6 +4,7 @@ loopback listener that takes the redirect (RFC 8252 §7.3)."""
 from __future__ import annotations
 
 import base64
+import concurrent.futures
 import hashlib
 import html
 import http.server
@@ -58,34 +59,7 @@ _PAGE = (
 )
 
 
-class _Redirect:
-    """What the one-shot listener received (filled in by handler threads)."""
-
-    def __init__(self, state: str) -> None:
-        self.state = state
-        self.done = threading.Event()
-        self.code: str | None = None
-        self.error: SignInError | None = None
-        # Callbacks with a wrong or missing state: answered 400 and ignored, so
-        # a forged request cannot end the sign-in; counted for the timeout's message.
-        self.mismatched = 0
-        self._lock = threading.Lock()
-
-    def settle(self, *, code: str | None = None, error: SignInError | None = None) -> bool:
-        """Record the outcome; ``False`` when an earlier request already did (first wins)."""
-        with self._lock:
-            if self.done.is_set():
-                return False
-            self.code, self.error = code, error
-            self.done.set()
-            return True
-
-    def refuse(self) -> None:
-        with self._lock:
-            self.mismatched += 1
-
-
-def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler]:
+def _handler_for(listener: LoopbackRedirect) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         # A connection that never sends its request (a browser's speculative
         # connect) is dropped instead of holding a thread until the sign-in ends.
@@ -99,24 +73,22 @@ def _handler_for(redirect: _Redirect) -> type[http.server.BaseHTTPRequestHandler
                 return
             # Bytes: compare_digest refuses str with non-ASCII characters.
             sent_state = query.get("state", "").encode("utf-8")
-            if not secrets.compare_digest(sent_state, redirect.state.encode("ascii")):
-                redirect.refuse()
+            if not secrets.compare_digest(sent_state, listener.state.encode("ascii")):
+                listener.refused.append(self.client_address[0])
                 log.warning("sign-in: ignored a redirect with the wrong state (not this sign-in's)")
                 self._page(400, "Sign-in failed", "The request did not match this sign-in.")
                 return
-            if "error" in query:
-                refusal = query["error"]
-                detail = query.get("error_description")
-                error: SignInError | None = SignInError(
-                    f"the sign-in was refused: {refusal}" + (f" ({detail})" if detail else ""),
-                    code=refusal,
-                )
-                page = (400, "Sign-in refused", f"The server said: {refusal}.")
-                code = None
-            else:
-                error, code = None, query["code"]
-                page = (200, "Signed in to MANTYX", "You can close this tab.")
-            if not redirect.settle(code=code, error=error):
+            try:
+                if "error" in query:
+                    refusal, detail = query["error"], query.get("error_description")
+                    said = f"{refusal} ({detail})" if detail else refusal
+                    error = SignInError(f"the sign-in was refused: {said}", code=refusal)
+                    listener.outcome.set_exception(error)
+                    page = (400, "Sign-in refused", f"The server said: {refusal}.")
+                else:
+                    listener.outcome.set_result(query["code"])
+                    page = (200, "Signed in to MANTYX", "You can close this tab.")
+            except concurrent.futures.InvalidStateError:  # the first redirect settled it
                 page = (409, "Already done", "This sign-in has already finished.")
             self._page(*page)
 
@@ -161,9 +133,15 @@ class LoopbackRedirect:
     """
 
     def __init__(self, port: int = 0) -> None:
-        self._redirect = _Redirect(secrets.token_urlsafe(32))
+        #: The ``state`` value the redirect must carry back.
+        self.state = secrets.token_urlsafe(32)
+        #: The code or the server's refusal, from the first redirect with the right state.
+        self.outcome: concurrent.futures.Future[str] = concurrent.futures.Future()
+        # Callbacks with a wrong or missing state (their client addresses):
+        # answered 400 and ignored, so a forged request cannot end the sign-in.
+        self.refused: list[str] = []
         try:
-            self._server = _Listener(("127.0.0.1", port), _handler_for(self._redirect))
+            self._server = _Listener(("127.0.0.1", port), _handler_for(self))
         except OSError as exc:  # e.g. a fixed redirect_port another program holds
             raise SignInError(
                 f"cannot listen on 127.0.0.1:{port} for the sign-in redirect "
@@ -177,11 +155,6 @@ class LoopbackRedirect:
             name="mantyx-oauth-redirect",
             daemon=True,
         )
-
-    @property
-    def state(self) -> str:
-        """The ``state`` value the redirect must carry back."""
-        return self._redirect.state
 
     def __enter__(self) -> LoopbackRedirect:
         self._thread.start()
@@ -198,18 +171,15 @@ class LoopbackRedirect:
         :raises SignInError: ``timeout`` (``state_mismatch`` when only requests
             with the wrong state came) or the server's error.
         """
-        if not self._redirect.done.wait(timeout):
-            forged = self._redirect.mismatched
-            if forged:
-                raise SignInError(
-                    f"no sign-in redirect within {timeout:g}s; {forged} request(s) with the "
-                    "wrong state (not started by this sign-in) were refused: run sign_in() again",
-                    code="state_mismatch",
-                )
+        if concurrent.futures.wait([self.outcome], timeout).done:
+            return self.outcome.result()
+        forged = len(self.refused)
+        if forged:
             raise SignInError(
-                f"no sign-in redirect within {timeout:g}s: run sign_in() again", code="timeout"
+                f"no sign-in redirect within {timeout:g}s; {forged} request(s) with the "
+                "wrong state (not started by this sign-in) were refused: run sign_in() again",
+                code="state_mismatch",
             )
-        if self._redirect.error is not None:
-            raise self._redirect.error
-        assert self._redirect.code is not None
-        return self._redirect.code
+        raise SignInError(
+            f"no sign-in redirect within {timeout:g}s: run sign_in() again", code="timeout"
+        )

@@ -72,11 +72,7 @@ class UserInfo:
             found.extend(body["workspaces"])
         if body.get("workspace") is not None:
             found.append(body["workspace"])
-        slugs: list[str] = []
-        for item in found:
-            slug = item.get("slug") if isinstance(item, Mapping) else item
-            if isinstance(slug, str) and slug and slug not in slugs:
-                slugs.append(slug)
+        slugs = (item.get("slug") if isinstance(item, Mapping) else item for item in found)
 
         def text(key: str) -> str | None:
             value = body.get(key)
@@ -86,7 +82,7 @@ class UserInfo:
             subject=text("sub"),
             name=text("name"),
             email=text("email"),
-            workspaces=tuple(slugs),
+            workspaces=tuple(dict.fromkeys(s for s in slugs if isinstance(s, str) and s)),
             raw=dict(body),
         )
 
