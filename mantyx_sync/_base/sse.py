@@ -3,9 +3,11 @@ evaluations, MCP servers, Agent API endpoints).
 
 Frames are found here, in time linear in the bytes received (a frame's chunks
 are joined once, when its end comes); sseclient-py parses each whole frame.
-Its work grows with a frame's lines times its bytes, so a frame is refused
-(:class:`FrameError`) past ``max_bytes`` (counted as the bytes arrive: an endless
-frame is never buffered), past :data:`MAX_FRAME_LINES` lines, or when not UTF-8.
+Its work grows with a frame's lines times its bytes, so a frame of more than
+:data:`PART_LINES` lines is handed to it in parts of that many lines and their
+events joined again: any frame up to ``max_bytes`` (counted as the bytes
+arrive: an endless frame is never buffered) parses in linear time. A frame
+over ``max_bytes``, or not UTF-8, is refused (:class:`FrameError`).
 """
 
 from __future__ import annotations
@@ -21,18 +23,21 @@ __all__ = ["MAX_FRAME_BYTES", "FrameError", "FrameTooLarge", "read_events"]
 
 MAX_FRAME_BYTES: Final = 32 * 1024 * 1024
 """The default cap on one frame's size."""
-MAX_FRAME_LINES: Final = 64
-"""The most lines one frame may have: sseclient-py's work grows with lines times
-bytes, and a 32 MB frame of 64 lines costs it about twice what one line does."""
+PART_LINES: Final = 64
+"""The most lines sseclient-py is handed at once: a 32 MB part of 64 lines costs
+it about twice what one line does."""
 
 # Two line ends in a row end a frame: LF LF, LF CR (CRLF CRLF contains it) or
 # CR CR (the SSE line ends are CR, LF and CRLF). Compiled (and cached by re)
 # on first use: most streams never have a CR.
 _FRAME_END = b"\n\n|\n\r|\r\r"
+# A part's last line: an empty data line, so that every part yields one event,
+# and the frame's data is the parts' data joined (each then ends in a newline).
+_PART_END = b"data:\n"
 
 
 class FrameError(ValueError):
-    """An event frame refused: too large, too many lines, or not UTF-8."""
+    """An event frame refused: too large, or not UTF-8."""
 
 
 class FrameTooLarge(FrameError):
@@ -49,22 +54,100 @@ def read_events(
 
     :param flush: also dispatch a last frame the stream ends without its blank
         line (a stream that may end mid-frame, and resume, must not).
-    :raises FrameError: a frame is over ``max_bytes`` or :data:`MAX_FRAME_LINES`,
-        or is not UTF-8; the events before it were delivered.
+    :raises FrameError: a frame is over ``max_bytes`` or is not UTF-8; the
+        events before it were delivered.
     """
     if flush:
         chunks = itertools.chain(chunks, (b"\n\n",))
-    events = sseclient.SSEClient(_frames(chunks, max_bytes)).events()
+    pieces = _Pieces(_frames(chunks, max_bytes))
+    parts: list[tuple[sseclient.Event, bool]] = []
     try:
-        yield from events
+        for event in _Parser(pieces).events():
+            if not pieces.split:
+                yield event
+                continue
+            parts.append((event, pieces.names_event))
+            if not pieces.left:
+                joined = _join(parts)
+                parts = []
+                if joined is not None:
+                    yield joined
     except UnicodeDecodeError as exc:
         raise FrameError(
             f"an event frame is not valid UTF-8 ({exc.reason} at byte {exc.start})"
         ) from None
 
 
+class _Parser(sseclient.SSEClient):
+    """sseclient-py's field rules over frames already found here: its own frame
+    search (``_read``, in every release since 1.7) would split and join every
+    line a second time."""
+
+    def __init__(self, frames: Iterable[bytes]) -> None:
+        super().__init__(iter(frames))
+        self._frames = frames
+
+    def _read(self) -> Iterable[bytes]:
+        return self._frames
+
+
+class _Pieces:
+    """The frames as sseclient-py is handed them, a long one in parts.
+
+    sseclient-py parses one piece before it asks for the next, so while it
+    parses, :attr:`split`, :attr:`left` and :attr:`names_event` describe the
+    piece it has.
+    """
+
+    def __init__(self, frames: Iterator[bytes]) -> None:
+        self._frames = frames
+        self.split = False  # the piece is a part of a longer frame
+        self.left = 0  # the parts of that frame still to come
+        self.names_event = False  # the part has an ``event`` line
+
+    def __iter__(self) -> Iterator[bytes]:
+        for frame in self._frames:
+            # No frame of fewer bytes can hold more lines than a part may:
+            # inside a frame every line has a byte besides its end.
+            if len(frame) <= 2 * PART_LINES or _lines(frame) <= PART_LINES:
+                self.split = False
+                yield frame
+                continue
+            self.split = True
+            lines = frame.splitlines(keepends=True)
+            starts = range(0, len(lines), PART_LINES)
+            for n, start in enumerate(starts):
+                part = lines[start : start + PART_LINES]
+                self.left = len(starts) - n - 1
+                self.names_event = any(map(_names_event, part))
+                yield b"".join(part) + _PART_END
+
+
+def _join(parts: list[tuple[sseclient.Event, bool]]) -> sseclient.Event | None:
+    """One frame's event from its parts' (``None`` when it has no data): the
+    data joined, and each other field as its last line set it."""
+    data = "".join(event.data for event, _ in parts)
+    if not data:
+        return None
+    joined = sseclient.Event()
+    joined.data = data[:-1]
+    named = [event.event for event, names in parts if names]
+    if named:
+        joined.event = named[-1]
+    for field in ("id", "retry"):
+        values = [getattr(event, field) for event, _ in parts if getattr(event, field) is not None]
+        if values:
+            setattr(joined, field, values[-1])
+    return joined
+
+
+def _names_event(line: bytes) -> bool:
+    """Whether ``line`` sets the event's name (field ``event``, any value)."""
+    return line.startswith(b"event") and line[5:6] in (b":", b"\n", b"\r", b"")
+
+
 def _frames(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
-    """Whole frames, each ending in a blank line sseclient-py sees as one."""
+    """Whole frames, each ending in a blank line."""
     pieces: list[bytes] = []  # the frame being received, as it came
     pending = 0  # its size so far
     last = b""  # the previous chunk's last byte: a frame end may straddle chunks
@@ -75,21 +158,11 @@ def _frames(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
                 raise _too_large(max_bytes)
             if pieces:
                 pieces.append(chunk[start:cut])
-                frame = b"".join(pieces)
+                yield b"".join(pieces)
                 pieces, pending = [], 0
             else:
-                frame = chunk[start:cut]
+                yield chunk[start:cut]
             start = cut
-            # No frame of fewer than this many bytes can hold too many lines:
-            # inside a frame every line has a byte besides its end.
-            if len(frame) > 2 * MAX_FRAME_LINES and _lines(frame) > MAX_FRAME_LINES:
-                raise FrameError(
-                    f"an event frame has more than {MAX_FRAME_LINES} lines (the most one may have)"
-                )
-            if frame[-1] == 13 and frame[-2] == 10:
-                # LF CR: sseclient-py ends a frame at LF LF, CR CR or CRLF CRLF only.
-                frame = frame[:-1] + b"\n"
-            yield frame
         if start < len(chunk):
             pieces.append(chunk[start:] if start else chunk)
             pending += len(chunk) - start

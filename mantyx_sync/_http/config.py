@@ -65,8 +65,8 @@ class ClientConfig:
         answered with an error; ``None`` means no limit.
     :param cancel_timeout: seconds the best-effort cancel on Ctrl-C may take.
     :param max_event_bytes: the largest one event-stream frame may be (default
-        32 MB); a bigger one, or one of more than 64 lines, fails the stream
-        with :class:`~mantyx_sync.StreamError`.
+        32 MB); a bigger one fails the stream with
+        :class:`~mantyx_sync.StreamError`.
     """
 
     api_key: str | None = attrs.field(repr=False)

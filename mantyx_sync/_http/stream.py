@@ -5,7 +5,7 @@ Read on the caller's thread by the package's one event reader
 ``seq`` is a replay and is dropped. When the connection drops, stalls past the
 idle deadline, or closes before a terminal event, the stream is reopened with
 ``Last-Event-ID`` and ``?lastSeq=`` after a backoff. A frame past
-``max_event_bytes`` or 64 lines, or not UTF-8, fails the stream with
+``max_event_bytes``, or not UTF-8, fails the stream with
 :class:`~mantyx_sync.StreamError` instead of buffering whatever a server or
 proxy sends.
 """

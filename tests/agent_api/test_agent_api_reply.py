@@ -12,10 +12,8 @@ import pytest
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Response
 
-from mantyx_sync._base.sse import MAX_FRAME_LINES
 from mantyx_sync._peers.agent_api.client import (
     AgentApiClient,
-    AgentApiError,
     process_url,
     read_reply,
 )
@@ -95,7 +93,7 @@ def endpoint() -> Iterator[tuple[str, list[bytes]]]:
         server.server_close()
 
 
-def test_a_frame_the_event_reader_refuses_is_an_agent_api_error(
+def test_a_frame_of_many_lines_is_read(
     endpoint: tuple[str, list[bytes]],
 ) -> None:
     url, body = endpoint
@@ -104,9 +102,8 @@ def test_a_frame_the_event_reader_refuses_is_an_agent_api_error(
     body.append("".join(f"data: {line}\n" for line in lines).encode() + b": pad\n" * 70 + b"\n")
     client = AgentApiClient(url, None)
     try:
-        with pytest.raises(AgentApiError, match=f"answered badly: .*more than {MAX_FRAME_LINES}"):
-            client.send("hi", session_id="s", timeout=5)
-        body[:] = [f"data: {json.dumps(done)}\n\n".encode()]
+        # Pretty-printed JSON and a run of comments: more lines than sseclient-py
+        # is handed at once, read as one event.
         assert client.send("hi", session_id="s", timeout=5).status == "completed"
     finally:
         client.close()
