@@ -7,8 +7,9 @@ the whole session, and the ``mantyx_cassette`` fixture hands the cassette over.
 
 Registered through the ``pytest11`` entry point, so it is imported by every
 pytest session in an environment where mantyx-sync is installed. Importing it
-must stay cheap and must not need werkzeug: the emulator is only imported when
-a test asks for the fixture.
+must stay cheap and must not need werkzeug: ``mantyx_sync.testing`` loads its
+modules on first use, so the emulator (and requests) is only imported when a
+test asks for a fixture or carries the marker.
 
 A cassette's file never lies outside the test module's ``cassettes/`` folder:
 a test id's path separators become ``_``, and a name given to the marker that
