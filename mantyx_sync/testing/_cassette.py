@@ -13,9 +13,9 @@ after have been sent again: the user's tools really run, and what they post is
 checked against the recording (:mod:`._cassette_match`). Everything written
 goes through the package's redaction, then the user's: every string value
 (streamed text deltas also as the text they make up); a name (``toolName``...)
-is never taken for a key, and keys are left alone. Strings longer than ``_BIG`` characters (inline files) are kept once
-each, by hash, beside the file. A file read back is checked first
-(:mod:`._cassette_file`).
+is never taken for a key, and keys are left alone. Strings longer than
+``_BIG`` characters (inline files) are kept once each, by hash, beside the
+file. A file read back is checked first (:mod:`._cassette_file`).
 """
 
 from __future__ import annotations
