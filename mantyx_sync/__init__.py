@@ -24,6 +24,7 @@ import logging
 import os
 from typing import TYPE_CHECKING, Any
 
+from ._base.lazy import load_lazily
 from ._base.redact import RedactingFormatter
 from ._version import __version__
 
@@ -321,12 +322,7 @@ def __getattr__(name: str) -> Any:
     old = _renamed(name)  # a deprecated name: warns, and is not cached so it always does
     if old is not None:
         return old
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+    return load_lazily(name, _MODULE_OF, __name__, globals())
 
 
 def __dir__() -> list[str]:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
 from ._base.redact import mask
-from ._base.transport_hook import wrapped
+from ._base.transport_hook import wrapped, wrapped_token_source
 from ._base.types import Closing
 from ._engine.executor import ToolActivity
 from ._models.checks import check_text
@@ -118,6 +118,8 @@ class Client(Closing):
         from ._http.client_config import client_config
         from ._http.transport import RequestsTransport
 
+        if token_source is not None:  # a cassette that only replays asks it nothing
+            token_source = wrapped_token_source(token_source)
         self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,

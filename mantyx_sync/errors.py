@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._base.root_error import MantyxError
+
 __all__ = [
     "APIError",
     "ArgumentTypeError",
@@ -37,10 +39,6 @@ __all__ = [
     "ToolResolutionError",
     "TransportError",
 ]
-
-
-class MantyxError(Exception):
-    """Base class of every error raised by mantyx_sync."""
 
 
 class ConfigurationError(MantyxError, ValueError):

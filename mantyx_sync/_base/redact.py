@@ -13,6 +13,7 @@ __all__ = [
     "mask",
     "redact_text",
     "redact_value",
+    "redact_whole",
     "register_secret",
 ]
 
@@ -23,12 +24,17 @@ _TOKEN_RE = re.compile(
 )
 
 _known_secrets: set[str] = set()
+# Too short to mask inside any text (it would hit ordinary words): masked only
+# where a whole value is one of them (redact_whole).
+_short_secrets: set[str] = set()
+_SHORT = 6
 
 
 def register_secret(value: str | None) -> None:
-    """Remember ``value`` so :func:`redact_text` masks it wherever it appears."""
-    if value and len(value) >= 6:
-        _known_secrets.add(value)
+    """Remember ``value`` so :func:`redact_text` masks it wherever it appears
+    (one shorter than 6 characters, only as a whole value: :func:`redact_whole`)."""
+    if value:
+        (_known_secrets if len(value) >= _SHORT else _short_secrets).add(value)
 
 
 def mask(value: str | None) -> str:
@@ -36,12 +42,25 @@ def mask(value: str | None) -> str:
     return "***" if value else ""
 
 
-def redact_text(text: str) -> str:
-    """Mask registered secrets and anything shaped like a MANTYX key or bearer token."""
+def _mask_known(text: str) -> str:
     for secret in tuple(_known_secrets):  # another thread may register one meanwhile
         if secret in text:
             text = text.replace(secret, "***")
-    return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", text)
+    return text
+
+
+def redact_text(text: str) -> str:
+    """Mask registered secrets and anything shaped like a MANTYX key or bearer token."""
+    return _TOKEN_RE.sub(lambda m: (m.group(1) or m.group(2)) + "***", _mask_known(text))
+
+
+def redact_whole(value: str, *, shapes: bool = True) -> str:
+    """:func:`redact_text` (without the key and token shapes unless ``shapes``:
+    a name like ``mantyx_docs`` is no key), and a value that is a registered
+    secret of any length masked whole."""
+    if value in _short_secrets:
+        return "***"
+    return redact_text(value) if shapes else _mask_known(value)
 
 
 def redact_value(value: Any) -> Any:

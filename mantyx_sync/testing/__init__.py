@@ -26,17 +26,40 @@ range a :class:`ValueError` — never a failure later in a request thread.
 
 from __future__ import annotations
 
-from ._cassette import Cassette, CassetteError, cassette
-from ._clock import EmulatorClock
-from ._faults import Faults
-from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
-from ._oauth import OAuthServer
-from ._recorder import RecordedRequest
-from ._runs import EmulatedRun
-from ._server import LocalMantyx
-from ._sessions import EmulatedSession
-from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
-from ._transport import WSGITransport
+from typing import TYPE_CHECKING, Any
+
+from .._base.lazy import load_lazily
+
+if TYPE_CHECKING:
+    from ._cassette import Cassette, CassetteError, cassette
+    from ._clock import EmulatorClock
+    from ._faults import Faults
+    from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
+    from ._oauth import OAuthServer
+    from ._recorder import RecordedRequest
+    from ._runs import EmulatedRun
+    from ._server import LocalMantyx
+    from ._sessions import EmulatedSession
+    from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
+    from ._transport import WSGITransport
+
+# Each name is imported with its module on first use: the pytest plugin
+# (``pytest_plugin``, loaded by every pytest run where the package is
+# installed) imports this package without loading the emulator or requests.
+_LAZY = {
+    "._cassette": "Cassette CassetteError cassette",
+    "._clock": "EmulatorClock",
+    "._faults": "Faults",
+    "._model": "Emit Fail FailResult ModelContext Step ToolCall Turn",
+    "._oauth": "OAuthServer",
+    "._recorder": "RecordedRequest",
+    "._runs": "EmulatedRun",
+    "._server": "LocalMantyx",
+    "._sessions": "EmulatedSession",
+    "._steps": "Overload PlanUpdate Supervise ToolFiles",
+    "._transport": "WSGITransport",
+}
+_MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
 
 __all__ = [
     "Cassette",
@@ -62,3 +85,11 @@ __all__ = [
     "WSGITransport",
     "cassette",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    return load_lazily(name, _MODULE_OF, __name__, globals())
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

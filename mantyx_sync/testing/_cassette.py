@@ -11,8 +11,11 @@ Replaying answers from the file with no network. A run's stream hands out its
 frames in order, and holds each one back until the writes it was recorded
 after have been sent again: the user's tools really run, and what they post is
 checked against the recording (:mod:`._cassette_match`). Everything written
-goes through the package's redaction, then the user's, and strings longer than
-``_BIG`` characters (inline files) are kept once each, by hash, beside the file.
+goes through the package's redaction, then the user's: every string value
+(streamed text deltas also as the text they make up); a name (``toolName``...)
+is never taken for a key, and keys are left alone. Strings longer than
+``_BIG`` characters (inline files) are kept once each, by hash, beside the
+file. A file read back is checked first (:mod:`._cassette_file`).
 """
 
 from __future__ import annotations
@@ -24,17 +27,26 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from requests.structures import CaseInsensitiveDict
-
 from .._base.argcheck import checked
-from .._base.redact import redact_text, redact_value
-from .._base.transport_hook import TRANSPORT_WRAPPER
+from .._base.redact import redact_text, redact_whole
+from .._base.transport_hook import HOOK
+from ._cassette_file import FILE_REF, load, looks_stored, write
 from ._cassette_match import CassetteError, diff, mismatch
+from ._cassette_stream import (
+    ENDINGS,
+    Canned,
+    Deltas,
+    cleaned,
+    ending,
+    frame,
+    frame_bytes,
+    strings,
+)
 from ._transport import Request
 
 __all__ = ["Cassette", "CassetteError", "cassette"]
@@ -42,12 +54,9 @@ __all__ = ["Cassette", "CassetteError", "cassette"]
 RecordMode = Literal["once", "new_episodes", "none", "all"]
 RECORD_MODES: tuple[RecordMode, ...] = ("once", "new_episodes", "none", "all")
 _BIG = 4096
-_FILE_REF = "sha256:"
 _WORKSPACE = re.compile(r"/workspaces/[^/]+/")
 _WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 _NAMED = re.compile(r'[iI]d"\s*:\s*"([^"\\]+)"')  # a frame's ids: "agentRunId": "r2", ...
-# How a recorded answer broke, as a transport raises it; the client words it.
-_ENDINGS: dict[str, type[OSError]] = {"broken": ConnectionError, "timeout": TimeoutError}
 
 
 def _path(url: str) -> str:
@@ -60,85 +69,6 @@ def _path(url: str) -> str:
 def _subject(path: str) -> str:
     """What a path is about: ``/v1/agent-runs/r1/stream`` -> ``r1``."""
     return path.split("?", 1)[0].rsplit("/", 2)[-2]
-
-
-class _Canned:
-    """A whole answer, or a stream handed out frame by frame and ended as
-    recorded (``end``): by the server (``"eof"``), with a read that timed out or
-    a broken connection, or held open until the client closes it (``"open"``)."""
-
-    def __init__(
-        self,
-        status: int,
-        content_type: str,
-        chunks: Iterable[bytes],
-        *,
-        end: str = "eof",
-        timeout: float = 0.0,
-        on_close: Callable[[], None] | None = None,
-    ) -> None:
-        self.status = status
-        self.headers = CaseInsensitiveDict({"Content-Type": content_type} if content_type else {})
-        self._chunks = chunks
-        self._end = end
-        self._timeout = timeout
-        self._on_close = on_close
-        self._closed = threading.Event()
-
-    def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._chunks:
-            if self._closed.is_set():
-                return
-            yield chunk
-        if self._end == "eof" or (self._end == "open" and self._closed.wait(self._timeout)):
-            return
-        raise _ENDINGS.get(self._end, TimeoutError)(f"the recorded answer ended here ({self._end})")
-
-    def close(self) -> None:
-        self._closed.set()
-        if self._on_close is not None:
-            self._on_close()
-
-
-def _ending(exc: BaseException) -> str:
-    """How an answer broke: a read that timed out (the builtin ``TimeoutError``,
-    or the client's ``Timeout``, which this package cannot import), else ``"broken"``."""
-    names = {cls.__name__ for cls in type(exc).__mro__}
-    return "timeout" if names & {"TimeoutError", "Timeout"} else "broken"
-
-
-def _strings(value: Any, leaf: Callable[[str], str]) -> Any:
-    """``value`` (JSON) with ``leaf`` applied to every string in it."""
-    if isinstance(value, str):
-        return leaf(value)
-    if isinstance(value, list):
-        return [_strings(item, leaf) for item in value]
-    if isinstance(value, dict):
-        return {key: _strings(item, leaf) for key, item in value.items()}
-    return value
-
-
-def _frame(text: str) -> dict[str, Any]:
-    """An SSE frame as ``{field: value}``, its ``data`` decoded when it is JSON."""
-    fields: dict[str, Any] = {}
-    for line in text.splitlines():
-        if not line or line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        fields[name] = f"{fields[name]}\n{value}" if name in fields else value
-    if "data" in fields:
-        with contextlib.suppress(ValueError):
-            fields["data"] = json.loads(fields["data"])
-    return fields
-
-
-def _frame_bytes(fields: Mapping[str, Any]) -> bytes:
-    lines = []
-    for name, value in fields.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        lines += [f"{name}: {line}" for line in text.split("\n")]
-    return ("\n".join(lines) + "\n\n").encode()
 
 
 class Cassette:
@@ -164,6 +94,7 @@ class Cassette:
             )
         self.path = Path(path)
         self._files = self.path.with_name(self.path.stem + ".files")  # big strings, by hash
+        self._stored: dict[str, str] = {}  # ... as read back, checked
         self.record_mode = record_mode
         self.match_tool_results = match_tool_results
         self._redact = redact
@@ -172,6 +103,7 @@ class Cassette:
         self._failure: CassetteError | None = None
         self._dirty = False
         self._blobs: dict[str, str] = {}
+        self._deltas: list[Deltas] = []  # each recorded stream's, redacted whole at save
         exists = self.path.exists()
         if record_mode == "none" and not exists:
             raise CassetteError(
@@ -182,7 +114,7 @@ class Cassette:
         self.interactions: list[dict[str, Any]] = []
         self._recorded = 0
         if exists and record_mode != "all":
-            self.interactions = json.loads(self.path.read_text(encoding="utf-8"))["interactions"]
+            self.interactions, self._stored = load(self.path, self._files)
             self._recorded = len(self.interactions)
 
     def __repr__(self) -> str:
@@ -196,23 +128,27 @@ class Cassette:
         return self._recorded > 0 or self.record_mode == "none"
 
     def _clean(self, value: Any) -> Any:
-        """``value`` redacted (package, then user), its big strings kept by hash."""
-        return _strings(redact_value(value), self._store)
+        """``value`` redacted (package, then user), its big strings kept by hash;
+        a name (``toolName``...) only of registered secrets, never as a key's shape."""
+        return cleaned(value, self._store, functools.partial(redact_whole, shapes=False))
+
+    def _redacted(self, value: str) -> str:
+        text = redact_whole(value)
+        return text if self._redact is None else self._redact(text)
 
     def _store(self, value: str) -> str:
-        text = value if self._redact is None else self._redact(value)
-        if len(text) <= _BIG:
+        text = self._redacted(value)
+        if len(text) <= _BIG and not looks_stored(text):  # a look-alike is stored too
             return text
         digest = hashlib.sha256(text.encode()).hexdigest()
         self._blobs[digest] = text
-        return _FILE_REF + digest
+        return FILE_REF + digest
 
     def _fetch(self, value: str) -> str:
-        """A string kept by hash read back from beside the cassette."""
-        if value.startswith(_FILE_REF) and len(value) == 71:
-            with contextlib.suppress(OSError):
-                return (self._files / value.removeprefix(_FILE_REF)).read_text(encoding="utf-8")
-        return value
+        """A string kept by hash, as read back (and checked) with the cassette."""
+        if not looks_stored(value):
+            return value
+        return self._stored.get(value.removeprefix(FILE_REF), value)
 
     def _body(self, body: bytes | Iterable[bytes] | None) -> Any:
         if body is None:
@@ -234,16 +170,13 @@ class Cassette:
     def save(self) -> None:
         """Write the file (sorted keys, stable across recordings) and its big strings."""
         with self._lock:
+            for deltas in self._deltas:
+                deltas.fix()
             data = {"version": 1, "interactions": self.interactions}
             blobs, self._blobs = dict(self._blobs), {}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        for digest, text in blobs.items():
-            self._files.mkdir(exist_ok=True)
-            (self._files / digest).write_text(text, encoding="utf-8")
-        text = json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False)
-        self.path.write_text(text + "\n", encoding="utf-8")
+        write(self.path, self._files, data, blobs)
 
-    def _record(self, inner: Any, request: Request, stream: bool) -> _Canned:
+    def _record(self, inner: Any, request: Request, stream: bool) -> Canned:
         response: dict[str, Any] = {}
         with self._lock:
             self.interactions.append({"request": self._request(request), "response": response})
@@ -259,9 +192,9 @@ class Cassette:
                 finally:
                     answer.close()
                 response["body"] = self._body(content)
-                return _Canned(answer.status, response["content_type"], [content])
+                return Canned(answer.status, response["content_type"], [content])
         except Exception as exc:
-            response["end"] = _ending(exc)
+            response["end"] = ending(exc)
             raise
         response["events"] = []
 
@@ -271,19 +204,22 @@ class Cassette:
             answer.close()
 
         tape = self._tape(answer, index, response)
-        return _Canned(answer.status, response["content_type"], tape, on_close=close)
+        return Canned(answer.status, response["content_type"], tape, on_close=close)
 
     def _tape(self, answer: Any, index: int, response: dict[str, Any]) -> Iterator[bytes]:
         """``answer``'s chunks, passed on as they come; each whole frame noted with
         the writes recorded before it about its stream's run or a run it named."""
         buffer, checked, end = b"", 0, "eof"
         names = {_subject(self.interactions[index]["request"]["path"])}
+        deltas = Deltas(response["events"], self._redacted, self._store)
+        with self._lock:
+            self._deltas.append(deltas)
         try:
             for chunk in answer:
                 buffer += chunk.replace(b"\r\n", b"\n")
                 *frames, buffer = buffer.split(b"\n\n")
                 for raw in frames:
-                    fields = _frame(raw.decode("utf-8", "replace"))
+                    fields = frame(raw.decode("utf-8", "replace"))
                     if not fields:
                         continue
                     names.update(_NAMED.findall(raw.decode("utf-8", "replace")))
@@ -295,10 +231,11 @@ class Cassette:
                             and _subject(self.interactions[i]["request"]["path"]) in names
                         ]
                         checked = len(self.interactions)
+                        deltas.note(fields)
                         response["events"].append({"after": after, "frame": self._clean(fields)})
                 yield chunk  # after noting it: the reader may stop at its last event
         except Exception as exc:
-            end = _ending(exc)
+            end = ending(exc)
             raise
         finally:
             with self._lock:
@@ -333,7 +270,7 @@ class Cassette:
             return same[-1]
         return None
 
-    def _replay(self, request: Request, stream: bool) -> _Canned | None:
+    def _replay(self, request: Request, stream: bool) -> Canned | None:
         """The recorded answer to ``request``; ``None`` when new_episodes should record it."""
         live = self._request(request)
         with self._lock:
@@ -364,15 +301,15 @@ class Cassette:
             self._lock.notify_all()
         response = self.interactions[index]["response"]
         if "status" not in response:  # no answer came (before the block ended)
-            raise _ENDINGS[response.get("end", "broken")]("the recorded request failed here")
+            raise ENDINGS[response.get("end", "broken")]("the recorded request failed here")
         timeout = request.timeout[1]
         if not stream or "events" not in response:
-            content = json.dumps(_strings(response.get("body"), self._fetch)).encode()
+            content = json.dumps(strings(response.get("body"), self._fetch)).encode()
             body = b"" if response.get("body") is None else content
-            return _Canned(response["status"], response["content_type"], [body])
+            return Canned(response["status"], response["content_type"], [body])
         frames = self._frames(response["events"], timeout)
         end = response.get("end", "open")
-        return _Canned(
+        return Canned(
             response["status"], response["content_type"], frames, end=end, timeout=timeout
         )
 
@@ -393,7 +330,7 @@ class Cassette:
                     )
                 if self._failure is not None:
                     raise self._failure
-            yield _frame_bytes(_strings(event["frame"], self._fetch))
+            yield frame_bytes(strings(event["frame"], self._fetch))
 
     def _released(self, after: set[int]) -> bool:
         return self._failure is not None or after <= self._sent
@@ -429,21 +366,69 @@ class _CassetteTransport:
     def __repr__(self) -> str:
         return f"<cassette transport {str(self._cassette.path)!r}>"
 
-    def _answer(self, request: Request, stream: bool) -> _Canned:
+    def _answer(self, request: Request, stream: bool) -> Canned:
         if self._cassette.replaying:
             answer = self._cassette._replay(request, stream)
             if answer is not None:
                 return answer
         return self._cassette._record(self._inner, request, stream)
 
-    def send(self, request: Request) -> _Canned:
+    def send(self, request: Request) -> Canned:
         return self._answer(request, stream=False)
 
-    def stream(self, request: Request) -> _Canned:
+    def stream(self, request: Request) -> Canned:
         return self._answer(request, stream=True)
 
     def close(self) -> None:
         self._inner.close()
+
+
+class _ReplayedTokens:
+    """A client's token source while its cassette only replays: the recording
+    answers without a credential, so none is fetched and nothing goes out."""
+
+    def __init__(self, source: Any) -> None:
+        self._source = source
+
+    def __repr__(self) -> str:
+        return f"<token source replayed from a cassette, instead of {type(self._source).__name__}>"
+
+    def token(self) -> str:
+        return "replayed"
+
+    def refresh(self, rejected: str) -> str:
+        return "replayed"
+
+
+class _ReplayedIdentity(_ReplayedTokens):
+    """... for a source that also names its server and workspaces (``IdentityAware``):
+    the server is the source's; the workspace, any (a cassette's paths leave it out)."""
+
+    @property
+    def base_url(self) -> str:
+        return str(self._source.base_url)
+
+    def workspaces(self) -> list[str]:
+        return ["replayed"]
+
+
+class _Hook:
+    """What an open cassette does to each client built in its block (``_base.transport_hook``)."""
+
+    def __init__(self, cassette: Cassette) -> None:
+        self._cassette = cassette
+
+    def transport(self, transport: Any) -> _CassetteTransport:
+        return _CassetteTransport(self._cassette, transport)
+
+    def token_source(self, source: Any) -> Any:
+        tape = self._cassette
+        if not tape.replaying or tape.record_mode == "new_episodes":
+            return source  # it may record, with the real credential
+        if not all(callable(getattr(source, name, None)) for name in ("token", "refresh")):
+            return source  # not a token source: the client says so
+        identity = callable(getattr(source, "workspaces", None)) and hasattr(source, "base_url")
+        return (_ReplayedIdentity if identity else _ReplayedTokens)(source)
 
 
 @contextlib.contextmanager
@@ -476,19 +461,22 @@ def cassette(
         afresh every time.
     :param match_tool_results: ``False`` accepts tool results that differ from
         the recorded ones (tools whose output changes, like the time).
-    :param redact: a function applied to every string before it is written,
-        after the API key, tokens and registered secrets are masked; request
-        headers are never written.
-    :raises CassetteError: a request differs from the recording (naming the
-        field and both values), or is not in it under ``"none"``/``"once"``.
+    :param redact: a function applied to every string value (never to names:
+        keys, tool names) before it is written, after the API key, tokens and
+        registered secrets are masked; request headers are never written.
+    :raises CassetteError: the file cannot be read back (malformed, or a
+        stored string that is not a plain file of its folder: checked when the
+        block opens, naming the file and the entry); a request differs from
+        the recording (naming the field and both values), or is not in it
+        under ``"none"``/``"once"``.
     """
     tape = Cassette(
         path, record_mode=record_mode, match_tool_results=match_tool_results, redact=redact
     )
     # A client built in the block sends through the cassette instead of its transport.
-    token = TRANSPORT_WRAPPER.set(functools.partial(_CassetteTransport, tape))
+    token = HOOK.set(_Hook(tape))
     try:
         yield tape
     finally:
-        TRANSPORT_WRAPPER.reset(token)
+        HOOK.reset(token)
     tape.check()

@@ -7,14 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from .._base.redact import redact_text
+from .._base.root_error import MantyxError
 
 __all__ = ["CassetteError", "diff", "mismatch"]
 
 
-class CassetteError(AssertionError):
+class CassetteError(MantyxError, AssertionError):
     """A cassette cannot answer a request: it differs from the recording, or is
     not in it; the message says which field, both values, and how to record.
-    An ``AssertionError``, so pytest reports it as a failed test.
+    Also a cassette file that cannot be read back (malformed, or referring to
+    stored strings that are missing or not plain files in its folder), named
+    with what is wrong. A :class:`~mantyx_sync.MantyxError`, and an
+    ``AssertionError`` so pytest reports it as a failed test.
 
     :ivar tool_use_id: for a tool result that differs, the call's ``toolUseId``.
     """

@@ -7,12 +7,19 @@ the whole session, and the ``mantyx_cassette`` fixture hands the cassette over.
 
 Registered through the ``pytest11`` entry point, so it is imported by every
 pytest session in an environment where mantyx-sync is installed. Importing it
-must stay cheap and must not need werkzeug: the emulator is only imported when
-a test asks for the fixture.
+must stay cheap and must not need werkzeug: ``mantyx_sync.testing`` loads its
+modules on first use, so the emulator (and requests) is only imported when a
+test asks for a fixture or carries the marker.
+
+A cassette's file never lies outside the test module's ``cassettes/`` folder:
+a test id's path separators become ``_``, and a name given to the marker that
+leads elsewhere (``..``, an absolute path) is refused.
 """
 
 from __future__ import annotations
 
+import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["mantyx_cassette", "mantyx_server", "pytest_addoption", "pytest_configure"]
 
 _MODES = ("once", "new_episodes", "none", "all")
+_SEPARATORS = re.compile(r"[/\\\x00]")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -64,13 +72,34 @@ def mantyx_cassette(request: pytest.FixtureRequest) -> Iterator[Cassette | None]
     from mantyx_sync.testing import cassette
 
     options: dict[str, Any] = dict(marker.kwargs)
-    name = marker.args[0] if marker.args else request.node.name
     mode = request.config.getoption("--mantyx-record-mode", None)
     if mode is not None:
         options["record_mode"] = mode
-    path = Path(request.path).parent / "cassettes" / f"{name}.json"
+    folder = Path(request.path).parent / "cassettes"
+    if marker.args:
+        path = _inside(folder, str(marker.args[0]))
+    else:  # a test id, e.g. test_x[a/../b]: a name, not a path
+        path = _inside(folder, _SEPARATORS.sub("_", request.node.name))
     with cassette(path, **options) as tape:
         yield tape
+
+
+def _inside(folder: Path, name: str) -> Path:
+    """``folder/<name>.json``, refused when ``name`` leads outside ``folder``."""
+    from mantyx_sync.testing import CassetteError
+
+    root = os.path.normpath(folder)
+    path = os.path.normpath(os.path.join(root, f"{name}.json"))
+    try:
+        inside = os.path.commonpath([root, path]) == root
+    except ValueError:  # another drive
+        inside = False
+    if not inside:
+        raise CassetteError(
+            f"the cassette name {name!r} leads outside {folder}: name a file in that "
+            "folder (sub/folders are fine, '..' and absolute paths are not)"
+        )
+    return Path(path)
 
 
 @pytest.fixture

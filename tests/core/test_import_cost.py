@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
@@ -168,3 +169,45 @@ def test_cli_help_loads_the_parser_and_no_sdk_machinery() -> None:
     loaded = _loaded_after(code)
     assert "mantyx_sync.cli._parser" in loaded  # the help did come from the parser
     assert _offenders(loaded, NOT_FOR_HELP) == []
+
+
+PLUGIN = "mantyx_sync.testing.pytest_plugin"
+PLAIN_TEST = """
+import sys
+
+def test_nothing_of_the_emulator_is_loaded():
+    heavy = ("requests", "urllib3", "werkzeug", "mantyx_sync.testing._")
+    assert sorted(m for m in sys.modules if m.startswith(heavy)) == []
+"""
+USING_TEST = """
+import pytest
+
+def test_the_server_fixture_still_works(mantyx_server):
+    assert mantyx_server.client().models().default_model_id
+
+@pytest.mark.mantyx_cassette("kept", record_mode="all")
+def test_the_marker_still_works(mantyx_cassette):
+    assert mantyx_cassette.path.name == "kept.json"
+"""
+
+
+def test_the_pytest_plugin_loads_nothing_until_a_test_uses_it(tmp_path: Path) -> None:
+    # The plugin is loaded by every pytest run where the package is installed
+    # (setup.cfg's pytest11 entry point): as that, and with nothing else loaded.
+    (tmp_path / "test_a_plain.py").write_text(PLAIN_TEST, encoding="utf-8")
+    (tmp_path / "test_b_using.py").write_text(USING_TEST, encoding="utf-8")
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", PLUGIN, "-p", "no:cacheprovider", "."],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+            "PYTHONPATH": os.pathsep.join([root, *sys.path]),
+        },
+    )
+    assert "3 passed" in done.stdout, done.stdout + done.stderr

@@ -412,8 +412,8 @@ def test_a_private_modules_all_lists_what_its_siblings_import() -> None:
 # The lazy re-exports
 
 
-def _type_checking_imports() -> dict[str, set[str]]:
-    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+def _type_checking_imports(init: Path = PACKAGE / "__init__.py") -> dict[str, set[str]]:
+    tree = ast.parse(init.read_text(encoding="utf-8"))
     block = next(
         n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n)
     )
@@ -435,6 +435,15 @@ def test_the_lazy_table_and_the_type_checking_imports_agree() -> None:
     assert stated == lazy
     eager = {n for n in mantyx_sync.__all__ if n in vars(mantyx_sync)} - {"__version__"}
     assert set(mantyx_sync.__all__) == eager | set(mantyx_sync._MODULE_OF) | {"__version__"}
+
+
+def test_the_emulators_lazy_table_and_its_type_checking_imports_agree() -> None:
+    # The same for mantyx_sync.testing, whose every name is loaded on first use.
+    import mantyx_sync.testing as testing
+
+    lazy = {module: set(names.split()) for module, names in testing._LAZY.items()}
+    assert _type_checking_imports(PACKAGE / "testing" / "__init__.py") == lazy
+    assert set(testing.__all__) == set(testing._MODULE_OF)
 
 
 def test_importing_the_package_loads_no_lazy_name() -> None:

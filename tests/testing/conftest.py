@@ -1,11 +1,13 @@
 """Fixtures for the emulator tests: a started server and a raw-HTTP helper.
 
-These tests talk to the emulator with ``requests``/sockets only, never the SDK.
+These tests talk to the emulator with ``requests``/sockets only, never the SDK
+(but for the cassettes', which replay the SDK's exchanges with ``offline``).
 """
 
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -90,6 +92,20 @@ class Api:
     @staticmethod
     def types(events: list[dict[str, Any]]) -> list[str]:
         return [e["type"] for e in events]
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
+    """Every socket connection refused; the attempts are listed."""
+    attempts: list[object] = []
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        attempts.append(args)
+        raise ConnectionRefusedError("no network in this test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    yield attempts
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import base64
 import json
-import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -62,20 +61,6 @@ def _client(server: LocalMantyx | None) -> mantyx_sync.Client:
     return mantyx_sync.Client(
         api_key=server.api_key, workspace=server.workspace, base_url=server.base_url
     )
-
-
-@pytest.fixture
-def offline(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
-    """Every socket connection refused; the attempts are listed."""
-    attempts: list[object] = []
-
-    def refuse(*args: Any, **kwargs: Any) -> None:
-        attempts.append(args)
-        raise ConnectionRefusedError("no network in this test")
-
-    monkeypatch.setattr(socket.socket, "connect", refuse)
-    monkeypatch.setattr(socket, "create_connection", refuse)
-    yield attempts
 
 
 def _run(
