@@ -65,11 +65,11 @@ def _sleep_seconds(job: dict[str, Any]) -> float:
 # --- one runner factory per variant: each returns "do one run, return events seen" ---
 
 
-def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], None]]:
     import mantyx_sync
 
     client = mantyx_sync.Client(
-        job["api_key"], workspace=job["workspace"], base_url=job["base_url"]
+        job["api_key"], workspace=job["workspace"], base_url=job["base_url"], **options
     )
     bench = job["bench"]
     tools: list[Any] = []
@@ -114,6 +114,21 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
         return {"events": float(len(agent.run("go").events))}
 
     return run_once, client.close
+
+
+def _traced(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    """``ours`` with tracing on: OpenTelemetry's SDK, every span sampled and
+    handed to an exporter that drops it (what tracing costs the client alone)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    return _ours(job, tracer_provider=provider)
 
 
 def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
@@ -222,7 +237,13 @@ def _baseline(job: dict[str, Any], client: Any) -> tuple[Runner, Callable[[], No
     return run_once, client.close
 
 
-_VARIANTS = {"ours": _ours, "official": _official, "raw": _raw, "floor": _floor}
+_VARIANTS = {
+    "ours": _ours,
+    "traced": _traced,
+    "official": _official,
+    "raw": _raw,
+    "floor": _floor,
+}
 
 
 def _timed_runs(run: Runner, reps: int) -> list[dict[str, float]]:

@@ -242,8 +242,10 @@ class _Suite:
         )
         overhead: dict[str, list[float]] = defaultdict(list)
         rss: dict[str, list[float]] = defaultdict(list)
+        # Tracing on (row 1t) beside the rest, when OpenTelemetry's SDK is installed.
+        traced = ["traced"] if self.config.wants("roundtrip") and _tracing_available() else []
         for _ in range(cfg.roundtrip_procs):
-            for variant in self.variants:
+            for variant in self.variants + traced:
                 self.clock.clear()
                 result = _client_job(self.job("roundtrip", variant, reps=cfg.roundtrip_reps))
                 for run in _counted_runs(self.clock):
@@ -274,6 +276,23 @@ class _Suite:
                     floor=floor,
                 )
             )
+        if traced:
+            on = Figure(tuple(overhead["traced"]), "µs")
+            added = on.median - ours.median
+            self.rows.append(
+                Row(
+                    "1t tool round-trip, tracing on",
+                    "overhead per round-trip (median), OpenTelemetry SDK, spans dropped",
+                    on,
+                    ours,
+                    None,
+                    f"÷tracing off {ratio(on, ours):.2f}×, {added:+,.0f} µs per round trip",
+                    "stated",
+                    "yes",
+                )
+            )
+        elif self.config.wants("roundtrip"):
+            self.notes.append("row 1t skipped: opentelemetry-sdk is not installed")
         if self.config.wants("memory"):
             m_ours = Figure(tuple(rss["ours"]), "MiB")
             m_off = Figure(tuple(rss["official"]), "MiB") if self.official else None
@@ -609,6 +628,10 @@ def external_server(tool_turns: int) -> Iterator[dict[str, str]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _tracing_available() -> bool:
+    return importlib.util.find_spec("opentelemetry.sdk") is not None
 
 
 def _ratios(*pairs: tuple[str, float | None]) -> str:
