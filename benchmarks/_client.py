@@ -73,7 +73,7 @@ def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], Non
     )
     bench = job["bench"]
     tools: list[Any] = []
-    if bench in ("roundtrip", "scale"):
+    if bench in ("roundtrip", "scale", "thousand"):
         tools = [
             mantyx_sync.define_local_tool(
                 name="noop",
@@ -98,6 +98,21 @@ def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], Non
             )
         ]
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=tools)
+
+    if bench == "thousand":
+
+        def run_checked() -> dict[str, float]:
+            # Every event once and in order, and the run's tool call answered.
+            span, seqs = _Span(), []
+            with agent.stream("go") as run:
+                for event in run:
+                    span.tick()
+                    seqs.append(event.seq)
+                answered = run.result is not None and run.result.text.startswith("w0")
+            gaps = len(set(range(1, max(seqs) + 1)) - set(seqs)) + len(seqs) - len(set(seqs))
+            return {**span.result(), "lost": float(gaps), "unanswered": float(not answered)}
+
+        return run_checked, client.close
 
     if bench in ("stream", "swarm"):
 
@@ -302,10 +317,11 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
     _Span.hold = hold
     try:
         errors: list[BaseException] = []
+        outcomes: list[dict[str, float]] = []
 
         def worker() -> None:
             try:
-                run()
+                outcomes.append(run())
             except BaseException as exc:  # reported to the parent below
                 errors.append(exc)
                 all_open.abort()
@@ -321,6 +337,7 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
         rss_open = _status_kib("VmRSS")
         threads_open = _status_kib("Threads")
         tool_workers = sum(1 for t in threading.enumerate() if t.name.startswith("mantyx-tool"))
+        released = time.perf_counter()
         release.wait()
         for thread in threads:
             thread.join(timeout=300)
@@ -335,6 +352,11 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
         # the caller's own thread counts: 1.0 means no thread beyond it
         "threads_per_run": (threads_open - threads_before) / level,
         "tool_workers": float(tool_workers),
+        "runs_done": float(len(outcomes)),
+        "finish_s": time.perf_counter() - released,
+        "events": sum(o["events"] for o in outcomes),
+        "lost": sum(o.get("lost", 0.0) for o in outcomes),
+        "unanswered": sum(o.get("unanswered", 0.0) for o in outcomes),
     }
 
 
@@ -386,7 +408,7 @@ def main(argv: list[str]) -> int:
         result: dict[str, Any] = {"variant": job["variant"], "bench": job["bench"]}
         if job["bench"] == "scale":
             result["scale"] = _scale(job, run)
-        elif job["bench"] == "swarm":
+        elif job["bench"] in ("swarm", "thousand"):
             result["swarm"] = [_swarm(run, int(job["level"])) for _ in range(int(job["reps"]))]
         else:
             result["runs"] = _timed_runs(run, int(job["reps"]))
