@@ -1,9 +1,11 @@
 """Pin every dependency floor setup.cfg declares, for ``tox -e min``.
 
-Reads ``install_requires`` and the ``testing`` extra (the emulator the tests run
-against) and writes one ``name==version`` line for each ``name>=version``: a pip
-constraints file that installs exactly the oldest releases the package accepts.
-A requirement without a ``>=`` floor is refused, so none can go untested.
+Reads ``install_requires``, the ``testing`` extra (the emulator the tests run
+against) and the ``otel`` extra, and writes one ``name==version`` line for each
+``name>=version``: a pip constraints file that installs exactly the oldest
+releases the package accepts. A requirement without a ``>=`` floor is refused,
+so none can go untested. OpenTelemetry's SDK (which the tracing tests read
+spans with) is released in step with its API: it is pinned to the API's floor.
 
     python .ci/floors.py OUT.txt
 """
@@ -23,7 +25,9 @@ def requirements(setup_cfg: Path = SETUP_CFG) -> list[str]:
     """The core requirements and the ``testing`` extra, as written in setup.cfg."""
     cfg = configparser.ConfigParser()
     cfg.read(setup_cfg, encoding="utf-8")
-    lines = cfg["options"]["install_requires"] + "\n" + cfg["options.extras_require"]["testing"]
+    extras = cfg["options.extras_require"]
+    required = (cfg["options"]["install_requires"], extras["testing"], extras.get("otel", ""))
+    lines = "\n".join(required)
     return [line.strip() for line in lines.splitlines() if line.strip()]
 
 
@@ -37,6 +41,8 @@ def pins(setup_cfg: Path = SETUP_CFG) -> list[str]:
                 f"{setup_cfg.name}: {requirement!r} needs one plain '>=' floor for tox -e min"
             )
         out.append(f"{match[1]}=={match[2]}")
+        if match[1] == "opentelemetry-api":
+            out.append(f"opentelemetry-sdk=={match[2]}")
     return out
 
 

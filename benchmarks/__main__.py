@@ -18,6 +18,7 @@ NAMES = (
     "scale",
     "coldstart",
     "swarm",
+    "thousand",
     "fleet",
 )
 

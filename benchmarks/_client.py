@@ -65,15 +65,15 @@ def _sleep_seconds(job: dict[str, Any]) -> float:
 # --- one runner factory per variant: each returns "do one run, return events seen" ---
 
 
-def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], None]]:
     import mantyx_sync
 
     client = mantyx_sync.Client(
-        job["api_key"], workspace=job["workspace"], base_url=job["base_url"]
+        job["api_key"], workspace=job["workspace"], base_url=job["base_url"], **options
     )
     bench = job["bench"]
     tools: list[Any] = []
-    if bench in ("roundtrip", "scale"):
+    if bench in ("roundtrip", "scale", "thousand"):
         tools = [
             mantyx_sync.define_local_tool(
                 name="noop",
@@ -99,6 +99,21 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
         ]
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=tools)
 
+    if bench == "thousand":
+
+        def run_checked() -> dict[str, float]:
+            # Every event once and in order, and the run's tool call answered.
+            span, seqs = _Span(), []
+            with agent.stream("go") as run:
+                for event in run:
+                    span.tick()
+                    seqs.append(event.seq)
+                answered = run.result is not None and run.result.text.startswith("w0")
+            gaps = len(set(range(1, max(seqs) + 1)) - set(seqs)) + len(seqs) - len(set(seqs))
+            return {**span.result(), "lost": float(gaps), "unanswered": float(not answered)}
+
+        return run_checked, client.close
+
     if bench in ("stream", "swarm"):
 
         def run_stream() -> dict[str, float]:
@@ -114,6 +129,21 @@ def _ours(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
         return {"events": float(len(agent.run("go").events))}
 
     return run_once, client.close
+
+
+def _traced(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    """``ours`` with tracing on: OpenTelemetry's SDK, every span sampled and
+    handed to an exporter that drops it (what tracing costs the client alone)."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, SpanExportResult
+
+    class Drop(SpanExporter):
+        def export(self, spans: Any) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(Drop()))
+    return _ours(job, tracer_provider=provider)
 
 
 def _official(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
@@ -222,7 +252,13 @@ def _baseline(job: dict[str, Any], client: Any) -> tuple[Runner, Callable[[], No
     return run_once, client.close
 
 
-_VARIANTS = {"ours": _ours, "official": _official, "raw": _raw, "floor": _floor}
+_VARIANTS = {
+    "ours": _ours,
+    "traced": _traced,
+    "official": _official,
+    "raw": _raw,
+    "floor": _floor,
+}
 
 
 def _timed_runs(run: Runner, reps: int) -> list[dict[str, float]]:
@@ -281,10 +317,11 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
     _Span.hold = hold
     try:
         errors: list[BaseException] = []
+        outcomes: list[dict[str, float]] = []
 
         def worker() -> None:
             try:
-                run()
+                outcomes.append(run())
             except BaseException as exc:  # reported to the parent below
                 errors.append(exc)
                 all_open.abort()
@@ -300,6 +337,7 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
         rss_open = _status_kib("VmRSS")
         threads_open = _status_kib("Threads")
         tool_workers = sum(1 for t in threading.enumerate() if t.name.startswith("mantyx-tool"))
+        released = time.perf_counter()
         release.wait()
         for thread in threads:
             thread.join(timeout=300)
@@ -314,6 +352,11 @@ def _swarm(run: Runner, level: int) -> dict[str, float]:
         # the caller's own thread counts: 1.0 means no thread beyond it
         "threads_per_run": (threads_open - threads_before) / level,
         "tool_workers": float(tool_workers),
+        "runs_done": float(len(outcomes)),
+        "finish_s": time.perf_counter() - released,
+        "events": sum(o["events"] for o in outcomes),
+        "lost": sum(o.get("lost", 0.0) for o in outcomes),
+        "unanswered": sum(o.get("unanswered", 0.0) for o in outcomes),
     }
 
 
@@ -365,7 +408,7 @@ def main(argv: list[str]) -> int:
         result: dict[str, Any] = {"variant": job["variant"], "bench": job["bench"]}
         if job["bench"] == "scale":
             result["scale"] = _scale(job, run)
-        elif job["bench"] == "swarm":
+        elif job["bench"] in ("swarm", "thousand"):
             result["swarm"] = [_swarm(run, int(job["level"])) for _ in range(int(job["reps"]))]
         else:
             result["runs"] = _timed_runs(run, int(job["reps"]))

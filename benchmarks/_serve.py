@@ -2,7 +2,8 @@
 
 ``python -m benchmarks._serve '<json>'`` starts :class:`LocalMantyx` on
 127.0.0.1 with a scripted model (``{"tool_turns": N}``: N turns of one
-``noop`` local call, then ``done``), prints one JSON line (``base_url``,
+``noop`` local call, then ``done``; ``"chunks": M`` streams that answer as M
+deltas), prints one JSON line (``base_url``,
 ``api_key``, ``workspace``) and serves until its stdin is closed. Used by the
 scale row, so that the emulator's CPU is never counted as the client's and
 the two never share a GIL, and by the cold-start row.
@@ -22,10 +23,10 @@ def main(argv: list[str]) -> int:
     """Serve until stdin closes."""
     spec = json.loads(argv[0]) if argv else {}
     turns = int(spec.get("tool_turns", 1))
+    chunks = tuple(f"w{i} " for i in range(int(spec.get("chunks", 0))))
+    answer = Turn("".join(chunks), chunks=chunks) if chunks else Turn("done")
     server = LocalMantyx()
-    server.set_model(
-        [Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(turns)] + [Turn("done")]
-    )
+    server.set_model([Turn(tool_calls=[ToolCall("noop", {})]) for _ in range(turns)] + [answer])
     server.start()
     try:
         print(

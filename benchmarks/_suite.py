@@ -67,6 +67,8 @@ class Config:
     swarm_runs: int = 200
     swarm_events: int = 200
     swarm_reps: int = 3
+    thousand_runs: int = 1000
+    thousand_events: int = 50
     fleet_hold: int = 32
     fleet_jobs: int = 80
     fleet_reps: int = 2
@@ -93,6 +95,8 @@ class Config:
             swarm_runs=4,
             swarm_events=20,
             swarm_reps=1,
+            thousand_runs=8,
+            thousand_events=5,
             fleet_hold=2,
             fleet_jobs=4,
             fleet_reps=1,
@@ -220,6 +224,8 @@ class _Suite:
             self.server.stop()
         if self.config.wants("scale"):
             self.scale()
+        if self.config.wants("thousand"):
+            self.thousand()
         if self.config.wants("coldstart"):
             self.cold_start()
         if self.config.wants("import"):
@@ -242,8 +248,10 @@ class _Suite:
         )
         overhead: dict[str, list[float]] = defaultdict(list)
         rss: dict[str, list[float]] = defaultdict(list)
+        # Tracing on (row 1t) beside the rest, when OpenTelemetry's SDK is installed.
+        traced = ["traced"] if self.config.wants("roundtrip") and _tracing_available() else []
         for _ in range(cfg.roundtrip_procs):
-            for variant in self.variants:
+            for variant in self.variants + traced:
                 self.clock.clear()
                 result = _client_job(self.job("roundtrip", variant, reps=cfg.roundtrip_reps))
                 for run in _counted_runs(self.clock):
@@ -274,6 +282,23 @@ class _Suite:
                     floor=floor,
                 )
             )
+        if traced:
+            on = Figure(tuple(overhead["traced"]), "µs")
+            added = on.median - ours.median
+            self.rows.append(
+                Row(
+                    "1t tool round-trip, tracing on",
+                    "overhead per round-trip (median), OpenTelemetry SDK, spans dropped",
+                    on,
+                    ours,
+                    None,
+                    f"÷tracing off {ratio(on, ours):.2f}×, {added:+,.0f} µs per round trip",
+                    "stated",
+                    "yes",
+                )
+            )
+        elif self.config.wants("roundtrip"):
+            self.notes.append("row 1t skipped: opentelemetry-sdk is not installed")
         if self.config.wants("memory"):
             m_ours = Figure(tuple(rss["ours"]), "MiB")
             m_off = Figure(tuple(rss["official"]), "MiB") if self.official else None
@@ -551,6 +576,36 @@ class _Suite:
             )
         )
 
+    # 8b ------------------------------------------------------------------------
+
+    def thousand(self) -> None:
+        cfg = self.config
+        level = cfg.thousand_runs
+        with external_server(1, chunks=cfg.thousand_events) as address:
+            result = _client_job(
+                {**address, "bench": "thousand", "variant": "ours", "reps": 1, "level": level}
+            )
+        [sample] = result["swarm"]
+        self.raw["thousand"] = sample
+        expected = level * (cfg.thousand_events + 4)  # started, call, answer echo, result
+        whole = sample["runs_done"] == level and not sample["lost"] and not sample["unanswered"]
+        self.rows.append(
+            Row(
+                f"8b {level:,} runs streaming at once",
+                f"RSS and threads per run (1 Client, {level:,} threads, emulator in its own "
+                "process, 1 tool call each)",
+                Figure((sample["rss_kib_per_run"],), "KiB"),
+                None,
+                None,
+                f"threads per run {sample['threads_per_run']:.2f}; runs ended "
+                f"{sample['runs_done']:,.0f}/{level:,}; events {sample['events']:,.0f} "
+                f"(≥{expected:,}), lost {sample['lost']:.0f}; calls unanswered "
+                f"{sample['unanswered']:.0f}; all ended {sample['finish_s']:.1f} s after release",
+                "every run ends, no event lost, every call answered",
+                "yes" if whole else "NO",
+            )
+        )
+
 
 def _net_of_bare(times: dict[str, list[float]]) -> dict[str, Figure]:
     """Each statement's times minus the bare interpreter's median (``python -c pass``)."""
@@ -584,10 +639,11 @@ def _timed_process(
 
 
 @contextlib.contextmanager
-def external_server(tool_turns: int) -> Iterator[dict[str, str]]:
+def external_server(tool_turns: int, *, chunks: int = 0) -> Iterator[dict[str, str]]:
     """The emulator in its own process (:mod:`benchmarks._serve`); yields its address."""
+    spec = json.dumps({"tool_turns": tool_turns, "chunks": chunks})
     proc = subprocess.Popen(
-        [sys.executable, "-m", "benchmarks._serve", json.dumps({"tool_turns": tool_turns})],
+        [sys.executable, "-m", "benchmarks._serve", spec],
         cwd=ROOT,
         env=_env(),
         stdin=subprocess.PIPE,
@@ -609,6 +665,10 @@ def external_server(tool_turns: int) -> Iterator[dict[str, str]]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def _tracing_available() -> bool:
+    return importlib.util.find_spec("opentelemetry.sdk") is not None
 
 
 def _ratios(*pairs: tuple[str, float | None]) -> str:

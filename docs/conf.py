@@ -48,3 +48,14 @@ doctest_global_cleanup = "_emulator.fresh()"
 import doctest  # noqa: E402
 
 doctest_default_flags = doctest.ELLIPSIS | doctest.DONT_ACCEPT_TRUE_FOR_1
+
+
+def _draw_trace(app: object) -> None:
+    """The tracing page's picture, drawn from a real run's spans as the build starts."""
+    import _trace_picture
+
+    _trace_picture.write(HERE / "guide" / "_generated" / "trace.svg")
+
+
+def setup(app: object) -> None:
+    app.connect("builder-inited", _draw_trace)  # type: ignore[attr-defined]

@@ -17,6 +17,8 @@ from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
     import requests
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
     # The engine (requests, the HTTP stack, runs and sessions) is imported by the
@@ -89,6 +91,13 @@ class Client(Closing):
     :param transport: what carries the bytes instead of ``requests`` (see
         :class:`~mantyx_sync.Transport`), e.g. ``mantyx_sync.testing``'s
         in-memory one; credentials, retries and rate limits work the same.
+    :param tracer_provider: an OpenTelemetry ``TracerProvider`` for the spans of
+        runs and local tool calls (the ``otel`` extra). By default, the global
+        provider once the application has imported OpenTelemetry; without it
+        nothing is traced and OpenTelemetry is never imported.
+    :param meter_provider: an OpenTelemetry ``MeterProvider`` for the
+        ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage``
+        metrics (none without one).
 
     Example::
 
@@ -96,7 +105,12 @@ class Client(Closing):
             print(client.models().default_model_id)
     """
 
-    @checked(ArgumentTypeError, defer=("token_source",), names=_transport_names)
+    @checked(
+        ArgumentTypeError,
+        # OpenTelemetry is optional: Telemetry checks the providers by what they do.
+        defer=("token_source", "tracer_provider", "meter_provider"),
+        names=_transport_names,
+    )
     def __init__(
         self,
         api_key: str | None = None,
@@ -113,7 +127,10 @@ class Client(Closing):
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
         transport: Transport | None = None,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
     ) -> None:
+        from ._engine.tracing import Telemetry
         from ._http.api import Api  # the HTTP stack and requests, with the first Client
         from ._http.client_config import client_config
         from ._http.transport import RequestsTransport
@@ -137,6 +154,7 @@ class Client(Closing):
             raise ConfigurationError("pass either http_session= or transport=, not both")
         transport = transport or RequestsTransport(self.config.base_url, session=http_session)
         self._api = Api(self.config, wrapped(transport), token_source=token_source)
+        self._telemetry = Telemetry(tracer_provider, meter_provider, self.config.base_url)
 
     def __repr__(self) -> str:
         credential = (
@@ -322,6 +340,7 @@ class Client(Closing):
             on_tool=on_tool,
             output_schema=None if output_schema is None else OutputSchema.coerce(output_schema),
             timeout=timeout,
+            telemetry=self._telemetry,
         )
 
     def list_runs(

@@ -20,12 +20,13 @@ from ._engine.calls import note_answer, submit_call
 from ._engine.executor import ToolActivity, ToolExecutor
 from ._engine.outcome import Followed, failure_of
 from ._engine.resolution import ResolvedTools
+from ._engine.tracing import NO_TRACE, SPAN_EVENT_TYPES, RunTrace, Telemetry
 from ._http.api import Api
 from ._http.poster import ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunError
+from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
@@ -50,6 +51,8 @@ class RunOptions:
     session_id: str | None = None
     #: Seconds the run may take once started (``None``: no limit).
     timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
+    #: The Client's tracing and metrics (``None``: neither).
+    telemetry: Telemetry | None = None
 
 
 def start_run(
@@ -66,17 +69,35 @@ def start_run(
     runs); a session keeps its own open instead.
     """
     run_id = None
+    telemetry = options.telemetry
+    trace = NO_TRACE if telemetry is None else telemetry.start_run(body, options.session_id)
     try:
-        run_id, stream_path = create_run(api, dict(body), session_id=options.session_id)
+        run_id, stream_path = create_run(
+            api, dict(body), session_id=options.session_id, headers=trace.headers()
+        )
         log.debug("started run %s", run_id)
-        return Run(api, run_id, stream_path, tools=tools, options=options, owns_tools=owns_tools)
-    except BaseException:
+        return Run(
+            api,
+            run_id,
+            stream_path,
+            tools=tools,
+            options=options,
+            owns_tools=owns_tools,
+            trace=trace,
+        )
+    except BaseException as exc:
+        trace.end(error_type=_error_type(exc), error=exc)
         # Ctrl-C between the server's answer and the handle: do not leave the run burning.
         if run_id is not None:
             cancel_run(api, run_id, best_effort=True)
         if owns_tools:
             tools.close()
         raise
+
+
+def _error_type(exc: BaseException) -> str:
+    """How a run's span names the exception that ended it."""
+    return "timeout" if isinstance(exc, DeadlineExceeded) else type(exc).__qualname__
 
 
 def _abandon(api: Api, run_id: str, resources: ReleaseOnce) -> None:
@@ -156,6 +177,7 @@ class Run(Followed):
         options: RunOptions,
         owns_tools: bool,
         backlog: Sequence[RunEvent] = (),
+        trace: RunTrace = NO_TRACE,
     ) -> None:
         self.id: str = run_id
         self.session_id: str | None = options.session_id
@@ -168,6 +190,8 @@ class Run(Followed):
         self._result: RunResult | None = None
         self._failure: RunError | None = None
         self._done = False
+        self._trace = trace
+        trace.run_id(run_id)
         ended = threading.Event()
         poster = ResultPoster(api, run_id, run_ended=ended)
         self._executor = ToolExecutor(
@@ -177,6 +201,7 @@ class Run(Followed):
             default_timeout=options.tool_timeout,
             on_tool=options.on_tool,
             run_label=f"run {run_id}",
+            trace=trace,
         )
         self._stream = RunStream(
             api,
@@ -191,8 +216,13 @@ class Run(Followed):
         # Released once, by whoever gets there first; apart from the Run, so the
         # finalizer need not keep it alive. Never waits on a running handler.
         owned = [tools.close] if owns_tools else []
+        # A run released before its end (closed, dropped) was cancelled by us.
         self._resources = ReleaseOnce(
-            ended.set, self._stream.close, self._executor.shutdown, *owned
+            ended.set,
+            self._stream.close,
+            self._executor.shutdown,
+            *owned,
+            lambda: trace.end(error_type="cancelled"),
         )
         # A Run dropped mid-stream (``for e in agent.stream(...): break`` without
         # ``with``) is cancelled and released when it is garbage-collected.
@@ -256,14 +286,17 @@ class Run(Followed):
         except StopIteration:
             self._release()
             raise
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            self._trace.end(error_type=_error_type(exc))
             self._interrupt()
             raise
-        except DeadlineExceeded:
+        except DeadlineExceeded as exc:
+            self._trace.end(error_type=_error_type(exc), error=exc)
             log.info("run %s: out of time; cancelling it on the server", self.id)
             self.close()
             raise
-        except BaseException:
+        except BaseException as exc:
+            self._trace.end(error_type=_error_type(exc), error=exc)
             self._release()
             raise
         self._handle(event)
@@ -343,6 +376,8 @@ class Run(Followed):
             self._progress.observe(kind, event.data)
         elif kind in TERMINAL_TYPES:
             self._finish(event)
+        if kind in SPAN_EVENT_TYPES:
+            self._trace.note(event)
 
     def _finish(self, event: RunEvent) -> None:
         self._done = True
@@ -364,7 +399,12 @@ class Run(Followed):
             feedback_link=FeedbackLink(feedback_poster(self._api)),
         )
         self._result = result
-        self._failure = failure_of(outcome, result, self.id)
+        self._failure = failure = failure_of(outcome, result, self.id)
+        if failure is None:
+            self._trace.end(result)
+        else:
+            code = "cancelled" if isinstance(failure, RunCancelled) else failure.code
+            self._trace.end(result, error_type=code or type(failure).__qualname__, error=failure)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
 

@@ -33,6 +33,7 @@ from ..errors import ToolError
 from ..events import LocalToolCall
 from ..tools import ToolConnection
 from .outputs import split_output
+from .tracing import NO_TRACE, RunTrace
 
 __all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
 
@@ -213,8 +214,10 @@ class ToolExecutor:
         default_timeout: float | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         run_label: str = "run",
+        trace: RunTrace = NO_TRACE,
     ) -> None:
         self._registry = registry
+        self._trace = trace
         self._deliver = deliver
         self._max_workers = max_workers
         self._default_timeout = default_timeout
@@ -295,7 +298,8 @@ class ToolExecutor:
                     )
                 )
             try:
-                text, files = split_output(target.run(call, timeout))
+                value = self._trace.run_tool(call, job.kind, target.run, timeout)
+                text, files = split_output(value)
             except ToolError as exc:
                 error = str(exc)
             except BaseException as exc:

@@ -104,13 +104,16 @@ class Api:
         params: Mapping[str, Any] | None = None,
         policy: RetryPolicy | None = None,
         timeout: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Reply:
         """Send one JSON request, retried under ``policy`` (a single attempt when ``None``).
+
+        ``headers`` are sent beside the package's own, which win.
 
         :raises APIError: (a subclass per status) for a non-2xx answer.
         :raises TransportError: when no answer could be had.
         """
-        headers = self._headers("application/json")
+        headers = {**(headers or {}), **self._headers("application/json")}
         if json_body is not None:
             headers["Content-Type"] = "application/json"
         read = timeout if timeout is not None else self.config.read_timeout

@@ -81,8 +81,12 @@ def _write(api: Api, method: str, path: str, body: Any = None) -> Reply:
     return api.request(method, path, json_body=body, policy=safe_policy(api.config))
 
 
-def _create(api: Api, path: str, body: Any, what: str, key: str) -> tuple[str, dict[str, Any]]:
-    reply = api.request("POST", path, json_body=body, policy=create_policy(api.config))
+def _create(
+    api: Api, path: str, body: Any, what: str, key: str, headers: Mapping[str, str] | None = None
+) -> tuple[str, dict[str, Any]]:
+    reply = api.request(
+        "POST", path, json_body=body, policy=create_policy(api.config), headers=headers
+    )
     answer = reply.body if isinstance(reply.body, dict) else {}
     new_id = answer.get(key) or answer.get("id")
     if not isinstance(new_id, str) or not new_id:
@@ -116,15 +120,22 @@ def models(api: Api) -> Any:
     return _read(api, "/models")
 
 
-def create_run(api: Api, body: Any, *, session_id: str | None = None) -> tuple[str, str]:
+def create_run(
+    api: Api,
+    body: Any,
+    *,
+    session_id: str | None = None,
+    headers: Mapping[str, str] | None = None,
+) -> tuple[str, str]:
     """``POST /agent-runs``, or ``.../messages`` of a session: ``(run id, stream path)``.
 
     A known-empty ``runs`` bucket is waited out (within the retry deadline)
-    rather than spending a request on a certain 429.
+    rather than spending a request on a certain 429. ``headers``: sent as
+    well (the run's trace context).
     """
     path = "/agent-runs" if session_id is None else _session(session_id, "messages")
     with api.rate_limits.slot(RUNS_BUCKET, max_wait=create_policy(api.config).deadline):
-        run_id, answer = _create(api, path, body, "run", "runId")
+        run_id, answer = _create(api, path, body, "run", "runId", headers)
     return run_id, _stream_of(answer, run_stream(run_id))
 
 

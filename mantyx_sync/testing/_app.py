@@ -102,6 +102,9 @@ _CODES = {
     504: "timeout",
 }
 
+_BACKLOG = 4096
+"""Connections the emulator lets wait to be accepted."""
+
 
 def _json(status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> Response:
     """An answer with the JSON ``body`` (``None``: no body)."""
@@ -188,6 +191,10 @@ class EmulatorApp:
     def serve(self, host: str, port: int) -> BaseWSGIServer:
         """A threaded werkzeug server for this app, bound but not yet serving."""
         server = make_server(host, port, self, threaded=True, request_handler=_QuietHandler)
+        # werkzeug listens with a backlog of 128: a thousand clients connecting at
+        # once overflowed it, and a create whose connection the kernel dropped
+        # is not retried. Listening again raises it (the kernel caps it at somaxconn).
+        server.socket.listen(_BACKLOG)
         # werkzeug's default logger would print every request to stderr.
         server.log = lambda type, message, *args: log.debug(message, *args)  # type: ignore[method-assign]
         return server

@@ -401,6 +401,7 @@ DEFERRED = frozenset(
         *((f"{PKG}.client", f"{PKG}._http.{m}") for m in ("api", "client_config", "routes")),
         (f"{PKG}.client", f"{PKG}._http.transport"),
         (f"{PKG}.client", f"{PKG}._engine.resolution"),
+        (f"{PKG}.client", f"{PKG}._engine.tracing"),
         # evaluations, listings and feedback are loaded by the methods that use them
         (f"{PKG}.client", f"{PKG}._engine.evals"),
         (f"{PKG}.client", f"{PKG}.history"),

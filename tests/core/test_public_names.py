@@ -80,6 +80,15 @@ try:  # the spec keywords are typed **Unpack[...] (a TYPE_CHECKING-only import)
 except ImportError:  # Python 3.10
     from typing_extensions import Unpack
 NAMESPACE.setdefault("Unpack", Unpack)
+# Client()'s tracer_provider= and meter_provider= name OpenTelemetry's types, an
+# optional extra: what a user passes, never a value the package hands back.
+try:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+except ImportError:
+    MeterProvider = TracerProvider = object  # type: ignore[assignment,misc]
+NAMESPACE.setdefault("MeterProvider", MeterProvider)
+NAMESPACE.setdefault("TracerProvider", TracerProvider)
 
 
 def _private(module_name: str) -> bool:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from typing import Any
 
 import pytest
 import requests
+
+from mantyx_sync.testing import LocalMantyx
 
 BASE_SPEC = {"systemPrompt": "You are a test.", "prompt": "hi"}
 
@@ -254,3 +258,17 @@ def test_recorded_requests_mask_secrets(make_api: Any) -> None:
     assert "mantyx_at_tok" not in repr(recorded)
     api.server.clear_requests()
     assert api.server.requests == []
+
+
+@pytest.mark.skipif(shutil.which("ss") is None, reason="needs iproute2's ss to read the backlog")
+def test_the_emulator_lets_a_thousand_connections_wait_to_be_accepted() -> None:
+    # werkzeug's own backlog of 128 dropped connections when a thousand runs
+    # were created at once (benchmarks row 8b), and a create is never retried.
+    with LocalMantyx() as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        listing = subprocess.run(
+            ["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, timeout=10
+        ).stdout.split()
+        backlog = int(listing[2])  # a listening socket's Send-Q is its backlog
+        with open("/proc/sys/net/core/somaxconn", encoding="ascii") as cap:
+            assert backlog >= min(1024, int(cap.read()))
