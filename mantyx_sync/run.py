@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import collections
 import logging
-import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -22,7 +21,7 @@ from ._engine.outcome import Followed, failure_of
 from ._engine.resolution import ResolvedTools
 from ._engine.tracing import NO_TRACE, SPAN_EVENT_TYPES, RunTrace, Telemetry
 from ._http.api import Api
-from ._http.poster import ResultPoster
+from ._http.poster import PostGate, ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
@@ -192,8 +191,8 @@ class Run(Followed):
         self._done = False
         self._trace = trace
         trace.run_id(run_id)
-        ended = threading.Event()
-        poster = ResultPoster(api, run_id, run_ended=ended)
+        gate = PostGate()
+        poster = ResultPoster(api, run_id, gate=gate)
         self._executor = ToolExecutor(
             tools.registry(),
             poster.post,
@@ -218,7 +217,7 @@ class Run(Followed):
         owned = [tools.close] if owns_tools else []
         # A run released before its end (closed, dropped) was cancelled by us.
         self._resources = ReleaseOnce(
-            ended.set,
+            gate.close,
             self._stream.close,
             self._executor.shutdown,
             *owned,
@@ -355,6 +354,8 @@ class Run(Followed):
 
         ``cancel=False`` leaves it going for another process to :meth:`Client.attach_run`
         (a job handed over); answers of calls still running here are never sent.
+        Nothing is posted once it has returned: an answer already on the wire is
+        waited for (at most its request's timeout).
         """
         # Only the first close cancels: Ctrl-C passes through __next__, wait() and
         # a with-block, and each must not spend another cancel_timeout.

@@ -26,17 +26,26 @@ run and no tool call is answered twice, whatever happens to the workers:
   the job attaches to that run, ``Client.attach_run``, and answers only the
   calls still pending); ``lease``: which worker follows the run, expiring
   ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome;
-  ``prompt``: what :func:`sweep` queues again.
+  ``prompt``: what :func:`sweep` queues again, kept only while the job is open.
+* A job starts at most one run. The run carries the job key in its metadata;
+  an attempt that may have made one without recording its id (its worker died,
+  its create's answer was lost) looks it up by that key before creating, and a
+  failed lookup fails the attempt. A failure once the run exists hands it over
+  (``Run.close(cancel=False)``) rather than cancelling it.
 * One worker follows a run at a time. A second copy of the job (a message
   redelivered while its first worker still runs it) waits for the answer, or
-  takes over once the lease lapses. A worker that cannot renew its lease stops
-  answering calls before another one can take it (``Run.close(cancel=False)``).
+  takes over once the lease lapses. The lease is lost at its last successful
+  renewal plus half the lease, whether or not a renewal call has returned (a
+  silent Redis): the worker then stops answering calls, and sends none once
+  ``Run.close(cancel=False)`` has returned, before another one can take it.
 
 The pattern needs nothing of Celery but late acknowledgement: call
 :func:`run_job` from an RQ job, a Django-Q task or a plain worker loop.
 What no lease can rule out: a worker frozen (not dead) for half its lease at
 the wrong moment -- while creating a run, or between deciding to send an
-answer and sending it -- could start a second run or send a late answer.
+answer and sending it -- could start a second run or send a late answer; and
+a server that makes a run only after the lookup for it (the create's answer
+lost, the request still queued there) can leave a second one.
 """
 
 from __future__ import annotations
@@ -100,6 +109,14 @@ def sales_total(region: str, days: int) -> dict[str, Any]:
     return {"region": region, "days": days, "units": units, "worker_pid": os.getpid()}
 
 
+def _log_tool(step: mantyx_sync.ToolActivity) -> None:
+    # What became of each answer: "run_terminal" is one this worker no longer sent.
+    if step.phase == "start":
+        log.info("tool %s (%s) started", step.name, step.tool_use_id)
+    else:
+        log.info("tool %s (%s) ended; answer %s", step.name, step.tool_use_id, step.delivery)
+
+
 # Built at import, before the worker forks its pool (the SDK is fork-safe).
 client = mantyx_sync.Client()  # MANTYX_API_KEY, MANTYX_WORKSPACE, MANTYX_BASE_URL
 agent = mantyx_sync.Agent(
@@ -108,14 +125,23 @@ agent = mantyx_sync.Agent(
     tools=[sales_total],
 )
 store = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+# The lease's own client: a call that hangs (a silent partition) fails within a
+# quarter of the lease instead of never returning.
+lease_store = redis.Redis.from_url(
+    REDIS_URL,
+    decode_responses=True,
+    socket_timeout=LEASE_S / 4,
+    socket_connect_timeout=LEASE_S / 4,
+)
 
 
 class Lease:
     """This worker's claim to follow one job's run, renewed in the background while held.
 
-    It is lost when another worker holds the key, or when Redis could not be
-    reached for half the lease: ``on_lost`` callbacks then run at once, so
-    this worker stops answering calls well before another one may take over.
+    It is lost when another worker holds the key, or at the last successful
+    renewal plus half the lease, whether or not a renewal call has returned (a
+    watchdog keeps that time): ``on_lost`` callbacks then run at once, so this
+    worker stops answering calls well before another one may take over.
     """
 
     _RENEW = (
@@ -130,45 +156,81 @@ class Lease:
     def __init__(self, key: str, owner: str, seconds: float = LEASE_S) -> None:
         self.key, self.token, self.ms = key, f"{owner}:{os.urandom(6).hex()}", int(seconds * 1000)
         self.lost = threading.Event()
-        self._stop = threading.Event()
+        self._changed = threading.Condition()
+        self._stopped = False
+        self._lost_at = 0.0  # monotonic: the last successful renewal plus half the lease
         self._callbacks: list[Callable[[], None]] = []
-        self._thread = threading.Thread(target=self._renew, name=f"lease {key}", daemon=True)
+        self._threads = [
+            threading.Thread(target=self._renew, name=f"lease {key}", daemon=True),
+            threading.Thread(target=self._watch, name=f"lease watchdog {key}", daemon=True),
+        ]
 
     def acquire(self) -> bool:
-        if not store.set(self.key, self.token, nx=True, px=self.ms):
+        asked = time.monotonic()  # the key lives at least a lease from here
+        if not lease_store.set(self.key, self.token, nx=True, px=self.ms):
             return False
-        self._thread.start()
+        self._lost_at = asked + self.ms / 2000
+        for thread in self._threads:
+            thread.start()
         return True
 
     def on_lost(self, callback: Callable[[], None]) -> None:
-        self._callbacks.append(callback)
-        if self.lost.is_set():
-            callback()
+        with self._changed:
+            if not self.lost.is_set():
+                self._callbacks.append(callback)
+                return
+        callback()
 
     def release(self) -> None:
-        self._stop.set()
-        self._thread.join()
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+        for thread in self._threads:
+            thread.join()
         try:
-            store.eval(self._RELEASE, 1, self.key, self.token)
+            lease_store.eval(self._RELEASE, 1, self.key, self.token)
         except redis.RedisError:
             log.warning("%s: could not release; it lapses by itself", self.key)
 
+    def _over(self) -> bool:
+        return self._stopped or self.lost.is_set()
+
     def _renew(self) -> None:
-        renewed = time.monotonic()
-        while not self._stop.wait(self.ms / 3000):
+        while True:
+            with self._changed:
+                if self._changed.wait_for(self._over, self.ms / 3000):
+                    return
+            asked = time.monotonic()
             try:
-                held = bool(store.eval(self._RENEW, 1, self.key, self.token, self.ms))
+                held = bool(lease_store.eval(self._RENEW, 1, self.key, self.token, self.ms))
             except redis.RedisError as exc:
-                held = time.monotonic() - renewed < self.ms / 2000
                 log.warning("%s: could not renew (%s)", self.key, exc)
-            else:
-                renewed = time.monotonic() if held else renewed
+                continue
             if not held:
-                self.lost.set()
-                for callback in self._callbacks:
-                    callback()
-                log.warning("%s: lease lost; this worker stopped answering its calls", self.key)
+                self._lose("another worker holds it")
                 return
+            with self._changed:
+                self._lost_at = asked + self.ms / 2000
+
+    def _watch(self) -> None:
+        with self._changed:
+            while not self._over():
+                left = self._lost_at - time.monotonic()
+                if left <= 0:
+                    break
+                self._changed.wait(left)
+        self._lose("not renewed for half the lease")
+
+    def _lose(self, why: str) -> None:
+        with self._changed:
+            if self._over():
+                return
+            self.lost.set()
+            self._changed.notify_all()
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback()
+        log.warning("%s: lease lost (%s); this worker stopped answering its calls", self.key, why)
 
 
 def _key(job_key: str, field: str) -> str:
@@ -196,18 +258,26 @@ def run_job(job_key: str, prompt: str, *, owner: str) -> dict[str, Any]:
             outcome = _follow(job_key, prompt, lease)
             if outcome is not None:  # stored while the lease is held: no one re-follows
                 outcome["worker"] = owner
-                store.set(_key(job_key, "answer"), json.dumps(outcome), ex=KEEP_S)
-                store.zrem(JOBS, job_key)
+                _close_job(job_key, outcome)
                 return outcome
         finally:
             lease.release()
 
 
+def _close_job(job_key: str, outcome: dict[str, Any], *, only_if_open: bool = False) -> None:
+    """Store the job's outcome; its prompt is kept only while the job is open."""
+    with store.pipeline() as tx:  # MULTI: all or nothing
+        tx.set(_key(job_key, "answer"), json.dumps(outcome), ex=KEEP_S, nx=only_if_open)
+        tx.delete(_key(job_key, "prompt"))
+        tx.zrem(JOBS, job_key)
+        tx.execute()
+
+
 def _follow(job_key: str, prompt: str, lease: Lease) -> dict[str, Any] | None:
     """The run's outcome, or ``None`` when the lease was lost on the way."""
     run, attached = _open_run(job_key, prompt)
-    lease.on_lost(lambda: run.close(cancel=False))
     try:
+        lease.on_lost(lambda: run.close(cancel=False))
         result = run.wait()
     except mantyx_sync.RunError as exc:  # failed or cancelled: the job's outcome
         return {"run_id": run.id, "error": str(exc), "code": exc.code, "attached": attached}
@@ -221,30 +291,58 @@ def _follow(job_key: str, prompt: str, lease: Lease) -> dict[str, Any] | None:
 
 
 def _open_run(job_key: str, prompt: str) -> tuple[mantyx_sync.Run, bool]:
+    """The job's run: attached to when it has one, else started (at most once)."""
     run_key = _key(job_key, "run")
     run_id = store.get(run_key)
     if run_id == STARTING:
-        # A worker died between creating the run and recording its id.
-        found = list(client.list_runs(metadata={"job": job_key}, max_items=1))
-        run_id = found[0].id if found else None
+        # An earlier attempt may have made the run before recording its id (its
+        # worker died, its create's answer was lost): look before creating.
+        run_id = _made_earlier(job_key)
     if run_id:
-        log.info("job %s: attaching to run %s", job_key, run_id)
-        store.set(run_key, run_id, ex=KEEP_S)
-        return client.attach_run(run_id, tools=[sales_total]), True
+        return _attach(job_key, run_id), True
     store.set(run_key, STARTING, ex=KEEP_S)
     spec = agent.spec.replace(metadata={**(agent.spec.metadata or {}), "job": job_key})
-    run = client.start_run(spec, prompt)
-    store.set(run_key, run.id, ex=KEEP_S)  # before any event is read
-    if store.exists(_key(job_key, "answer")):
-        run.cancel()  # cancel_job came first
+    try:
+        run = client.start_run(spec, prompt, on_tool=_log_tool)
+    except (mantyx_sync.TransportError, mantyx_sync.ServerError) as exc:
+        if isinstance(exc, mantyx_sync.ConnectError):
+            raise  # nothing reached the server
+        # The server may have made the run: never create again before the lookup
+        # says it did not (a failed lookup raises, the run key stays STARTING).
+        run_id = _made_earlier(job_key)
+        if run_id is None:
+            raise
+        log.warning("job %s: its run was made though creating it failed (%s)", job_key, exc)
+        return _attach(job_key, run_id), True
+    try:
+        store.set(run_key, run.id, ex=KEEP_S)  # before any event is read
+        if store.exists(_key(job_key, "answer")):
+            run.cancel()  # cancel_job came first
+    except BaseException:
+        # Dropped, the handle would cancel the run: hand it over to the next
+        # attempt instead, which finds it by the job key on its metadata.
+        run.close(cancel=False)
+        raise
     return run, False
+
+
+def _made_earlier(job_key: str) -> str | None:
+    """The id of the run an earlier attempt made for the job, if the server has one."""
+    found = list(client.list_runs(metadata={"job": job_key}, max_items=1))
+    return found[0].id if found else None
+
+
+def _attach(job_key: str, run_id: str) -> mantyx_sync.Run:
+    log.info("job %s: attaching to run %s", job_key, run_id)
+    store.set(_key(job_key, "run"), run_id, ex=KEEP_S)
+    return client.attach_run(run_id, tools=[sales_total], on_tool=_log_tool)
 
 
 def cancel_job(job_key: str) -> None:
     """Cancel a job: its run on MANTYX (the task then returns the cancelled
     outcome), or, before it has one, every delivery of it from now on."""
     cancelled = {"error": "cancelled before its run started", "code": "cancelled"}
-    store.set(_key(job_key, "answer"), json.dumps(cancelled), nx=True, ex=KEEP_S)
+    _close_job(job_key, cancelled, only_if_open=True)
     run_id = store.get(_key(job_key, "run"))
     if run_id and run_id != STARTING:
         client.cancel(run_id)
@@ -273,14 +371,33 @@ def sweep(now: float | None = None, db: redis.Redis = store) -> list[str]:
         db.zrem(JOBS, *done)
     lost = {k for k in stale if k not in done and not db.exists(_key(k, "lease"))}
     if lost:  # the broker's own lists: the queue, and what workers hold
-        held = [json.loads(m) for m in db.lrange("celery", 0, -1)]
-        held += [json.loads(m)[0] for m in db.hvals("unacked")]
-        lost -= {m["headers"]["id"] for m in held}
+        lost -= _held_by_broker(db)
+    requeued = []
     for key in sorted(lost):
+        prompt = db.get(_key(key, "prompt"))
+        if prompt is None:
+            continue  # answered meanwhile
         log.warning("job %s: lost by the broker; queued again", key)
         db.zadd(JOBS, {key: now})
-        run_agent.apply_async((db.get(_key(key, "prompt")),), {"job_key": key}, task_id=key)
-    return sorted(lost)
+        run_agent.apply_async((prompt,), {"job_key": key}, task_id=key)
+        requeued.append(key)
+    return requeued
+
+
+def _held_by_broker(db: redis.Redis) -> set[str]:
+    """The task ids of the messages queued or unacknowledged; entries that are not
+    Celery messages (another producer's, a damaged one) are skipped and logged."""
+    entries = [("celery", m, False) for m in db.lrange("celery", 0, -1)]
+    entries += [("unacked", m, True) for m in db.hvals("unacked")]
+    held = set()
+    for where, raw, wrapped in entries:
+        try:
+            message = json.loads(raw)
+            held.add(str((message[0] if wrapped else message)["headers"]["id"]))
+        except (ValueError, LookupError, TypeError) as exc:
+            # Its text is not logged: it may hold a prompt.
+            log.warning("skipped an entry of %r that is not a Celery message (%r)", where, exc)
+    return held
 
 
 @worker_ready.connect
@@ -299,12 +416,20 @@ def _sweep_forever() -> None:
                 sweep(db=db)
         except redis.RedisError as exc:
             log.warning("could not look for lost jobs: %s", exc)
+        except Exception:  # whatever one sweep meets, the next one still runs
+            log.exception("looking for lost jobs failed")
 
 
 @app.task(
     name="mantyx.run_agent",  # the same name when this file is run as a script
     bind=True,
-    autoretry_for=(mantyx_sync.TransportError, mantyx_sync.ServerError, redis.ConnectionError),
+    # Safe to retry: a run that may exist is looked up before any other is made.
+    autoretry_for=(
+        mantyx_sync.TransportError,
+        mantyx_sync.ServerError,
+        redis.ConnectionError,
+        redis.TimeoutError,
+    ),
     retry_backoff=True,
     max_retries=5,
 )

@@ -28,7 +28,7 @@ from .._base.argcheck import checked
 from .._base.handout import handed_out
 from .._base.types import ReleaseOnce
 from .._http.api import Api
-from .._http.poster import ResultPoster
+from .._http.poster import PostGate, ResultPoster
 from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
@@ -75,7 +75,7 @@ class _CaseRuns:
         )
         self._lock = threading.Lock()
         self._executors: dict[str, ToolExecutor] = {}
-        self._ended = threading.Event()
+        self._gate = PostGate()
         self._closed = False
 
     def known(self) -> list[str]:
@@ -89,7 +89,7 @@ class _CaseRuns:
                 return None
             executor = self._executors.get(agent_run_id)
             if executor is None:
-                poster = ResultPoster(self._api, agent_run_id, run_ended=self._ended)
+                poster = ResultPoster(self._api, agent_run_id, gate=self._gate)
                 label = f"eval case run {agent_run_id}"
                 executor = self._new_executor(poster.post, run_label=label)
                 self._executors[agent_run_id] = executor
@@ -129,7 +129,7 @@ class _CaseRuns:
         with self._lock:
             self._closed = True
             executors = list(self._executors.values())
-        self._ended.set()
+        self._gate.close()
         for executor in executors:
             executor.shutdown()
 

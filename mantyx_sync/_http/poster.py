@@ -3,13 +3,18 @@
 ``POST .../tool-results`` is idempotent by ``toolUseId``, so it is retried as
 safe under a deadline that ends well before the server's own tool timeout.
 Nothing here raises to the caller: each outcome is a :class:`Delivery` value.
+Once the run's :class:`PostGate` is closed no attempt starts, the first one
+included, and :meth:`PostGate.close` returns only when the attempts already
+on the wire have finished: nothing is posted after it returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import logging
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -19,7 +24,7 @@ from .api import Api
 from .retry import Backoff, RetryPolicy, Safety
 from .routes import post_tool_result
 
-__all__ = ["ResultPoster"]
+__all__ = ["PostGate", "ResultPoster"]
 
 log = logging.getLogger(__name__)
 
@@ -49,15 +54,57 @@ class Delivery(enum.Enum):
 class _Attempts:
     # Whether any earlier attempt reached the server and may have been accepted.
     may_have_landed: bool = False
-    made: int = 0
 
 
 class _RunEnded(MantyxError):
-    """The run ended while a retry was pending: it can no longer land."""
+    """The run ended (or its handle was closed) before this attempt: it is not sent."""
+
+
+class PostGate:
+    """Whether results may still be sent for a run (or for an evaluation's case runs).
+
+    Thread-safe. :meth:`close` is called from whichever thread ends or closes
+    the run, never from inside an attempt's request.
+    """
+
+    def __init__(self) -> None:
+        self.closed = threading.Event()
+        """Set by :meth:`close`; it also ends a pending retry wait at once."""
+        self._changed = threading.Condition()
+        self._sending: set[int] = set()  # threads with an attempt on the wire
+
+    @contextlib.contextmanager
+    def attempt(self) -> Iterator[None]:
+        """One attempt's request, which starts only while the gate is open.
+
+        :raises _RunEnded: the gate is closed (nothing is sent).
+        """
+        me = threading.get_ident()
+        with self._changed:
+            if self.closed.is_set():
+                raise _RunEnded("the run ended")
+            self._sending.add(me)
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._sending.discard(me)
+                self._changed.notify_all()
+
+    def close(self) -> None:
+        """No attempt starts from now on; returns once those on the wire have finished
+        (each bounded by its request's timeout). Idempotent."""
+        me = threading.get_ident()  # a finalizer run by a sending thread waits for no one
+        with self._changed:
+            self.closed.set()
+            self._changed.wait_for(lambda: not self._sending - {me})
 
 
 class ResultPoster:
-    """Thread-safe: called from the tool pool."""
+    """Thread-safe: called from the tool pool.
+
+    :param gate: shared with whoever ends the run (default: one of its own, never closed).
+    """
 
     def __init__(
         self,
@@ -65,10 +112,10 @@ class ResultPoster:
         run_id: str,
         *,
         policy: RetryPolicy = DEFAULT_POST_POLICY,
-        run_ended: threading.Event | None = None,
+        gate: PostGate | None = None,
     ) -> None:
         self._api = api
-        self._run_ended = run_ended
+        self._gate = gate if gate is not None else PostGate()
         self.run_id = run_id
         self._policy = policy
 
@@ -93,20 +140,18 @@ class ResultPoster:
         label = f"tool result {tool_use_id}"
 
         def send() -> None:
-            if attempts.made and self._run_ended is not None and self._run_ended.is_set():
-                raise _RunEnded("the run ended")
-            attempts.made += 1
-            try:
-                post_tool_result(self._api, self.run_id, body)
-            except MantyxError as exc:
-                if not isinstance(exc, (ConnectError, APIError)) or (
-                    isinstance(exc, APIError) and exc.status >= 500
-                ):
-                    attempts.may_have_landed = True
-                raise
+            with self._gate.attempt():
+                try:
+                    post_tool_result(self._api, self.run_id, body)
+                except MantyxError as exc:
+                    if not isinstance(exc, (ConnectError, APIError)) or (
+                        isinstance(exc, APIError) and exc.status >= 500
+                    ):
+                        attempts.may_have_landed = True
+                    raise
 
         try:
-            self._policy.run(send, label=label, abort=self._run_ended)
+            self._policy.run(send, label=label, abort=self._gate.closed)
         except MantyxError as exc:
             if isinstance(exc, APIError) and 400 <= exc.status < 500 and exc.status != 429:
                 return self._classify(tool_use_id, exc, attempts)
@@ -148,7 +193,7 @@ class ResultPoster:
         return Delivery.REJECTED
 
     def _gave_up(self, tool_use_id: str, exc: MantyxError) -> Delivery:
-        if self._run_ended is not None and self._run_ended.is_set():
+        if self._gate.closed.is_set():
             log.debug(
                 "run %s ended before the result for %s could be delivered (%s)",
                 self.run_id,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 
 import pytest
 import requests
@@ -11,7 +12,7 @@ import responses
 from core_support import ROOT
 
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.poster import Delivery, ResultPoster
+from mantyx_sync._http.poster import Delivery, PostGate, ResultPoster
 from mantyx_sync._http.retry import Backoff, RetryPolicy, Safety
 
 URL = f"{ROOT}/agent-runs/run_1/tool-results"
@@ -117,14 +118,51 @@ def test_connection_errors_retry(poster: ResultPoster) -> None:
 
 @responses.activate
 def test_retries_stop_when_the_run_ends(transport: Api, caplog: pytest.LogCaptureFixture) -> None:
-    import threading
-
-    ended = threading.Event()
+    gate = PostGate()
     # The run ends while the poster waits to retry: no further attempt, no warning.
-    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, sleep=lambda s: ended.set())
-    poster = ResultPoster(transport, "run_1", policy=policy, run_ended=ended)
+    policy = RetryPolicy(safety=Safety.SAFE, attempts=5, sleep=lambda s: gate.close())
+    poster = ResultPoster(transport, "run_1", policy=policy, gate=gate)
     responses.post(URL, status=503, json={"error": "unavailable"})
     responses.post(URL, status=200, json={"ok": True})
     assert poster.post("tu_1", result="x") is Delivery.RUN_TERMINAL
     assert len(responses.calls) == 1
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+
+
+@responses.activate
+def test_nothing_is_sent_once_the_run_ended(transport: Api) -> None:
+    # Issue 29: the first attempt was not checked; with the run ended it still posted.
+    gate = PostGate()
+    gate.close()
+    poster = ResultPoster(transport, "run_1", gate=gate)
+    responses.post(URL, status=200, json={"ok": True})
+    assert poster.post("tu_1", result="late") is Delivery.RUN_TERMINAL
+    assert len(responses.calls) == 0
+
+
+@responses.activate
+def test_close_returns_after_the_attempt_on_the_wire(transport: Api) -> None:
+    gate = PostGate()
+    poster = ResultPoster(transport, "run_1", gate=gate)
+    on_the_wire = threading.Event()
+    order: list[str] = []
+
+    def answer(request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
+        on_the_wire.set()
+        assert gate.closed.wait(10)  # close() has begun while this request is out
+        order.append("posted")
+        return 200, {}, "{}"
+
+    responses.add_callback(responses.POST, URL, callback=answer)
+    closer = threading.Thread(target=lambda: (gate.close(), order.append("closed")))
+    sender = threading.Thread(target=lambda: order.append(poster.post("tu_1", result="x").value))
+    sender.start()
+    assert on_the_wire.wait(10)
+    closer.start()
+    closer.join(10)
+    sender.join(10)
+    assert order[0] == "posted" and sorted(order[1:]) == ["closed", "delivered"]
+    # Closing again waits for nothing; later answers are not sent.
+    gate.close()
+    assert poster.post("tu_2", result="y") is Delivery.RUN_TERMINAL
+    assert len(responses.calls) == 1

@@ -140,6 +140,56 @@ def test_close_without_cancel_hands_the_run_over(mantyx_server: LocalMantyx) -> 
     assert len(posts) == 1
 
 
+def test_nothing_is_posted_once_close_has_returned(
+    mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 29: the tool's answer had passed the executor's check when the run was
+    # closed; its first POST went out after close() had returned.
+    from mantyx_sync._http.poster import ResultPoster
+
+    delivering, closed = threading.Event(), threading.Event()
+    deliver = ResultPoster.post
+
+    def post_once_closed(self: ResultPoster, tool_use_id: str, **answer: Any) -> Any:
+        delivering.set()
+        assert closed.wait(10)
+        return deliver(self, tool_use_id, **answer)
+
+    monkeypatch.setattr(ResultPoster, "post", post_once_closed)
+    mantyx_server.set_model([Turn(tool_calls=[ToolCall("quick", {})]), Turn(_answers)])
+
+    @mantyx_sync.local_tool
+    def quick() -> str:
+        """Answers at once."""
+        return "late"
+
+    ended: list[Any] = []
+    answered = threading.Event()
+
+    def on_tool(step: Any) -> None:
+        if step.phase == "end":
+            ended.append(step.delivery)
+            answered.set()
+
+    agent = mantyx_sync.Agent(
+        mantyx_server.client(), system_prompt=SYSTEM, tools=[quick], on_tool=on_tool
+    )
+    run = agent.start("x")
+    reader = threading.Thread(target=lambda: list(run), daemon=True)  # until closed
+    reader.start()
+    assert delivering.wait(10)
+    run.close(cancel=False)
+    closed.set()
+    reader.join(10)
+    assert answered.wait(10)
+    monkeypatch.undo()
+    assert ended == ["run_terminal"]
+    assert not [r for r in mantyx_server.requests if r.path.endswith("/tool-results")]
+    result = mantyx_server.client().attach_run(run.id, tools=[quick], settle=0.3).wait()
+    assert result.text == "quick=late"
+    assert len([r for r in mantyx_server.requests if r.path.endswith("/tool-results")]) == 1
+
+
 def test_close_without_cancel_after_the_end_is_harmless(mantyx_server: LocalMantyx) -> None:
     mantyx_server.set_model([Turn("done")])
     run = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM).start("x")

@@ -11,14 +11,18 @@ root or with passwordless sudo, and otherwise skips those tests saying why.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+import signal
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
-from fleet_support import LoggedProcess, SalesModel, free_port
+from fleet_support import LoggedProcess, LogSeen, SalesModel, free_port, fresh_recipe
 from recipe_support import CHROMIUM, REDIS_SERVER, install_chromium, install_redis_server
 
 from mantyx_sync.testing import LocalMantyx
@@ -68,22 +72,61 @@ def redis_server_path() -> str:
     return REDIS_SERVER
 
 
+@contextlib.contextmanager
+def _redis_server(path: str) -> Iterator[tuple[str, LoggedProcess]]:
+    port = free_port()
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+    server = LoggedProcess([path, *args], os.environ, ready="Ready to accept")
+    try:
+        yield f"redis://127.0.0.1:{port}/0", server
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(server.proc.pid, signal.SIGCONT)  # a test may have stopped it
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def redis_url(redis_server_path: str) -> Iterator[str]:
     """A real redis-server on a free loopback port, for one module's tests; nothing saved."""
-    port = free_port()
-    args = ["--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
-    server = LoggedProcess([redis_server_path, *args], os.environ, ready="Ready to accept")
-    try:
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        server.stop()
+    with _redis_server(redis_server_path) as (url, _):
+        yield url
+
+
+@pytest.fixture
+def own_redis(redis_server_path: str) -> Iterator[tuple[str, LoggedProcess]]:
+    """A redis-server of one test's own (its URL and process): one the test may stop."""
+    with _redis_server(redis_server_path) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def sales_model() -> SalesModel:
     """The model of the Celery recipe's jobs (see :class:`fleet_support.SalesModel`)."""
     return SalesModel()
+
+
+@pytest.fixture
+def recipe(sales_emulator: LocalMantyx, redis_url: str) -> Iterator[ModuleType]:
+    """The Celery recipe imported here (as a worker would run its jobs), with a 1.5 s
+    lease, on a flushed Redis."""
+    module = fresh_recipe(sales_emulator, redis_url, JOB_LEASE_SECONDS="1.5")
+    module.store.flushall()
+    yield module
+    module.app.close()
+    module.store.close()
+    module.lease_store.close()
+    module.client.close()
+
+
+@pytest.fixture
+def seen(recipe: ModuleType) -> Iterator[LogSeen]:
+    """The recipe's log records from INFO up."""
+    handler = LogSeen()
+    logger = logging.getLogger(recipe.__name__)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    yield handler
+    logger.removeHandler(handler)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import importlib
 import json
+import logging
 import os
 import re
 import select
@@ -32,6 +33,8 @@ from mantyx_sync.testing import LocalMantyx, ModelContext, Step, ToolCall, Turn
 
 __all__ = [
     "ROOT",
+    "JobThread",
+    "LogSeen",
     "LoggedProcess",
     "SalesModel",
     "expected_answer",
@@ -40,6 +43,7 @@ __all__ = [
     "live_members",
     "orphans_reaped",
     "poll_until",
+    "runs_of",
     "sleeping_threads",
     "start_worker",
     "tool_posts",
@@ -286,3 +290,62 @@ def tool_posts(server: LocalMantyx) -> dict[tuple[str, str], int]:
             key = (request.path.split("/")[-2], (request.json or {}).get("toolUseId", ""))
             counts[key] = counts.get(key, 0) + 1
     return counts
+
+
+class LogSeen(logging.Handler):
+    """Log records (their messages), and a wait for the first with a fragment."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.messages: list[str] = []
+        self.created: list[float] = []  # time.time() of each
+        self._changed = threading.Condition()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with self._changed:
+            self.messages.append(record.getMessage())
+            self.created.append(record.created)
+            self._changed.notify_all()
+
+    def wait_for(self, *fragments: str, timeout: float = 10) -> int:
+        """The index of the first message holding any of ``fragments``, waiting for one."""
+
+        def first() -> int | None:
+            hits = (i for i, m in enumerate(self.messages) if any(f in m for f in fragments))
+            return next(hits, None)
+
+        with self._changed:
+            assert self._changed.wait_for(lambda: first() is not None, timeout), self.messages
+            found = first()
+        assert found is not None
+        return found
+
+
+class JobThread(threading.Thread):
+    """The recipe's ``run_job`` on a thread of its own, as one worker's task, tried
+    again on the errors its Celery task is retried on (as ``autoretry_for`` does)."""
+
+    def __init__(self, recipe: ModuleType, key: str, prompt: str, owner: str) -> None:
+        super().__init__(name=f"job {key} at {owner}")
+        self.outcome: dict[str, Any] | None = None
+        self.retried: list[BaseException] = []
+        self._call = lambda: recipe.run_job(key, prompt, owner=owner)
+        self._retry_on = tuple(recipe.run_agent.autoretry_for)
+        self.start()
+
+    def run(self) -> None:
+        while self.outcome is None and len(self.retried) < 5:
+            try:
+                self.outcome = self._call()
+            except self._retry_on as exc:
+                self.retried.append(exc)
+
+    def result(self, timeout: float = 30) -> dict[str, Any]:
+        self.join(timeout)
+        assert not self.is_alive() and self.outcome is not None
+        return self.outcome
+
+
+def runs_of(server: LocalMantyx, before: set[str]) -> list[str]:
+    """The ids of the runs ``server`` holds that are not in ``before``, sorted."""
+    return sorted(set(server.runs) - before)

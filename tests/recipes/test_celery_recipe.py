@@ -5,23 +5,21 @@ recorded (``pytest -k celery``)."""
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from types import ModuleType
-from typing import Any
 
 import pytest
 from fleet_support import (
     ROOT,
+    JobThread,
     LoggedProcess,
+    LogSeen,
     SalesModel,
     expected_answer,
-    fresh_recipe,
     orphans_reaped,
+    runs_of,
     tool_posts,
 )
 from recipe_support import cancel_requests, recipe_env
@@ -33,69 +31,6 @@ pytestmark = pytest.mark.skipif(
 )
 for module in ("celery", "redis"):
     pytest.importorskip(module, reason='needs celery[redis]: pip install -e ".[test]"')
-
-
-@pytest.fixture
-def recipe(sales_emulator: LocalMantyx, redis_url: str) -> Iterator[ModuleType]:
-    """The recipe imported here (as a worker would run its jobs), with a 1.5 s lease."""
-    module = fresh_recipe(sales_emulator, redis_url, JOB_LEASE_SECONDS="1.5")
-    module.store.flushall()
-    yield module
-    module.app.close()
-    module.store.close()
-    module.client.close()
-
-
-class _Seen(logging.Handler):
-    """Log records of the recipe, and an event per message fragment waited for."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.messages: list[str] = []
-        self._changed = threading.Condition()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        with self._changed:
-            self.messages.append(record.getMessage())
-            self._changed.notify_all()
-
-    def wait_for(self, fragment: str, timeout: float = 10) -> None:
-        with self._changed:
-            assert self._changed.wait_for(
-                lambda: any(fragment in m for m in self.messages), timeout
-            ), self.messages
-
-
-@pytest.fixture
-def seen(recipe: ModuleType) -> Iterator[_Seen]:
-    handler = _Seen()
-    logger = logging.getLogger(recipe.__name__)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    yield handler
-    logger.removeHandler(handler)
-
-
-class _Job(threading.Thread):
-    """``run_job`` on a thread of its own, as one worker's task."""
-
-    def __init__(self, recipe: ModuleType, key: str, prompt: str, owner: str) -> None:
-        super().__init__(name=f"job {key} at {owner}")
-        self.outcome: dict[str, Any] | None = None
-        self._call = lambda: recipe.run_job(key, prompt, owner=owner)
-        self.start()
-
-    def run(self) -> None:
-        self.outcome = self._call()
-
-    def result(self) -> dict[str, Any]:
-        self.join(30)
-        assert not self.is_alive() and self.outcome is not None
-        return self.outcome
-
-
-def _runs_of(server: LocalMantyx, before: set[str]) -> list[str]:
-    return sorted(set(server.runs) - before)
 
 
 def test_celery_recipe_imports_under_the_readme_name(sales_emulator: LocalMantyx) -> None:
@@ -138,17 +73,17 @@ def test_celery_readme_commands_run_jobs(sales_emulator: LocalMantyx, redis_url:
 
 
 def test_celery_job_with_a_lost_lease_stops_answering_its_calls(
-    recipe: ModuleType, sales_emulator: LocalMantyx, sales_model: SalesModel, seen: _Seen
+    recipe: ModuleType, sales_emulator: LocalMantyx, sales_model: SalesModel, seen: LogSeen
 ) -> None:
     before = set(sales_emulator.runs)
     prompt = "job fenced: north 15"
-    first = _Job(recipe, "fenced", prompt, owner="a")
+    first = JobThread(recipe, "fenced", prompt, owner="a")
     (run_id,) = sales_model.wait_until(lambda: set(sales_model.in_flight) - before, 10)
     # The first worker stalls past its lease (here: someone else holds the key).
     lease = "mantyx:job:fenced:lease"
     recipe.store.set(lease, "thief", px=60_000)
     seen.wait_for("lease lost")
-    second = _Job(recipe, "fenced", prompt, owner="b")
+    second = JobThread(recipe, "fenced", prompt, owner="b")
     seen.wait_for("another worker follows its run; waiting")
     recipe.store.delete(lease)  # the lapse: whoever asks next follows the run
     outcome = second.result()
@@ -156,7 +91,7 @@ def test_celery_job_with_a_lost_lease_stops_answering_its_calls(
     assert outcome["text"] == expected_answer(prompt) and outcome["attached"]
     # The call the first worker was running when it lost the lease was answered
     # once, by the next follower; the first one's late answer was never sent.
-    assert _runs_of(sales_emulator, before) == [run_id]
+    assert runs_of(sales_emulator, before) == [run_id]
     (call,) = sales_emulator.runs[run_id].tool_results
     assert tool_posts(sales_emulator)[(run_id, call)] == 1
     assert cancel_requests(sales_emulator, run_id) == []
@@ -166,7 +101,7 @@ def test_celery_cancel_job_cancels_its_run(
     recipe: ModuleType, sales_emulator: LocalMantyx, sales_model: SalesModel
 ) -> None:
     before = set(sales_emulator.runs)
-    job = _Job(recipe, "cancelled", "job cancelled: west 20", owner="a")
+    job = JobThread(recipe, "cancelled", "job cancelled: west 20", owner="a")
     (run_id,) = sales_model.wait_until(lambda: set(sales_model.in_flight) - before, 10)
     recipe.cancel_job("cancelled")
     outcome = job.result()
@@ -175,7 +110,7 @@ def test_celery_cancel_job_cancels_its_run(
     assert cancel_requests(sales_emulator, run_id)  # by cancel_job, and maybe by the job too
     # Later deliveries of the job return the same outcome without a run.
     assert recipe.run_job("cancelled", "job cancelled: west 20", owner="b") == outcome
-    assert _runs_of(sales_emulator, before) == [run_id]
+    assert runs_of(sales_emulator, before) == [run_id]
 
 
 def test_celery_job_cancelled_before_it_starts_never_runs(
@@ -185,7 +120,7 @@ def test_celery_job_cancelled_before_it_starts_never_runs(
     recipe.cancel_job("early")
     outcome = recipe.run_job("early", "job early: east 5", owner="a")
     assert outcome["code"] == "cancelled"
-    assert _runs_of(sales_emulator, before) == []
+    assert runs_of(sales_emulator, before) == []
 
 
 def test_celery_run_created_by_a_worker_that_died_before_recording_it_is_found(
@@ -200,7 +135,7 @@ def test_celery_run_created_by_a_worker_that_died_before_recording_it_is_found(
     recipe.store.set("mantyx:job:orphan:run", recipe.STARTING)
     outcome = recipe.run_job("orphan", prompt, owner="b")
     assert outcome["text"] == expected_answer(prompt) and outcome["attached"]
-    assert _runs_of(sales_emulator, before) == [outcome["run_id"]]
+    assert runs_of(sales_emulator, before) == [outcome["run_id"]]
 
 
 def test_celery_same_job_key_runs_once(recipe: ModuleType, sales_emulator: LocalMantyx) -> None:
@@ -208,7 +143,7 @@ def test_celery_same_job_key_runs_once(recipe: ModuleType, sales_emulator: Local
     first = recipe.run_job("daily-report", "job daily: north 5", owner="a")
     again = recipe.run_job("daily-report", "job daily: north 5", owner="b")
     assert again == first and first["text"] == expected_answer("job daily: north 5")
-    assert _runs_of(sales_emulator, before) == [first["run_id"]]
+    assert runs_of(sales_emulator, before) == [first["run_id"]]
 
 
 def test_celery_sweep_queues_again_a_job_the_broker_lost(recipe: ModuleType) -> None:
