@@ -136,7 +136,13 @@ if TYPE_CHECKING:
         Supervisor,
         ToolBudget,
     )
-    from .tools import ClientResolvedTool, ToolConnection, ToolOutput
+    from .tools import (
+        ClientResolvedTool,
+        ServerResolvedTool,
+        ToolConnection,
+        ToolLike,
+        ToolOutput,
+    )
 
 __all__ = (
     "UNSET",
@@ -221,6 +227,7 @@ __all__ = (
     "SchemaWarning",
     "ServerError",
     "ServerMetadata",
+    "ServerResolvedTool",
     "Session",
     "SessionEvent",
     "SessionInfo",
@@ -249,6 +256,7 @@ __all__ = (
     "ToolError",
     "ToolFile",
     "ToolFiles",
+    "ToolLike",
     "ToolOutput",
     "ToolResolutionError",
     "ToolResultEvent",
@@ -274,7 +282,7 @@ _LAZY: dict[str, str] = {
     "._display.text": "TextPiece",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
-    ".tools": "ClientResolvedTool ToolConnection ToolOutput",
+    ".tools": "ClientResolvedTool ServerResolvedTool ToolConnection ToolLike ToolOutput",
     "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
     ".spec": (
         "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"

@@ -10,13 +10,13 @@ from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
 from .client import Client
 from .errors import ArgumentTypeError
-from .events import RunEvent
 from .messages import AttachmentLike, MessageLike
 from .spec import AgentSpec, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
+    from .events import AnyRunEvent
     from .results import RunResult
     from .run import Run
     from .session import Session
@@ -115,7 +115,7 @@ class Agent:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         timeout: float | None = None,
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.

@@ -14,6 +14,7 @@ from ._models.checks import check_text
 from .errors import ArgumentTypeError, ConfigurationError, SpecError
 from .messages import AttachmentLike, MessageLike, turn_input
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
+from .tools import ToolLike
 
 if TYPE_CHECKING:
     import requests
@@ -259,7 +260,7 @@ class Client(Closing):
         self,
         session_id: str,
         *,
-        tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
         output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
@@ -283,7 +284,7 @@ class Client(Closing):
         self,
         run_id: str,
         *,
-        tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
         output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,

@@ -12,12 +12,13 @@ from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
 from .errors import MantyxError, OutputParseError
-from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
+from .events import ModelInfo, StructuredOutputInfo, TokenUsage
 from .messages import Message
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
     from ._models.payloads import ModelFallback, TaskPlan
+    from .events import AnyRunEvent
     from .feedback import Feedback, Poster
 
 __all__ = [
@@ -30,7 +31,7 @@ __all__ = [
 ]
 
 
-def _events_repr(events: tuple[RunEvent, ...]) -> str:
+def _events_repr(events: tuple[AnyRunEvent, ...]) -> str:
     return f"<{len(events)} events>"
 
 
@@ -77,7 +78,7 @@ class RunResult:
 
     run_id: str
     text: str
-    events: tuple[RunEvent, ...] = attrs.field(default=(), repr=_events_repr)
+    events: tuple[AnyRunEvent, ...] = attrs.field(default=(), repr=_events_repr)
     tokens: TokenUsage | None = None
     turns: int | None = None
     model: ModelInfo | None = None

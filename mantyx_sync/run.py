@@ -33,6 +33,7 @@ from .spec import OutputSchema
 if TYPE_CHECKING:
     from ._display.text import TextPiece
     from ._models.payloads import TaskPlan
+    from .events import AnyRunEvent
 
 __all__ = ["Run"]
 
@@ -155,7 +156,7 @@ class Run(Followed):
         tools: ResolvedTools,
         options: RunOptions,
         owns_tools: bool,
-        backlog: Sequence[RunEvent] = (),
+        backlog: Sequence[AnyRunEvent] = (),
     ) -> None:
         self.id: str = run_id
         self.session_id: str | None = options.session_id
@@ -163,7 +164,7 @@ class Run(Followed):
         self._options = options
         self._tools = tools
         self._owns_tools = owns_tools
-        self._events: list[RunEvent] = []
+        self._events: list[AnyRunEvent] = []
         self._progress = RunProgress()
         self._result: RunResult | None = None
         self._failure: RunError | None = None
@@ -198,10 +199,10 @@ class Run(Followed):
         # ``with``) is cancelled and released when it is garbage-collected.
         self._finalizer = weakref.finalize(self, _abandon, api, run_id, self._resources)
         self._finalizer.atexit = False
-        self._replay: collections.deque[RunEvent] = collections.deque(backlog)
+        self._replay: collections.deque[AnyRunEvent] = collections.deque(backlog)
         self._absorb(backlog)
 
-    def _absorb(self, backlog: Sequence[RunEvent]) -> None:
+    def _absorb(self, backlog: Sequence[AnyRunEvent]) -> None:
         # Answers first, then calls: a call whose answer is anywhere in the log
         # must never run again (events are delivered at least once).
         for event in backlog:
@@ -243,7 +244,7 @@ class Run(Followed):
         """The result once the run has ended (also set for failed runs), else ``None``."""
         return self._result
 
-    def __next__(self) -> RunEvent:
+    def __next__(self) -> AnyRunEvent:
         if self._replay:
             # Events read before this handle existed (attach_run), already handled.
             return self._replay.popleft()
@@ -287,7 +288,7 @@ class Run(Followed):
     @checked(ArgumentTypeError)
     def wait(
         self,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         *,
         timeout: float | None = None,
     ) -> RunResult:
@@ -330,7 +331,7 @@ class Run(Followed):
             cancel_run(self._api, self.id, best_effort=True)
         self._release()
 
-    def _handle(self, event: RunEvent) -> None:
+    def _handle(self, event: AnyRunEvent) -> None:
         # Runs for every event: kept flat. Only calls need their typed payload
         # here; structuring every delta would dominate the cost of a fast stream.
         self._events.append(event)

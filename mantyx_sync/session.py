@@ -17,7 +17,6 @@ from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
-from .events import RunEvent
 from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
@@ -31,6 +30,7 @@ from .spec import (
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
+    from .events import AnyRunEvent
     from .history import EventReplay
 
 __all__ = ["Session"]
@@ -117,7 +117,7 @@ class Session:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:

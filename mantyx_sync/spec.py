@@ -46,7 +46,7 @@ from ._models.guards import (
 from ._models.wire import OMIT
 from ._tools.local_tool import as_local_tool
 from .errors import ArgumentTypeError, SpecError
-from .tools import ClientResolvedTool
+from .tools import ClientResolvedTool, ToolLike
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -105,7 +105,7 @@ class OverrideKeywords(TypedDict, total=False):
         :class:`Plan`.
     """
 
-    tools: Iterable[Any]
+    tools: Iterable[ToolLike]
     reasoning_level: str | int | None
     output_schema: OutputSchema | Mapping[str, Any] | None
     loop_detection: LoopDetectionArg

@@ -50,6 +50,8 @@ EXPECTED = {
     "McpTool",
     "LocalTool",
     "ClientResolvedTool",
+    "ServerResolvedTool",
+    "ToolLike",
     "ToolConnection",
     "ToolOutput",
     "ToolActivity",
@@ -200,6 +202,7 @@ def _own_public_members(cls: type) -> list[tuple[str, Any]]:
 VALUES = {
     "EventPayload": "the union of the typed payload classes",
     "EventType": "the Literal of the known event types",
+    "ToolLike": "the union of what tools= takes",
     "UNSET": "a sentinel",
 }
 
@@ -304,7 +307,7 @@ def main() -> None:
     client = Client("mantyx_key", workspace="w", timeout=(2.0, 30.0), max_retries=2)
     catalog: ModelCatalog = client.models()
     print(catalog.default_model_id, add(1, 2))
-    tools = [
+    tools: list[mantyx_sync.ToolLike] = [
         add,
         upper,
         echo,

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from mantyx_sync._display.steps import ToolStep, tool_step
 from mantyx_sync.events import (
     AssistantDelta,
     AssistantMessage,
@@ -24,11 +25,9 @@ from mantyx_sync.events import (
     ToolBudgetExceeded,
     ToolCallEvent,
     ToolResultEvent,
-    ToolStep,
     UnknownPayload,
     outcome_of,
     plain_call,
-    tool_step,
 )
 
 COST = {
