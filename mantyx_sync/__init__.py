@@ -89,6 +89,7 @@ if TYPE_CHECKING:
         Evals,
     )
     from .events import (
+        AnyRunEvent,
         AssistantDelta,
         AssistantMessage,
         CancelledPayload,
@@ -152,6 +153,7 @@ __all__ = (
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
+    "AnyRunEvent",
     "ArgumentTypeError",
     "AssistantDelta",
     "AssistantMessage",
@@ -290,8 +292,8 @@ _LAZY: dict[str, str] = {
     ),
     ".messages": "Attachment Message",
     ".events": (
-        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload EventType"
-        " LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
+        "AnyRunEvent AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload"
+        " EventType LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
         " PlanTransition ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict"
         " TaskPlan TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent"
         " ToolFile ToolFiles ToolResultEvent UnknownPayload"

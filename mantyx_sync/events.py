@@ -8,9 +8,8 @@ ignored, a field that does not read is dropped (logged) and unknown event types
 become :class:`UnknownPayload`: nothing here raises for a shape that is merely
 new. All values are immutable and thread-safe.
 
-A run yields :data:`AnyRunEvent`: ``RunEvent[T, P]`` for each event type ``T``
-with its payload class ``P``, so a type checker narrows ``event.payload`` from
-``event.type == "assistant_delta"``, as ``match event.payload:`` does by class.
+A run yields :data:`AnyRunEvent`, so a type checker reads ``event.payload``'s
+class from ``event.type == "assistant_delta"`` as ``match`` does from the class.
 """
 
 from __future__ import annotations
@@ -193,11 +192,10 @@ if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOA
     """Every payload :attr:`RunEvent.payload` can return."""
 
 
+# Event types with an UnknownPayload; a type the server adds later arrives as one.
 _UnmodelledType = Literal[
     "case_started", "case_completed", "run_completed", "run_error", "run_cancelled"
 ]
-"""Event types whose payload is an :class:`UnknownPayload`; a type the server
-adds later arrives with them (as :data:`EventType` says)."""
 T = TypeVar("T", bound=str, covariant=True, default=EventType)
 P = TypeVar("P", covariant=True, default="EventPayload")
 

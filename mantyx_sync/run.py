@@ -9,7 +9,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 import attrs
 
@@ -27,7 +27,7 @@ from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backl
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
-from .results import FeedbackLink, RunResult
+from .results import FeedbackLink, OutputT, RunResult
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ class RunOptions:
     tool_timeout: float | None = None
     on_tool: Callable[[ToolActivity], None] | None = None
     output_schema: OutputSchema | None = None
+    output_type: type[Any] | None = None
     session_id: str | None = None
     #: Seconds the run may take once started (``None``: no limit).
     timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
@@ -114,8 +115,9 @@ def attach_run(
     "Agent.start() and Agent.stream() return one, as do a Session's start() and "
     "stream(), Client.start_run() and Client.attach_run()"
 )
-class Run(Followed):
-    """A live agent run: iterate it for events, :meth:`wait` for the result.
+class Run(Followed, Generic[OutputT]):
+    """A live agent run: iterate it for events, :meth:`wait` for the result
+    (a ``RunResult[T]`` for a run started with ``output_type=T``).
 
     The ``id`` is known as soon as the server accepted the run, before any
     event. Iterating yields every :class:`~mantyx_sync.RunEvent` once, in ``seq``
@@ -166,7 +168,7 @@ class Run(Followed):
         self._owns_tools = owns_tools
         self._events: list[AnyRunEvent] = []
         self._progress = RunProgress()
-        self._result: RunResult | None = None
+        self._result: RunResult[OutputT] | None = None
         self._failure: RunError | None = None
         self._done = False
         ended = threading.Event()
@@ -240,7 +242,7 @@ class Run(Followed):
         return self._progress.plan
 
     @property
-    def result(self) -> RunResult | None:
+    def result(self) -> RunResult[OutputT] | None:
         """The result once the run has ended (also set for failed runs), else ``None``."""
         return self._result
 
@@ -291,7 +293,7 @@ class Run(Followed):
         on_event: Callable[[AnyRunEvent], None] | None = None,
         *,
         timeout: float | None = None,
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
@@ -300,6 +302,7 @@ class Run(Followed):
         :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
         :raises Timeout: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
+        :raises OutputParseError: the reply does not fit the run's ``output_type``.
         """
         self._stream.limit(timeout)
         try:
@@ -311,6 +314,8 @@ class Run(Followed):
             raise
         if self._result is None:
             raise MantyxError(f"run {self.id}: the stream was closed before the run ended")
+        if self._result.output_type is not None:
+            self._result.output  # noqa: B018 - built now: a reply that does not fit raises here
         return self._result
 
     def cancel(self) -> None:
@@ -359,6 +364,7 @@ class Run(Followed):
             model=self._final_model(getattr(payload, "model", None)),
             session_id=self.session_id,
             output_schema=self._options.output_schema,
+            output_type=self._options.output_type,
             structured_output=getattr(payload, "structured_output", None),
             plan=self._progress.final_plan(getattr(payload, "plan", None)),
             model_fallbacks=self._progress.fallbacks,

@@ -223,6 +223,20 @@ def _controls_wire(supervisor: Any, plan: Any) -> JSONDict:
     return {key: control_wire(v) for key, v in given.items() if v is not None and v is not UNSET}
 
 
+def typed_output(output_type: Any) -> OutputSchema | None:
+    """The :class:`OutputSchema` derived from an ``output_type`` class (a
+    dataclass, an attrs class, a ``TypedDict`` or a pydantic model); ``None``
+    for ``None`` or ``str`` (the reply as text).
+
+    :raises ArgumentTypeError: ``output_type`` is not such a class.
+    """
+    if output_type is None or output_type is str:
+        return None
+    from ._tools.output import output_schema_of  # schema derivation loads on first use
+
+    return OutputSchema.coerce({"schema": output_schema_of(output_type)}, path="output_type")
+
+
 @attrs.frozen(kw_only=True)
 class AgentSpec:
     """An agent definition: the body of ``POST /agent-runs`` minus the turn input.

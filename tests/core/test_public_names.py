@@ -80,6 +80,8 @@ try:  # the spec keywords are typed **Unpack[...] (a TYPE_CHECKING-only import)
 except ImportError:  # Python 3.10
     from typing_extensions import Unpack
 NAMESPACE.setdefault("Unpack", Unpack)
+for _name in mantyx_sync.__all__:  # unions a module builds on first use (AnyRunEvent)
+    NAMESPACE.setdefault(_name, getattr(mantyx_sync, _name))
 
 
 def _private(module_name: str) -> bool:

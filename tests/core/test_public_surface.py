@@ -29,6 +29,7 @@ EXPECTED = {
     "Agent",
     "Session",
     "Run",
+    "AnyRunEvent",
     # spec values
     "AgentSpec",
     "LoopDetection",
@@ -200,6 +201,7 @@ def _own_public_members(cls: type) -> list[tuple[str, Any]]:
 
 # Exported values that are neither classes nor functions, so carry no docstring.
 VALUES = {
+    "AnyRunEvent": "the union of the typed events, one per type",
     "EventPayload": "the union of the typed payload classes",
     "EventType": "the Literal of the known event types",
     "ToolLike": "the union of what tools= takes",
