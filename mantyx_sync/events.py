@@ -14,7 +14,6 @@ class from ``event.type == "assistant_delta"`` as ``match`` does from the class.
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Union, cast
 
 import attrs
 
+from ._base.sse import loads_json
 from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.terminal import (
@@ -302,26 +302,6 @@ def _reads(data: Mapping[str, Any], cls: type[Any]) -> bool:
     return True
 
 
-_DECODER: Final = json.JSONDecoder()
-_JSON_SPACE: Final = " \t\n\r"
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, minus its per-call overhead in the common case.
-
-    ``raw_decode`` skips the whitespace regexes ``loads`` runs on every frame;
-    anything unusual (leading or trailing whitespace, errors) goes through
-    ``json.loads`` so results and error messages stay exactly the same.
-    """
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError:
-        return json.loads(text)
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
-        return json.loads(text)
-    return value
-
-
 def _seq_of(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -396,6 +376,11 @@ class RunEvent(Generic[T, P]):
     seq: int
     type: T
     data: dict[str, Any] = attrs.field(factory=dict)
+    # The payload once built; unset until then (a cached_property's __getattr__ slows every read).
+    _payload: P = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (event_of, (self.seq, self.type, self.data))
 
     @classmethod
     def from_frame(
@@ -411,7 +396,7 @@ class RunEvent(Generic[T, P]):
             usable type or integer seq.
         """
         try:
-            envelope = _loads(data_text)
+            envelope = loads_json(data_text)
         except json.JSONDecodeError as exc:
             raise MalformedEvent(f"data is not JSON ({exc.msg})") from exc
         if not isinstance(envelope, dict):
@@ -426,8 +411,8 @@ class RunEvent(Generic[T, P]):
             and type(raw_seq) is int
             and type(payload) is dict
         ):
-            # A type this SDK does not know passes through as sent (see EventType).
-            return event_of(raw_seq, event_type, payload)
+            # An unknown type passes through as sent (see EventType); no cast: a call per event.
+            return RunEvent(seq=raw_seq, type=event_type, data=payload)  # type: ignore[return-value]
         if event_type is None and event and event != "message":
             # "message" is SSE's default event name: it names no type.
             event_type = event
@@ -455,11 +440,16 @@ class RunEvent(Generic[T, P]):
         value = self.data.get("text")
         return value if isinstance(value, str) else None
 
-    @functools.cached_property
+    @property
     def payload(self) -> P:
         """The typed payload (:class:`UnknownPayload` for types this SDK does not
         model), built on first use and kept."""
-        return cast("P", structure_payload(self.type, self.data))
+        try:
+            return self._payload
+        except AttributeError:
+            payload = cast("P", structure_payload(self.type, self.data))
+            object.__setattr__(self, "_payload", payload)
+            return payload
 
     @property
     def local_tool_call(self) -> LocalToolCall | None:
