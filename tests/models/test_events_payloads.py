@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Any
 
 import pytest
@@ -335,6 +336,8 @@ def test_the_payload_is_built_once_per_event() -> None:
     event = RunEvent.from_frame('{"seq": 1, "type": "assistant_delta", "data": {"text": "hi"}}')
     assert event.payload is event.payload == AssistantDelta(text="hi")
     assert event == RunEvent(seq=1, type="assistant_delta", data={"text": "hi"})
+    copied = pickle.loads(pickle.dumps(event))  # a result's events travel between processes
+    assert copied == event and copied.payload == event.payload
 
 
 def test_terminal_payload_keeps_what_reads_and_drops_only_the_odd_field(
