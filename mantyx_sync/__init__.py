@@ -90,6 +90,7 @@ if TYPE_CHECKING:
         Evals,
     )
     from .events import (
+        AnyRunEvent,
         AssistantDelta,
         AssistantMessage,
         CancelledPayload,
@@ -137,7 +138,13 @@ if TYPE_CHECKING:
         Supervisor,
         ToolBudget,
     )
-    from .tools import ClientResolvedTool, ToolConnection, ToolOutput
+    from .tools import (
+        ClientResolvedTool,
+        ServerResolvedTool,
+        ToolConnection,
+        ToolLike,
+        ToolOutput,
+    )
 
 __all__ = (
     "UNSET",
@@ -147,6 +154,7 @@ __all__ = (
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
+    "AnyRunEvent",
     "ArgumentTypeError",
     "AssistantDelta",
     "AssistantMessage",
@@ -222,6 +230,7 @@ __all__ = (
     "SchemaWarning",
     "ServerError",
     "ServerMetadata",
+    "ServerResolvedTool",
     "Session",
     "SessionEvent",
     "SessionInfo",
@@ -250,6 +259,7 @@ __all__ = (
     "ToolError",
     "ToolFile",
     "ToolFiles",
+    "ToolLike",
     "ToolOutput",
     "ToolResolutionError",
     "ToolResultEvent",
@@ -275,7 +285,7 @@ _LAZY: dict[str, str] = {
     "._display.text": "TextPiece",
     "._tools.local_tool": "LocalTool define_local_tool local_tool",
     "._tools.schema": "SchemaWarning",
-    ".tools": "ClientResolvedTool ToolConnection ToolOutput",
+    ".tools": "ClientResolvedTool ServerResolvedTool ToolConnection ToolLike ToolOutput",
     "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
     ".spec": (
         "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
@@ -283,8 +293,8 @@ _LAZY: dict[str, str] = {
     ),
     ".messages": "Attachment Message",
     ".events": (
-        "AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload EventType"
-        " LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
+        "AnyRunEvent AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload"
+        " EventType LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
         " PlanTransition ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict"
         " TaskPlan TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent"
         " ToolFile ToolFiles ToolResultEvent UnknownPayload"

@@ -10,14 +10,14 @@ from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
 from .client import Client
 from .errors import ArgumentTypeError
-from .events import RunEvent
 from .messages import AttachmentLike, MessageLike
 from .spec import AgentSpec, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
-    from .results import RunResult
+    from .events import AnyRunEvent
+    from .results import OutputT, RunResult
     from .run import Run
     from .session import Session
 
@@ -72,7 +72,8 @@ class Agent:
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
-    ) -> Run:
+        output_type: type[OutputT] | None = None,
+    ) -> Run[OutputT]:
         """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
 
         Pass ``prompt`` or ``messages`` (:class:`~mantyx_sync.Message` values,
@@ -94,15 +95,25 @@ class Agent:
             (``None``: no limit). Past it, iterating or waiting cancels the run
             and raises :class:`~mantyx_sync.Timeout`, however quiet or
             slow the server is.
+        :param output_type: ask for the reply as this class (a dataclass, an
+            attrs class, a ``TypedDict`` or a pydantic model): its JSON Schema
+            replaces the agent's ``output_schema`` for this run, and the
+            result's :attr:`~mantyx_sync.RunResult.output` is an instance, typed
+            as one (``str``, the text, without it).
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIError: the server refused the run.
         """
         return self._start(
-            self.spec, prompt, messages=messages, attachments=attachments, timeout=timeout
+            self.spec,
+            prompt,
+            messages=messages,
+            attachments=attachments,
+            timeout=timeout,
+            output_type=output_type,
         )
 
-    def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run:
+    def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run[Any]:
         # Every run of this agent gets its tool pool settings.
         return self.client.start_run(
             spec, prompt, max_workers=self._max_workers, on_tool=self._on_tool, **turn
@@ -115,19 +126,37 @@ class Agent:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         timeout: float | None = None,
-    ) -> RunResult:
+        output_type: type[OutputT] | None = None,
+    ) -> RunResult[OutputT]:
         """Run to the end and return the :class:`RunResult`.
+
+        With ``output_type=T`` (see :meth:`start`) the result is a
+        ``RunResult[T]`` whose ``output`` is the reply built as a ``T``::
+
+            @dataclasses.dataclass
+            class Verdict:
+                ok: bool
+                reason: str
+
+            verdict = agent.run("Is 7 prime?", output_type=Verdict).output
 
         :param on_event: called with every event as it arrives, on this thread.
         :param timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
         :raises RunError: the run failed (``RunCancelled`` if cancelled); the
             error carries the partial text and the events gathered.
         :raises Timeout: the run did not end within ``timeout``; it was cancelled.
+        :raises OutputParseError: the reply does not fit ``output_type``.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
-        with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
+        with self.start(
+            prompt,
+            messages=messages,
+            attachments=attachments,
+            timeout=timeout,
+            output_type=output_type,
+        ) as run:
             return run.wait(on_event)
 
     stream = start  # the Run is iterated for its events: see start()

@@ -13,7 +13,8 @@ from ._engine.executor import ToolActivity
 from ._models.checks import check_text
 from .errors import ArgumentTypeError, ConfigurationError, SpecError
 from .messages import AttachmentLike, MessageLike, turn_input
-from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
+from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs, typed_output
+from .tools import ToolLike
 
 if TYPE_CHECKING:
     import requests
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ._http.transport import Transport
     from .feedback import Feedback
     from .history import EventReplay, Listing, RunSummary, SessionSummary
-    from .results import ModelCatalog, RunSnapshot, SessionInfo
+    from .results import ModelCatalog, OutputT, RunSnapshot, SessionInfo
     from .run import Run, RunOptions
     from .session import Session
 
@@ -257,7 +258,8 @@ class Client(Closing):
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
         timeout: float | None = None,
-    ) -> Run:
+        output_type: type[OutputT] | None = None,
+    ) -> Run[OutputT]:
         """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
 
         Client-resolved tools are connected first and closed when the run ends.
@@ -269,17 +271,20 @@ class Client(Closing):
         from .run import start_run
 
         body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
-        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
+        schema = typed_output(output_type)
+        if schema is not None:
+            spec = spec.replace(output_schema=schema)
+        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout, output_type)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
-        return start_run(self._api, body, resolved, options, owns_tools=True)
+        return start_run(self._api, body, resolved, options, owns_tools=True)  # type: ignore[return-value]
 
     @checked(ArgumentTypeError)
     def resume_session(
         self,
         session_id: str,
         *,
-        tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
         output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
@@ -303,7 +308,7 @@ class Client(Closing):
         self,
         run_id: str,
         *,
-        tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
         output_schema: OutputSchema | Mapping[str, Any] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
@@ -331,6 +336,7 @@ class Client(Closing):
         on_tool: Callable[[ToolActivity], None] | None,
         output_schema: OutputSchema | Mapping[str, Any] | None,
         timeout: float | None = None,
+        output_type: type[Any] | None = None,
     ) -> RunOptions:
         from .run import RunOptions
 
@@ -341,6 +347,7 @@ class Client(Closing):
             output_schema=None if output_schema is None else OutputSchema.coerce(output_schema),
             timeout=timeout,
             telemetry=self._telemetry,
+            output_type=output_type,
         )
 
     def list_runs(

@@ -252,12 +252,24 @@ class RunCancelled(RunError):
 
 
 class OutputParseError(MantyxError, ValueError):
-    """An output-schema reply is not JSON or fails validation. ``raw_text`` keeps the reply."""
+    """An output-schema reply is not JSON or fails validation. ``raw_text`` keeps the reply.
 
-    def __init__(self, message: str, *, raw_text: str, errors: Sequence[str] = ()) -> None:
+    :ivar path: for an ``output_type`` reply, the first field that does not fit
+        (``items[0].price``); ``None`` when the whole reply is wrong.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        raw_text: str,
+        errors: Sequence[str] = (),
+        path: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.raw_text = raw_text
         self.errors: list[str] = list(errors)
+        self.path = path
 
 
 class SignInError(MantyxError):

@@ -2,10 +2,14 @@
 
 Each SSE frame's ``data:`` line is the envelope ``{"seq", "type", "data"}``.
 :class:`RunEvent` keeps the envelope as sent; :attr:`RunEvent.payload`
-structures ``data`` into the typed payload for its type. Servers differ in the
-keys they send, so every payload field is optional, unknown keys are ignored
-and unknown event types become :class:`UnknownPayload`: nothing here raises
-for a shape that is merely new. All values are immutable and thread-safe.
+structures ``data`` into the typed payload for its type, once. Servers differ
+in the keys they send, so every payload field is optional, unknown keys are
+ignored, a field that does not read is dropped (logged) and unknown event types
+become :class:`UnknownPayload`: nothing here raises for a shape that is merely
+new. All values are immutable and thread-safe.
+
+A run yields :data:`AnyRunEvent`, so a type checker reads ``event.payload``'s
+class from ``event.type == "assistant_delta"`` as ``match`` does from the class.
 """
 
 from __future__ import annotations
@@ -13,10 +17,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, Union, cast
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Union, cast
 
 import attrs
 
+from ._base.sse import loads_json
+from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.terminal import (
     CancelledPayload,
@@ -52,6 +58,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "AnyRunEvent",
     "AssistantDelta",
     "AssistantMessage",
     "CancelledPayload",
@@ -184,6 +191,14 @@ if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOA
     ]
     """Every payload :attr:`RunEvent.payload` can return."""
 
+
+# Event types with an UnknownPayload; a type the server adds later arrives as one.
+_UnmodelledType = Literal[
+    "case_started", "case_completed", "run_completed", "run_error", "run_cancelled"
+]
+T = TypeVar("T", bound=str, covariant=True, default=EventType)
+P = TypeVar("P", covariant=True, default="EventPayload")
+
 # Event type -> payload class, in the documented order. Only the classes a run
 # reads itself (its tool calls, how it ended) live here; _models.payloads, which
 # defines the others, loads with a caller's first ``event.payload`` of them.
@@ -228,11 +243,15 @@ def _later(name: str) -> Any:
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: the payload names defined in _models.payloads, and the union of
-    # every payload class (the event types', in order, then unknown).
+    # PEP 562: the payload names defined in _models.payloads, and the unions of
+    # every payload class and event (the event types', in order, then unknown).
     if name == "EventPayload":
         members = (*map(_payload_class, _PAYLOAD_NAMES), UnknownPayload)
         value: Any = Union[members]  # noqa: UP007
+    elif name == "AnyRunEvent":
+        literal: Any = Literal
+        events = [RunEvent[literal[t], _payload_class(t)] for t in _PAYLOAD_NAMES]  # type: ignore[misc]
+        value = Union[tuple([*events, RunEvent[_UnmodelledType, UnknownPayload]])]  # noqa: UP007
     elif name in _LATER_NAMES:
         value = _later(name)
     else:
@@ -241,12 +260,17 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+# What a payload class needs to be built at all, when the event lacks it.
+_REQUIRED: Final = {"local_tool_call": {"toolUseId": "", "name": ""}}
+
+
 def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     """The typed payload for an event's ``type`` and ``data``.
 
-    :returns: :class:`UnknownPayload` when the type is unknown, or when ``data``
-        does not have the documented shape (logged at warning); a terminal
-        event's payload instead keeps every field that reads.
+    :returns: :class:`UnknownPayload` when the type is unknown; when ``data``
+        does not have the documented shape, the type's class with every field
+        that reads (logged at warning), so ``event.type`` always says the
+        payload's class.
     """
     cls = _payload_class(event_type)
     if cls is None:
@@ -254,14 +278,13 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     try:
         payload: EventPayload = _wire.structure(data, cls)
     except _wire.WireFormatError as exc:
-        if event_type not in TERMINAL_TYPES:
-            log.warning("%s event payload not understood, kept as unknown: %s", event_type, exc)
-            return UnknownPayload(data=dict(data))
-        # How a run ended is never lost to one odd field.
+        # One odd field never costs the others (nor, on a terminal event, how the run ended).
         log.warning("%s event: fields not understood were dropped: %s", event_type, exc)
-        payload = _wire.structure({k: v for k, v in data.items() if _reads(k, v, cls)}, cls)
-        if isinstance(payload, (ResultPayload, ErrorPayload)):
-            payload = attrs.evolve(payload, raw=dict(data))
+        required = _REQUIRED.get(event_type, {})
+        readable = {k: v for k, v in data.items() if _reads({**required, k: v}, cls)}
+        payload = _wire.structure({**required, **readable}, cls)
+        if hasattr(payload, "raw"):
+            payload = attrs.evolve(cast(Any, payload), raw=dict(data))
     if (
         isinstance(payload, (ResultPayload, ErrorPayload))
         and payload.model is not None
@@ -271,32 +294,12 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     return payload
 
 
-def _reads(key: str, value: Any, cls: type[Any]) -> bool:
+def _reads(data: Mapping[str, Any], cls: type[Any]) -> bool:
     try:
-        _wire.structure({key: value}, cls)
+        _wire.structure(data, cls)
     except _wire.WireFormatError:
         return False
     return True
-
-
-_DECODER: Final = json.JSONDecoder()
-_JSON_SPACE: Final = " \t\n\r"
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, minus its per-call overhead in the common case.
-
-    ``raw_decode`` skips the whitespace regexes ``loads`` runs on every frame;
-    anything unusual (leading or trailing whitespace, errors) goes through
-    ``json.loads`` so results and error messages stay exactly the same.
-    """
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError:
-        return json.loads(text)
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
-        return json.loads(text)
-    return value
 
 
 def _seq_of(value: Any) -> int | None:
@@ -342,22 +345,47 @@ def plain_call(data: Mapping[str, Any]) -> LocalToolCall | None:
     )
 
 
+def exact_call(data: Mapping[str, Any]) -> LocalToolCall | None:
+    """The local call in ``data`` when every field reads, else ``None`` (a call
+    to answer with a problem rather than run)."""
+    call = plain_call(data)
+    if call is None:
+        try:
+            call = _wire.structure(data, LocalToolCall)
+        except _wire.WireFormatError:
+            return None
+    return call
+
+
+def event_of(seq: int, event_type: str, data: dict[str, Any]) -> AnyRunEvent:
+    """The event of this ``type``, typed as a run yields it."""
+    return cast("AnyRunEvent", RunEvent(seq=seq, type=event_type, data=data))
+
+
 @attrs.frozen(kw_only=True)
-class RunEvent:
+class RunEvent(Generic[T, P]):
     """One event of a run, as the envelope ``{"seq", "type", "data"}``.
 
     Build it with :meth:`from_frame`. ``data`` is the payload object as sent;
-    :attr:`payload` is its typed form.
+    :attr:`payload` is its typed form. A run yields :data:`AnyRunEvent`:
+    ``RunEvent[Literal["assistant_delta"], AssistantDelta]`` and so on, so a
+    type checker reads the payload's class from a check of ``event.type``.
+    A bare ``RunEvent`` is ``RunEvent[EventType, EventPayload]``.
     """
 
     seq: int
-    type: EventType
+    type: T
     data: dict[str, Any] = attrs.field(factory=dict)
+    # The payload once built; unset until then (a cached_property's __getattr__ slows every read).
+    _payload: P = attrs.field(init=False, repr=False, eq=False, hash=False)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (event_of, (self.seq, self.type, self.data))
 
     @classmethod
     def from_frame(
         cls, data_text: str, *, event: str | None = None, id: str | None = None
-    ) -> RunEvent:
+    ) -> AnyRunEvent:
         """Parse one SSE frame.
 
         :param data_text: the frame's ``data:`` text (the JSON envelope).
@@ -368,7 +396,7 @@ class RunEvent:
             usable type or integer seq.
         """
         try:
-            envelope = _loads(data_text)
+            envelope = loads_json(data_text)
         except json.JSONDecodeError as exc:
             raise MalformedEvent(f"data is not JSON ({exc.msg})") from exc
         if not isinstance(envelope, dict):
@@ -383,8 +411,8 @@ class RunEvent:
             and type(raw_seq) is int
             and type(payload) is dict
         ):
-            # A type this SDK does not know passes through as sent (see EventType).
-            return cls(seq=raw_seq, type=event_type, data=payload)  # type: ignore[arg-type]
+            # An unknown type passes through as sent (see EventType); no cast: a call per event.
+            return RunEvent(seq=raw_seq, type=event_type, data=payload)  # type: ignore[return-value]
         if event_type is None and event and event != "message":
             # "message" is SSE's default event name: it names no type.
             event_type = event
@@ -397,7 +425,7 @@ class RunEvent:
             payload = {}
         if not isinstance(payload, dict):
             raise MalformedEvent(f"{event_type} event data is not an object")
-        return cls(seq=seq, type=cast("EventType", event_type), data=payload)
+        return event_of(seq, event_type, payload)
 
     @property
     def is_terminal(self) -> bool:
@@ -413,17 +441,45 @@ class RunEvent:
         return value if isinstance(value, str) else None
 
     @property
-    def payload(self) -> EventPayload:
-        """The typed payload (:class:`UnknownPayload` for types this SDK does not model)."""
-        return structure_payload(self.type, self.data)
+    def payload(self) -> P:
+        """The typed payload (:class:`UnknownPayload` for types this SDK does not
+        model), built on first use and kept."""
+        try:
+            return self._payload
+        except AttributeError:
+            payload = cast("P", structure_payload(self.type, self.data))
+            object.__setattr__(self, "_payload", payload)
+            return payload
 
     @property
     def local_tool_call(self) -> LocalToolCall | None:
         """The call, when this is a well-formed ``local_tool_call`` event."""
-        if self.type != "local_tool_call":
-            return None
-        payload = plain_call(self.data) or self.payload
-        return payload if isinstance(payload, LocalToolCall) else None
+        return exact_call(self.data) if self.type == "local_tool_call" else None
+
+
+if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOAD_NAMES
+    # One member per event type: comparing ``event.type`` narrows ``event.payload``.
+    AnyRunEvent = Union[  # noqa: UP007
+        RunEvent[Literal["started"], Started],
+        RunEvent[Literal["assistant_delta"], AssistantDelta],
+        RunEvent[Literal["thinking_delta"], ThinkingDelta],
+        RunEvent[Literal["assistant_message"], AssistantMessage],
+        RunEvent[Literal["tool_call"], ToolCallEvent],
+        RunEvent[Literal["tool_result"], ToolResultEvent],
+        RunEvent[Literal["local_tool_call"], LocalToolCall],
+        RunEvent[Literal["local_tool_result_in"], LocalToolResultIn],
+        RunEvent[Literal["loop_detected"], LoopDetected],
+        RunEvent[Literal["tool_budget_exceeded"], ToolBudgetExceeded],
+        RunEvent[Literal["result"], ResultPayload],
+        RunEvent[Literal["error"], ErrorPayload],
+        RunEvent[Literal["cancelled"], CancelledPayload],
+        RunEvent[Literal["model_fallback"], ModelFallback],
+        RunEvent[Literal["supervisor"], SupervisorVerdict],
+        RunEvent[Literal["task_plan"], TaskPlanUpdate],
+        RunEvent[Literal["tool_files"], ToolFiles],
+        RunEvent[_UnmodelledType, UnknownPayload],
+    ]
+    """An event as a run yields it: :class:`RunEvent` typed by its ``type``."""
 
 
 def outcome_of(event: RunEvent) -> RunOutcome | None:
@@ -432,46 +488,3 @@ def outcome_of(event: RunEvent) -> RunOutcome | None:
     if isinstance(payload, (ResultPayload, ErrorPayload, CancelledPayload)):
         return RunOutcome.of(payload)
     return None
-
-
-_TOOL_TYPES: Final = frozenset(
-    {"tool_call", "local_tool_call", "tool_result", "local_tool_result_in"}
-)
-
-
-@attrs.frozen(kw_only=True)
-class ToolStep:
-    """A tool call (``done`` false) or its answer, read alike from a local or
-    server-side tool's event, for the views of a run."""
-
-    tool_use_id: str
-    name: str | None
-    done: bool
-    args: Any = None
-    ok: bool = True
-    outcome: Any = None
-
-
-def tool_step(event: RunEvent) -> ToolStep | None:
-    """The tool call or answer in ``event``; ``None`` for other events and for
-    one without a ``toolUseId`` (it cannot be paired)."""
-    if event.type not in _TOOL_TYPES:
-        return None
-    from ._models.payloads import LocalToolResultIn, ToolCallEvent, ToolResultEvent
-
-    # local_tool_call first: it skips the converter for the documented shape.
-    payload = event.local_tool_call or event.payload
-    if isinstance(payload, (LocalToolCall, ToolCallEvent)) and payload.tool_use_id:
-        args = payload.args if isinstance(payload, LocalToolCall) else payload.input
-        return ToolStep(tool_use_id=payload.tool_use_id, name=payload.name, done=False, args=args)
-    name = None
-    if isinstance(payload, LocalToolResultIn) and payload.tool_use_id:
-        ok = payload.error is None
-        outcome = payload.output if ok else payload.error
-    elif isinstance(payload, ToolResultEvent) and payload.tool_use_id:
-        ok = payload.ok is not False and not payload.is_error
-        outcome = payload.summary if payload.result is None else payload.result
-        name = payload.name
-    else:
-        return None
-    return ToolStep(tool_use_id=payload.tool_use_id, name=name, done=True, ok=ok, outcome=outcome)

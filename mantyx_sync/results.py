@@ -2,22 +2,25 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, cast
 
 import attrs
 
+from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
 from .errors import MantyxError, OutputParseError
-from .events import ModelInfo, RunEvent, StructuredOutputInfo, TokenUsage
+from .events import ModelInfo, StructuredOutputInfo, TokenUsage
 from .messages import Message
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
     from ._models.payloads import ModelFallback, TaskPlan
+    from .events import AnyRunEvent
     from .feedback import Feedback, Poster
 
 __all__ = [
@@ -30,7 +33,10 @@ __all__ = [
 ]
 
 
-def _events_repr(events: tuple[RunEvent, ...]) -> str:
+OutputT = TypeVar("OutputT", default=str)
+
+
+def _events_repr(events: tuple[AnyRunEvent, ...]) -> str:
     return f"<{len(events)} events>"
 
 
@@ -54,8 +60,8 @@ class FeedbackLink:
 
 
 @attrs.frozen(kw_only=True)
-class RunResult:
-    """A run that ended successfully.
+class RunResult(Generic[OutputT]):
+    """A run that ended successfully; ``RunResult[T]`` for ``run(..., output_type=T)``.
 
     :ivar run_id: the run.
     :ivar text: the final assistant text (JSON when an output schema was set).
@@ -70,6 +76,7 @@ class RunResult:
     :ivar plan: the run's task plan as of its last revision, or a plan-only
         run's plan; ``None`` when the run had none.
     :ivar model_fallbacks: every switch to the fallback model, in order.
+    :ivar output_type: the class the reply was asked for in (``output_type=``), if any.
 
     A result returned by a run (or carried by its :class:`~mantyx_sync.RunError`)
     can send feedback on that run with :meth:`feedback`.
@@ -77,7 +84,7 @@ class RunResult:
 
     run_id: str
     text: str
-    events: tuple[RunEvent, ...] = attrs.field(default=(), repr=_events_repr)
+    events: tuple[AnyRunEvent, ...] = attrs.field(default=(), repr=_events_repr)
     tokens: TokenUsage | None = None
     turns: int | None = None
     model: ModelInfo | None = None
@@ -86,6 +93,7 @@ class RunResult:
     structured_output: StructuredOutputInfo | None = None
     plan: TaskPlan | None = None
     model_fallbacks: tuple[ModelFallback, ...] = ()
+    output_type: type[OutputT] | None = attrs.field(default=None, repr=False)
     _feedback_link: FeedbackLink | None = attrs.field(
         default=None, repr=False, eq=False, alias="feedback_link"
     )
@@ -118,6 +126,20 @@ class RunResult:
         return send_feedback(
             post, self.run_id, verdict, explanation=explanation, content_snapshot=content_snapshot
         )
+
+    @functools.cached_property
+    def output(self) -> OutputT:
+        """The reply as an instance of :attr:`output_type` (built once), or the
+        :attr:`text` when the run was given none.
+
+        :raises OutputParseError: the reply does not fit :attr:`output_type`;
+            ``path`` names the first field that does not.
+        """
+        if self.output_type is None or self.output_type is str:
+            return cast("OutputT", self.text)
+        from ._tools.output import build_output  # the converter loads with the first output
+
+        return cast("OutputT", build_output(self.output_type, self.text, run_id=self.run_id))
 
     def _repr_html_(self) -> str:
         # Jupyter: the answer, each tool call collapsible, a tokens/model footer.

@@ -8,7 +8,7 @@ import collections
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 import attrs
 
@@ -27,12 +27,13 @@ from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backl
 from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
-from .results import FeedbackLink, RunResult
+from .results import FeedbackLink, OutputT, RunResult
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
     from ._display.text import TextPiece
     from ._models.payloads import TaskPlan
+    from .events import AnyRunEvent
 
 __all__ = ["Run"]
 
@@ -47,6 +48,7 @@ class RunOptions:
     tool_timeout: float | None = None
     on_tool: Callable[[ToolActivity], None] | None = None
     output_schema: OutputSchema | None = None
+    output_type: type[Any] | None = None
     session_id: str | None = None
     #: Seconds the run may take once started (``None``: no limit).
     timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
@@ -133,8 +135,9 @@ def attach_run(
     "Agent.start() and Agent.stream() return one, as do a Session's start() and "
     "stream(), Client.start_run() and Client.attach_run()"
 )
-class Run(Followed):
-    """A live agent run: iterate it for events, :meth:`wait` for the result.
+class Run(Followed, Generic[OutputT]):
+    """A live agent run: iterate it for events, :meth:`wait` for the result
+    (a ``RunResult[T]`` for a run started with ``output_type=T``).
 
     The ``id`` is known as soon as the server accepted the run, before any
     event. Iterating yields every :class:`~mantyx_sync.RunEvent` once, in ``seq``
@@ -175,7 +178,7 @@ class Run(Followed):
         tools: ResolvedTools,
         options: RunOptions,
         owns_tools: bool,
-        backlog: Sequence[RunEvent] = (),
+        backlog: Sequence[AnyRunEvent] = (),
         trace: RunTrace = NO_TRACE,
     ) -> None:
         self.id: str = run_id
@@ -184,9 +187,9 @@ class Run(Followed):
         self._options = options
         self._tools = tools
         self._owns_tools = owns_tools
-        self._events: list[RunEvent] = []
+        self._events: list[AnyRunEvent] = []
         self._progress = RunProgress()
-        self._result: RunResult | None = None
+        self._result: RunResult[OutputT] | None = None
         self._failure: RunError | None = None
         self._done = False
         self._trace = trace
@@ -227,10 +230,10 @@ class Run(Followed):
         # ``with``) is cancelled and released when it is garbage-collected.
         self._finalizer = weakref.finalize(self, _abandon, api, run_id, self._resources)
         self._finalizer.atexit = False
-        self._replay: collections.deque[RunEvent] = collections.deque(backlog)
+        self._replay: collections.deque[AnyRunEvent] = collections.deque(backlog)
         self._absorb(backlog)
 
-    def _absorb(self, backlog: Sequence[RunEvent]) -> None:
+    def _absorb(self, backlog: Sequence[AnyRunEvent]) -> None:
         # Answers first, then calls: a call whose answer is anywhere in the log
         # must never run again (events are delivered at least once).
         for event in backlog:
@@ -268,11 +271,11 @@ class Run(Followed):
         return self._progress.plan
 
     @property
-    def result(self) -> RunResult | None:
+    def result(self) -> RunResult[OutputT] | None:
         """The result once the run has ended (also set for failed runs), else ``None``."""
         return self._result
 
-    def __next__(self) -> RunEvent:
+    def __next__(self) -> AnyRunEvent:
         if self._replay:
             # Events read before this handle existed (attach_run), already handled.
             return self._replay.popleft()
@@ -319,10 +322,10 @@ class Run(Followed):
     @checked(ArgumentTypeError)
     def wait(
         self,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         *,
         timeout: float | None = None,
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
@@ -331,6 +334,7 @@ class Run(Followed):
         :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
         :raises Timeout: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
+        :raises OutputParseError: the reply does not fit the run's ``output_type``.
         """
         self._stream.limit(timeout)
         try:
@@ -342,6 +346,8 @@ class Run(Followed):
             raise
         if self._result is None:
             raise MantyxError(f"run {self.id}: the stream was closed before the run ended")
+        if self._result.output_type is not None:
+            self._result.output  # noqa: B018 - built now: a reply that does not fit raises here
         return self._result
 
     def cancel(self) -> None:
@@ -364,7 +370,7 @@ class Run(Followed):
             cancel_run(self._api, self.id, best_effort=True)
         self._release()
 
-    def _handle(self, event: RunEvent) -> None:
+    def _handle(self, event: AnyRunEvent) -> None:
         # Runs for every event: kept flat. Only calls need their typed payload
         # here; structuring every delta would dominate the cost of a fast stream.
         self._events.append(event)
@@ -394,6 +400,7 @@ class Run(Followed):
             model=self._final_model(getattr(payload, "model", None)),
             session_id=self.session_id,
             output_schema=self._options.output_schema,
+            output_type=self._options.output_type,
             structured_output=getattr(payload, "structured_output", None),
             plan=self._progress.final_plan(getattr(payload, "plan", None)),
             model_fallbacks=self._progress.fallbacks,

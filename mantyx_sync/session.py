@@ -17,20 +17,21 @@ from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
 from ._models.controls import plan_only
 from .errors import ArgumentTypeError
-from .events import RunEvent
 from .messages import AttachmentLike, Message, MessageLike, turn_input
-from .results import RunResult, SessionInfo
+from .results import OutputT, RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
 from .spec import (
     MessageOverrides,
     OutputSchema,
     OverrideKeywords,
     keyword_docs,
+    typed_output,
 )
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
+    from .events import AnyRunEvent
     from .history import EventReplay
 
 __all__ = ["Session"]
@@ -84,8 +85,9 @@ class Session:
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
         timeout: float | None = None,
+        output_type: type[OutputT] | None = None,
         **overrides: Unpack[OverrideKeywords],
-    ) -> Run:
+    ) -> Run[OutputT]:
         """Send a message and return the live :class:`Run` (see :meth:`Agent.start`);
         :meth:`stream` is the same call, for iterating its events.
 
@@ -95,10 +97,16 @@ class Session:
         :param timeout: seconds the run may take (``None``: no limit); past it
             the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
             :meth:`run` and :meth:`stream` take it too.
+        :param output_type: ask for the reply as this class, as
+            :meth:`Agent.start` does (it replaces ``output_schema`` for this run).
         :raises SpecError: bad input or override (nothing is sent).
         """
         options = attrs.evolve(self._options, timeout=timeout)  # checks the timeout first
         body = turn_input(prompt, messages, attachments, streamed=True)
+        schema = typed_output(output_type)
+        if schema is not None:
+            overrides["output_schema"] = schema
+            options = attrs.evolve(options, output_type=output_type)
         given = MessageOverrides.build(**overrides)
         if isinstance(given.tools, UnsetType):
             resolved, owns = self._tools, False
@@ -108,7 +116,7 @@ class Session:
             body.update(given.to_body(resolved.refs))
         if isinstance(given.output_schema, OutputSchema):
             options = attrs.evolve(options, output_schema=given.output_schema)
-        return start_run(self._api, body, resolved, options, owns_tools=owns)
+        return start_run(self._api, body, resolved, options, owns_tools=owns)  # type: ignore[return-value]
 
     @checked(ArgumentTypeError)
     def run(
@@ -117,18 +125,25 @@ class Session:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
-        on_event: Callable[[RunEvent], None] | None = None,
+        on_event: Callable[[AnyRunEvent], None] | None = None,
         timeout: float | None = None,
+        output_type: type[OutputT] | None = None,
         **overrides: Unpack[OverrideKeywords],
-    ) -> RunResult:
+    ) -> RunResult[OutputT]:
         """Send a message and block until the run ends; ``timeout`` and spec keywords
         as for :meth:`start`.
 
         :raises RunError: the run failed (``RunCancelled`` if cancelled).
         :raises Timeout: the run did not end within ``timeout``; it was cancelled.
+        :raises OutputParseError: the reply does not fit ``output_type``.
         """
         with self.start(
-            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+            prompt,
+            messages=messages,
+            attachments=attachments,
+            timeout=timeout,
+            output_type=output_type,
+            **overrides,
         ) as run:
             return run.wait(on_event)
 

@@ -46,7 +46,7 @@ from ._models.guards import (
 from ._models.wire import OMIT
 from ._tools.local_tool import as_local_tool
 from .errors import ArgumentTypeError, SpecError
-from .tools import ClientResolvedTool
+from .tools import ClientResolvedTool, ToolLike
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -105,7 +105,7 @@ class OverrideKeywords(TypedDict, total=False):
         :class:`Plan`.
     """
 
-    tools: Iterable[Any]
+    tools: Iterable[ToolLike]
     reasoning_level: str | int | None
     output_schema: OutputSchema | Mapping[str, Any] | None
     loop_detection: LoopDetectionArg
@@ -221,6 +221,20 @@ def _controls_wire(supervisor: Any, plan: Any) -> JSONDict:
     # The converter omits the controls: each has a wire form of its own.
     given = {"supervisor": supervisor, "plan": plan}
     return {key: control_wire(v) for key, v in given.items() if v is not None and v is not UNSET}
+
+
+def typed_output(output_type: Any) -> OutputSchema | None:
+    """The :class:`OutputSchema` derived from an ``output_type`` class (a
+    dataclass, an attrs class, a ``TypedDict`` or a pydantic model); ``None``
+    for ``None`` or ``str`` (the reply as text).
+
+    :raises ArgumentTypeError: ``output_type`` is not such a class.
+    """
+    if output_type is None or output_type is str:
+        return None
+    from ._tools.output import output_schema_of  # schema derivation loads on first use
+
+    return OutputSchema.coerce({"schema": output_schema_of(output_type)}, path="output_type")
 
 
 @attrs.frozen(kw_only=True)

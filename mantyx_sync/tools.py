@@ -9,9 +9,9 @@ tools run in this process: ``local`` tools, and ``mcp_local``/``a2a_local``
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Union, runtime_checkable
 
 import attrs
 
@@ -20,7 +20,14 @@ from .errors import ArgumentTypeError
 from .events import LocalToolCall
 from .messages import Attachment
 
-__all__ = ["ClientResolvedTool", "LocalToolCall", "ToolConnection", "ToolOutput"]
+__all__ = [
+    "ClientResolvedTool",
+    "LocalToolCall",
+    "ServerResolvedTool",
+    "ToolConnection",
+    "ToolLike",
+    "ToolOutput",
+]
 
 
 @runtime_checkable
@@ -73,6 +80,21 @@ class ClientResolvedTool(Protocol):
         :raises ToolResolutionError: when it cannot, with what went wrong.
         """
         ...
+
+
+class ServerResolvedTool(Protocol):
+    """A reference MANTYX resolves itself (:class:`~mantyx_sync.MantyxTool`,
+    :class:`~mantyx_sync.PluginTool`, ...): sent as its ``tools[]`` entry."""
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry."""
+        ...
+
+
+ToolLike = Union[ServerResolvedTool, ClientResolvedTool, Callable[..., Any]]  # noqa: UP007
+"""What ``tools=`` takes: a server-resolved reference, a local MCP/A2A
+definition, a :class:`~mantyx_sync.LocalTool` or a plain typed function. A
+type checker flags anything else (a dict, a string) where the list is written."""
 
 
 def _files_tuple(value: Iterable[Attachment | Path]) -> tuple[Attachment | Any, ...]:

@@ -18,6 +18,7 @@ type the annotation names is accepted at once (well under a microsecond).
 
 from __future__ import annotations
 
+import builtins
 import collections.abc as cabc
 import functools
 import inspect
@@ -126,6 +127,17 @@ def _exact(hint: Any) -> frozenset[type]:
     return frozenset(found)
 
 
+class _TypeOnly(dict[str, Any]):
+    """Locals for ``eval``: a module's names, builtins, then ``Any``."""
+
+    def __init__(self, scope: dict[str, Any]) -> None:
+        super().__init__()
+        self.scope = scope
+
+    def __missing__(self, key: str) -> Any:
+        return self.scope.get(key, getattr(builtins, key, Any))
+
+
 def _resolve(fn: Callable[..., Any], scope: dict[str, Any], skip: Collection[str]) -> _Checks:
     """Each checked argument's annotation, resolved in ``scope``, with its exact types."""
     params = inspect.signature(fn).parameters
@@ -135,10 +147,16 @@ def _resolve(fn: Callable[..., Any], scope: dict[str, Any], skip: Collection[str
         if param is None or name in skip or param.kind not in (*_POSITIONAL, param.KEYWORD_ONLY):
             continue
         try:
-            # Our own annotations, in their module (as typing.get_type_hints does).
-            hint = eval(annotation, scope) if isinstance(annotation, str) else annotation
+            # Our own annotations, in their module (as typing.get_type_hints does);
+            # a name imported only for type checking reads as Any, the rest is checked
+            # (``Callable[[AnyRunEvent], None]`` still needs a callable).
+            hint = (
+                eval(annotation, scope, _TypeOnly(scope))
+                if isinstance(annotation, str)
+                else annotation
+            )
         except Exception:
-            continue  # a name imported only for type checking: not checked
+            continue
         if hint is not Any:
             checks[name] = (hint, _exact(hint))
     return checks

@@ -4,14 +4,31 @@ lifetimes: :class:`Closing` (a ``with`` block closes) and :class:`ReleaseOnce`."
 from __future__ import annotations
 
 import enum
+import sys
 import threading
+import typing
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal
 
-__all__ = ["UNSET", "Closing", "JSONDict", "ReleaseOnce", "UnsetType"]
+# Type variables with a default (PEP 696): a bare ``RunResult`` means
+# ``RunResult[str]`` to a type checker, not a missing parameter.
+if TYPE_CHECKING:
+    from typing_extensions import ParamSpec, TypeVar
+elif sys.version_info >= (3, 13):
+    from typing import ParamSpec, TypeVar
+else:  # before 3.13, typing's own take no default; the checker alone reads it
+
+    def TypeVar(name: str, *constraints: Any, default: Any = None, **options: Any) -> Any:
+        return typing.TypeVar(name, *constraints, **options)
+
+    def ParamSpec(name: str, *, default: Any = None, **options: Any) -> Any:
+        return typing.ParamSpec(name, **options)
+
+
+__all__ = ["UNSET", "Closing", "JSONDict", "ParamSpec", "ReleaseOnce", "TypeVar", "UnsetType"]
 
 JSONDict = dict[str, Any]
-_Self = TypeVar("_Self", bound="Closing")
+_Self = typing.TypeVar("_Self", bound="Closing")
 
 
 class UnsetType(enum.Enum):

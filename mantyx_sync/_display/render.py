@@ -15,7 +15,8 @@ from typing import Any
 
 import attrs
 
-from ..events import ModelInfo, RunEvent, TokenUsage, outcome_of, tool_step
+from ..events import ModelInfo, RunEvent, TokenUsage, outcome_of
+from .steps import tool_step
 from .text import one_line
 
 __all__ = ["RunDisplay", "render_html", "render_markdown", "summary", "view_of"]

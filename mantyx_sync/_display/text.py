@@ -14,7 +14,8 @@ from typing import Any, Literal
 
 import attrs
 
-from ..events import RunEvent, tool_step
+from ..events import RunEvent
+from .steps import tool_step
 
 __all__ = ["TextFlow", "TextPiece", "follow_text", "one_line"]
 

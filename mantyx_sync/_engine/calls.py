@@ -15,7 +15,7 @@ from typing import Final
 import attrs
 
 from .._models.wire import ALIASES, camel
-from ..events import LocalToolCall, RunEvent, structure_payload
+from ..events import LocalToolCall, RunEvent, exact_call
 from .executor import ToolExecutor
 
 __all__ = ["note_answer", "submit_call"]
@@ -42,8 +42,8 @@ def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:
         if isinstance(data.get(key), str):
             with contextlib.suppress(ValueError):
                 data[key] = json.loads(data[key])
-    repaired = structure_payload("local_tool_call", data)
-    if isinstance(repaired, LocalToolCall):
+    repaired = exact_call(data)
+    if repaired is not None:
         executor.submit(repaired)
         return
     name = data.get("name")

@@ -22,7 +22,7 @@ import logging
 import threading
 import weakref
 from collections.abc import Callable, Iterator
-from typing import Final, TypeVar, cast
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from .._base.argcheck import checked
 from .._base.handout import handed_out
@@ -33,11 +33,14 @@ from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
-from ..events import EventType, MalformedEvent, RunEvent
+from ..events import EventType, MalformedEvent, RunEvent, event_of
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
 from .outcome import Followed
 from .resolution import ResolvedTools
+
+if TYPE_CHECKING:
+    from ..events import AnyRunEvent
 
 __all__ = ["EvalRun"]
 
@@ -149,7 +152,7 @@ class _FlatFrames:
 
     def parse(
         self, data_text: str, *, event: str | None = None, id: str | None = None
-    ) -> RunEvent | None:
+    ) -> AnyRunEvent | None:
         try:
             obj = json.loads(data_text)
         except ValueError as exc:
@@ -165,11 +168,8 @@ class _FlatFrames:
             return None
         self._current.add(data_text)
         self.count += 1
-        return RunEvent(
-            seq=self.count,
-            type=cast("EventType", kind),  # an unknown type passes through as sent
-            data={k: v for k, v in obj.items() if k != "type"},
-        )
+        # An unknown type passes through as sent.
+        return event_of(self.count, kind, {k: v for k, v in obj.items() if k != "type"})
 
 
 def _abandon(api: Api, eval_id: str, resources: ReleaseOnce) -> None:
@@ -242,7 +242,7 @@ class EvalRun(Followed):
         self._finalizer = weakref.finalize(self, _abandon, api, eval_id, self._resources)
         self._finalizer.atexit = False
         self._connections = 0
-        self._events: list[RunEvent] = []
+        self._events: list[AnyRunEvent] = []
         self._failure: RunError | None = None
         self._done = False
 
@@ -256,11 +256,11 @@ class EvalRun(Followed):
         """The agent runs of the cases seen so far (``agentRunId``)."""
         return tuple(self._cases.known())
 
-    def iterate(self) -> Iterator[RunEvent]:
+    def iterate(self) -> Iterator[AnyRunEvent]:
         """The events as they come (the same as iterating the handle)."""
         return self
 
-    def __next__(self) -> RunEvent:
+    def __next__(self) -> AnyRunEvent:
         if self._done:
             self._release()
             if self._failure is not None:
@@ -278,7 +278,7 @@ class EvalRun(Followed):
         return event
 
     @checked(ArgumentTypeError)
-    def wait(self, on_event: Callable[[RunEvent], None] | None = None) -> EvalRunDetail:
+    def wait(self, on_event: Callable[[AnyRunEvent], None] | None = None) -> EvalRunDetail:
         """Follow the evaluation to its end and return its results (``GET /eval-runs/{id}``).
 
         :raises RunError: the evaluation failed (``RunCancelled``: it was cancelled).
@@ -308,7 +308,7 @@ class EvalRun(Followed):
             for agent_run_id in self._cases.known():
                 self._cases.catch_up(agent_run_id, self._settle)
 
-    def _poll(self) -> RunEvent | None:
+    def _poll(self) -> AnyRunEvent | None:
         """The stream broke: the terminal event if the evaluation is over."""
         try:
             summary = EvalRunSummary.from_wire(get_eval(self._api, self.id) or {})
@@ -319,13 +319,10 @@ class EvalRun(Followed):
             return None
         log.debug("evaluation %s ended (%s) while the stream was down", self.id, summary.status)
         self._frames.count += 1
-        return RunEvent(
-            seq=self._frames.count,
-            type=_TERMINAL_STATUS_EVENT[summary.status],
-            data={**summary.raw, "polled": True},
-        )
+        kind = _TERMINAL_STATUS_EVENT[summary.status]
+        return event_of(self._frames.count, kind, {**summary.raw, "polled": True})
 
-    def _handle(self, event: RunEvent) -> None:
+    def _handle(self, event: AnyRunEvent) -> None:
         self._events.append(event)
         agent_run_id = event.data.get("agentRunId")
         if isinstance(agent_run_id, str) and agent_run_id:

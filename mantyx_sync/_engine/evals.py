@@ -25,6 +25,7 @@ from .._models.evals import EvalRunDetail
 from .._models.wire import camel
 from ..errors import ArgumentTypeError, SpecError
 from ..spec import AgentSpec
+from ..tools import ToolLike
 from .eval_run import EvalRun
 from .executor import ToolActivity
 from .resolution import resolve_tools
@@ -193,7 +194,7 @@ class Evals:
         *,
         dataset: DatasetSource,
         agent: str | AgentSpec | HasSpec,
-        tools: Sequence[Any] = (),
+        tools: Sequence[ToolLike] = (),
         model_id: str | None = None,
         overrides: Mapping[str, Any] | None = None,
         tool_mocks: Any = None,

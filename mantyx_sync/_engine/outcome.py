@@ -4,12 +4,15 @@ handle following a run or an evaluation to that end reports on the way."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from .._base.types import Closing
 from .._models.terminal import ErrorPayload, RunOutcome
 from ..errors import RunCancelled, RunError
-from ..events import RunEvent
 from ..results import RunResult
+
+if TYPE_CHECKING:
+    from ..events import AnyRunEvent
 
 __all__ = ["Followed", "failure_of"]
 
@@ -17,11 +20,11 @@ __all__ = ["Followed", "failure_of"]
 class Followed(Closing):
     """An iterator over a stream's events up to its terminal one (a run, an evaluation)."""
 
-    _events: list[RunEvent]
+    _events: list[AnyRunEvent]
     _done: bool
 
     @property
-    def events(self) -> tuple[RunEvent, ...]:
+    def events(self) -> tuple[AnyRunEvent, ...]:
         """Every event received so far, in order."""
         return tuple(self._events)
 
@@ -30,10 +33,10 @@ class Followed(Closing):
         """Whether the terminal event has arrived."""
         return self._done
 
-    def __iter__(self) -> Iterator[RunEvent]:
+    def __iter__(self) -> Iterator[AnyRunEvent]:
         return self
 
-    def __next__(self) -> RunEvent:
+    def __next__(self) -> AnyRunEvent:
         raise NotImplementedError
 
 

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 from .._base.sse import FrameError, FrameTooLarge, read_events
 from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
@@ -24,12 +25,15 @@ from .api import Api, EventSource
 from .progress import report
 from .retry import Attempts, reconnect_policy
 
+if TYPE_CHECKING:
+    from ..events import AnyRunEvent
+
 __all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
 
-FrameParser = Callable[..., "RunEvent | None"]
+FrameParser = Callable[..., "AnyRunEvent | None"]
 """``parse(data_text, event=, id=)``; ``None`` skips the frame."""
 
 
@@ -111,7 +115,7 @@ class RunStream:
         parse: FrameParser | None = None,
         terminal: frozenset[str] = TERMINAL_TYPES,
         on_open: Callable[[], object] | None = None,
-        on_break: Callable[[], RunEvent | None] | None = None,
+        on_break: Callable[[], AnyRunEvent | None] | None = None,
         timeout: float | None = None,
         busy: Callable[[], bool] | None = None,
         follows: str = "run",
@@ -146,10 +150,10 @@ class RunStream:
     def __iter__(self) -> RunStream:
         return self
 
-    def __next__(self) -> RunEvent:
+    def __next__(self) -> AnyRunEvent:
         return next(self._events)
 
-    def events(self) -> Iterator[RunEvent]:
+    def events(self) -> Iterator[AnyRunEvent]:
         """The generator :meth:`__next__` steps, without its frame per event."""
         return self._events
 
@@ -179,7 +183,7 @@ class RunStream:
         self._closed.set()
         self._drop_source()
 
-    def _run(self) -> Iterator[RunEvent]:
+    def _run(self) -> Iterator[AnyRunEvent]:
         reconnects = self._reconnects
         # Checked once per stream: the loop below runs for every streamed token.
         debug = log.isEnabledFor(logging.DEBUG)
@@ -305,7 +309,7 @@ class RunStream:
             source.close()
 
 
-def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[RunEvent]:
+def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[AnyRunEvent]:
     """Every event already in a run's log: the server replays it at once on a
     new connection, so ``quiet`` seconds with no event means the replay is over.
     A stream that cannot be opened raises instead of passing for an empty log.

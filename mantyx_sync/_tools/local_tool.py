@@ -12,12 +12,13 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Union, overload
+from typing import Any, ClassVar, Generic, Union, overload
 
 import attrs
 
 from .._base.argcheck import checked, checked_init
 from .._base.limits import TOOL_NAME_RE
+from .._base.types import ParamSpec, TypeVar
 from ..errors import ArgumentTypeError, SpecError
 from .object_schema import object_schema, parameters_schema
 from .validator import compile_validator
@@ -28,6 +29,9 @@ SchemaSource = Union[Mapping[str, Any], type[Any]]  # noqa: UP007 - a runtime al
 """What a tool's ``parameters`` / ``output_schema`` is given as: an object JSON
 Schema dict, or a class to derive it from (attrs, dataclass, ``TypedDict``,
 pydantic model)."""
+
+P = ParamSpec("P", default=...)
+R = TypeVar("R", covariant=True, default=Any)
 
 
 def _check_name(_: Any, __: attrs.Attribute[str], value: object) -> None:
@@ -73,12 +77,15 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
 
 @checked_init(ArgumentTypeError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
-class LocalTool:
+class LocalTool(Generic[P, R]):
     """A tool that runs in this process (kind ``"local"``).
 
     Immutable and thread-safe: :meth:`validate_args` and :meth:`invoke` may run on
     several pool threads at once (the handler itself must be thread-safe too).
-    A tool made by :func:`local_tool` stays callable like the original function.
+    A tool made by :func:`local_tool` stays callable like the original function,
+    and a type checker sees its signature: ``LocalTool[P, R]`` is called with
+    the parameters ``P`` and returns ``R`` (a bare ``LocalTool`` is
+    ``LocalTool[..., Any]``).
 
     Usage::
 
@@ -113,7 +120,7 @@ class LocalTool:
     parameters: dict[str, Any] = attrs.field(
         factory=lambda: {"type": "object", "properties": {}}, converter=object_schema, hash=False
     )
-    execute: Callable[..., Any] = attrs.field(validator=_check_execute)
+    execute: Callable[P, R] = attrs.field(validator=_check_execute)
     output_schema: dict[str, Any] | None = attrs.field(
         default=None, converter=_output_schema, hash=False
     )
@@ -165,7 +172,8 @@ class LocalTool:
         :returns: the handler's return value, not encoded.
         :raises ToolError: the arguments could not be converted to the declared types.
         """
-        value = self.execute(dict(args)) if self._invoke is None else self._invoke(args)
+        execute: Callable[..., Any] = self.execute  # given the args dict: see define_local_tool
+        value = execute(dict(args)) if self._invoke is None else self._invoke(args)
         if inspect.iscoroutine(value):
             # asyncio costs a plain script ~15 ms to import: loaded by the first async handler.
             import asyncio
@@ -173,12 +181,12 @@ class LocalTool:
             return asyncio.run(value)
         return value
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         """Call :attr:`execute` directly, as if the tool were the original function."""
         return self.execute(*args, **kwargs)
 
     @property
-    def __wrapped__(self) -> Callable[..., Any]:
+    def __wrapped__(self) -> Callable[P, R]:
         """The handler, so :func:`inspect.signature` and friends see the original function."""
         return self.execute
 
@@ -189,13 +197,13 @@ def define_local_tool(
     name: str,
     description: str | None = None,
     parameters: SchemaSource | None = None,
-    execute: Callable[..., Any],
+    execute: Callable[[Any], R],
     output_schema: SchemaSource | None = None,
     long_running: bool = False,
     read_only: bool = False,
     retain: bool = False,
     timeout: float | None = None,
-) -> LocalTool:
+) -> LocalTool[[Any], R]:
     """Define a local tool from an explicit schema (or model class) and a handler.
 
     ``execute`` receives one argument: the args dict when ``parameters`` is
@@ -246,7 +254,7 @@ def define_local_tool(
 
 
 @overload
-def local_tool(fn: Callable[..., Any], /) -> LocalTool: ...
+def local_tool(fn: Callable[P, R], /) -> LocalTool[P, R]: ...
 
 
 @overload
@@ -261,7 +269,7 @@ def local_tool(
     read_only: bool = False,
     retain: bool = False,
     timeout: float | None = None,
-) -> Callable[[Callable[..., Any]], LocalTool]: ...
+) -> Callable[[Callable[P, R]], LocalTool[P, R]]: ...
 
 
 @checked(ArgumentTypeError)
@@ -276,7 +284,7 @@ def local_tool(
     read_only: bool = False,
     retain: bool = False,
     timeout: float | None = None,
-) -> LocalTool | Callable[[Callable[..., Any]], LocalTool]:
+) -> LocalTool[..., Any] | Callable[[Callable[..., Any]], LocalTool[..., Any]]:
     """Turn a function into a :class:`LocalTool`; use as ``@local_tool`` or ``@local_tool(...)``.
 
     The name defaults to the function's name, the description to its docstring
@@ -286,6 +294,8 @@ def local_tool(
     before the call; the decorated object remains callable as before. An
     ``async def`` function works too: each call runs it to completion in an
     event loop of its own (an async generator is refused: a call has one answer).
+    A type checker keeps the function's signature: ``add(1, "2")`` is flagged
+    as it would be without the decorator.
 
     Usage::
 
@@ -310,7 +320,7 @@ def local_tool(
     :raises SpecError: the function cannot be a tool (bad name, ``*args``, ...).
     """
 
-    def decorate(target: Any) -> LocalTool:
+    def decorate(target: Any) -> LocalTool[..., Any]:
         if isinstance(target, LocalTool):
             raise SpecError(f"{target.name!r} is already a LocalTool; use it directly")
         if not callable(target) or isinstance(target, type):
@@ -338,12 +348,12 @@ def local_tool(
     return decorate(fn)
 
 
-def as_local_tool(obj: Any) -> LocalTool:
+def as_local_tool(obj: Any) -> LocalTool[..., Any]:
     """A :class:`LocalTool` as is, or one made from a function or bound method."""
     if isinstance(obj, LocalTool):
         return obj
     if callable(obj) and not isinstance(obj, type) and hasattr(obj, "__name__"):
-        tool: LocalTool = local_tool(obj)
+        tool: LocalTool[..., Any] = local_tool(obj)
         return tool
     raise SpecError(
         f"expected a LocalTool or a function, got {type(obj).__name__}; wrap it with "

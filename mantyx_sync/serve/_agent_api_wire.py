@@ -13,7 +13,8 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from ..events import RunEvent, ToolStep, tool_step
+from .._display.steps import ToolStep, tool_step
+from ..events import RunEvent
 from ..results import RunResult
 from ._wsgi import parts_text
 

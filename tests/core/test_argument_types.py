@@ -227,6 +227,7 @@ NOT_USER_INPUT = {
     "TokenSet",
     # protocols (nothing to construct) and handles made by the client
     "ClientResolvedTool",
+    "ServerResolvedTool",
     "ToolConnection",
     "TokenSource",
     "Transport",

@@ -419,6 +419,10 @@ DEFERRED = frozenset(
         (f"{PKG}.results", f"{PKG}._display.render"),
         # the newest protocol's event payloads, with the first such event
         (f"{PKG}.events", f"{PKG}._models.payloads"),
+        (f"{PKG}._display.steps", f"{PKG}._models.payloads"),
+        # typed structured output (schema derivation, the converter), with the first output_type
+        (f"{PKG}.spec", f"{PKG}._tools.output"),
+        (f"{PKG}.results", f"{PKG}._tools.output"),
         (f"{PKG}._models.progress", f"{PKG}._models.payloads"),
         # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
         (f"{PKG}.cli", f"{PKG}.cli._commands"),

@@ -29,6 +29,7 @@ EXPECTED = {
     "Agent",
     "Session",
     "Run",
+    "AnyRunEvent",
     # spec values
     "AgentSpec",
     "LoopDetection",
@@ -50,6 +51,8 @@ EXPECTED = {
     "McpTool",
     "LocalTool",
     "ClientResolvedTool",
+    "ServerResolvedTool",
+    "ToolLike",
     "ToolConnection",
     "ToolOutput",
     "ToolActivity",
@@ -198,8 +201,10 @@ def _own_public_members(cls: type) -> list[tuple[str, Any]]:
 
 # Exported values that are neither classes nor functions, so carry no docstring.
 VALUES = {
+    "AnyRunEvent": "the union of the typed events, one per type",
     "EventPayload": "the union of the typed payload classes",
     "EventType": "the Literal of the known event types",
+    "ToolLike": "the union of what tools= takes",
     "UNSET": "a sentinel",
 }
 
@@ -304,7 +309,7 @@ def main() -> None:
     client = Client("mantyx_key", workspace="w", timeout=(2.0, 30.0), max_retries=2)
     catalog: ModelCatalog = client.models()
     print(catalog.default_model_id, add(1, 2))
-    tools = [
+    tools: list[mantyx_sync.ToolLike] = [
         add,
         upper,
         echo,

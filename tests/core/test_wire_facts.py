@@ -81,7 +81,7 @@ def _offenders(keys: frozenset[str]) -> list[str]:
 
 def test_tool_arguments_are_read_only_through_the_payload_classes() -> None:
     assert _offenders(ARG_KEYS) == [], (
-        "read the typed LocalToolCall.args / ToolCallEvent.input (or events.tool_step), "
+        "read the typed LocalToolCall.args / ToolCallEvent.input (or _display.steps.tool_step), "
         "not the event data"
     )
 

@@ -25,7 +25,6 @@ from mantyx_sync.events import (
     SupervisorVerdict,
     ToolFile,
     ToolFiles,
-    UnknownPayload,
     structure_payload,
 )
 from mantyx_sync.spec import AgentSpec, MessageOverrides, OutputSchema
@@ -303,9 +302,9 @@ def test_fallback_plan_files_and_error_payloads_name_wire_fields_in_snake_case()
     assert error.structured_output == StructuredOutputInfo(
         schema_requested=True, schema_enforced=False
     )
-    # A field of the wrong type keeps the whole object, as sent, in an UnknownPayload.
-    odd = structure_payload("model_fallback", {"model": ["not", "a", "string"]})
-    assert isinstance(odd, UnknownPayload) and odd.data == {"model": ["not", "a", "string"]}
+    # A field of the wrong type is dropped; the payload keeps its class (event.type says it).
+    odd = structure_payload("model_fallback", {"model": ["not", "a", "string"], "errorClass": "x"})
+    assert odd == ModelFallback(error_class="x")
 
 
 def _update(plan_id: str, revision: int, *statuses: str) -> TaskPlanUpdate:

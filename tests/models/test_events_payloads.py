@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import pickle
 from typing import Any
 
 import pytest
 
+from mantyx_sync._display.steps import ToolStep, tool_step
 from mantyx_sync.events import (
     AssistantDelta,
     AssistantMessage,
@@ -24,11 +26,9 @@ from mantyx_sync.events import (
     ToolBudgetExceeded,
     ToolCallEvent,
     ToolResultEvent,
-    ToolStep,
     UnknownPayload,
     outcome_of,
     plain_call,
-    tool_step,
 )
 
 COST = {
@@ -317,13 +317,27 @@ def test_extra_keys_never_break_a_known_type() -> None:
     )
 
 
-def test_malformed_known_payload_becomes_unknown_and_is_logged(
+def test_malformed_known_payload_keeps_its_class_and_is_logged(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # event.type says the payload's class (a type checker narrows on it): an
+    # odd field is dropped, never the class.
     with caplog.at_level(logging.WARNING, logger="mantyx_sync.events"):
         parsed = payload("assistant_delta", {"text": 5})
-    assert parsed == UnknownPayload(data={"text": 5})
+        call = payload("local_tool_call", {"name": 5, "args": {"x": 1}})
+    assert parsed == AssistantDelta()
     assert "assistant_delta" in caplog.text
+    assert call == LocalToolCall(
+        tool_use_id="", name="", args={"x": 1}, raw={"name": 5, "args": {"x": 1}}
+    )
+
+
+def test_the_payload_is_built_once_per_event() -> None:
+    event = RunEvent.from_frame('{"seq": 1, "type": "assistant_delta", "data": {"text": "hi"}}')
+    assert event.payload is event.payload == AssistantDelta(text="hi")
+    assert event == RunEvent(seq=1, type="assistant_delta", data={"text": "hi"})
+    copied = pickle.loads(pickle.dumps(event))  # a result's events travel between processes
+    assert copied == event and copied.payload == event.payload
 
 
 def test_terminal_payload_keeps_what_reads_and_drops_only_the_odd_field(
