@@ -92,13 +92,9 @@ class Client(Closing):
     :param transport: what carries the bytes instead of ``requests`` (see
         :class:`~mantyx_sync.Transport`), e.g. ``mantyx_sync.testing``'s
         in-memory one; credentials, retries and rate limits work the same.
-    :param tracer_provider: an OpenTelemetry ``TracerProvider`` for the spans of
-        runs and local tool calls (the ``otel`` extra). By default, the global
-        provider once the application has imported OpenTelemetry; without it
-        nothing is traced and OpenTelemetry is never imported.
-    :param meter_provider: an OpenTelemetry ``MeterProvider`` for the
-        ``gen_ai.client.operation.duration`` and ``gen_ai.client.token.usage``
-        metrics (none without one).
+    :param tracer_provider: an OpenTelemetry ``TracerProvider`` for spans of runs and
+        tool calls (default: the global one, once the application imported it).
+    :param meter_provider: an OpenTelemetry ``MeterProvider`` for run metrics.
 
     Example::
 
