@@ -52,6 +52,7 @@ from .errors import (
     ToolError,
     ToolResolutionError,
     TransportError,
+    WireFormatError,
 )
 from .errors import (
     renamed as _renamed,
@@ -257,6 +258,7 @@ __all__ = (
     "UnknownPayload",
     "UnsetType",
     "UserInfo",
+    "WireFormatError",
     "__version__",
     "define_local_a2a",
     "define_local_agent_api",

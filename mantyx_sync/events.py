@@ -10,13 +10,13 @@ for a shape that is merely new. All values are immutable and thread-safe.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Union, cast
 
 import attrs
 
+from ._base.bounded import NotJSON, decode_json
 from ._models import wire as _wire
 from ._models.terminal import (
     CancelledPayload,
@@ -121,6 +121,20 @@ TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 """Event types that end a run; the server closes the stream after one of them."""
 
 _TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
+
+
+def envelope_of(data_text: str) -> dict[str, Any]:
+    """A frame's ``data:`` text as the JSON object it must be.
+
+    :raises MalformedEvent: it is not JSON, or not an object.
+    """
+    try:
+        envelope = decode_json(data_text)
+    except NotJSON as exc:
+        raise MalformedEvent(f"data is not JSON ({exc})") from exc
+    if not isinstance(envelope, dict):
+        raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
+    return envelope
 
 
 class MalformedEvent(MantyxError, ValueError):
@@ -279,26 +293,6 @@ def _reads(key: str, value: Any, cls: type[Any]) -> bool:
     return True
 
 
-_DECODER: Final = json.JSONDecoder()
-_JSON_SPACE: Final = " \t\n\r"
-
-
-def _loads(text: str) -> Any:
-    """``json.loads(text)``, minus its per-call overhead in the common case.
-
-    ``raw_decode`` skips the whitespace regexes ``loads`` runs on every frame;
-    anything unusual (leading or trailing whitespace, errors) goes through
-    ``json.loads`` so results and error messages stay exactly the same.
-    """
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError:
-        return json.loads(text)
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
-        return json.loads(text)
-    return value
-
-
 def _seq_of(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
@@ -367,12 +361,7 @@ class RunEvent:
         :raises MalformedEvent: the frame is not JSON, not an object, or has no
             usable type or integer seq.
         """
-        try:
-            envelope = _loads(data_text)
-        except json.JSONDecodeError as exc:
-            raise MalformedEvent(f"data is not JSON ({exc.msg})") from exc
-        if not isinstance(envelope, dict):
-            raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
+        envelope = envelope_of(data_text)
         event_type = envelope.get("type")
         raw_seq = envelope.get("seq")
         payload = envelope.get("data")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,7 +26,7 @@ from ._http.poster import ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunError
+from .errors import ArgumentTypeError, MantyxError, RunError, Timeout
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
@@ -48,8 +49,11 @@ class RunOptions:
     on_tool: Callable[[ToolActivity], None] | None = None
     output_schema: OutputSchema | None = None
     session_id: str | None = None
-    #: Seconds the run may take once started (``None``: no limit).
+    #: Seconds the run may take (``None``: no limit), counted from ``since``.
     timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
+    #: When the call that starts the run began (``time.monotonic()``): the time
+    #: spent connecting its tools and creating it counts against ``timeout``.
+    since: float = attrs.field(factory=time.monotonic)
 
 
 def start_run(
@@ -66,8 +70,22 @@ def start_run(
     runs); a session keeps its own open instead.
     """
     run_id = None
+    deadline = None if options.timeout is None else options.since + options.timeout
     try:
-        run_id, stream_path = create_run(api, dict(body), session_id=options.session_id)
+        try:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Timeout("the time ran out before the run was created")
+            run_id, stream_path = create_run(
+                api, dict(body), session_id=options.session_id, deadline=deadline
+            )
+        except Timeout as exc:
+            if deadline is None or time.monotonic() < deadline:
+                raise  # the request's own limit, not the run's
+            raise Timeout(
+                f"the run did not start within its timeout of {options.timeout:g}s "
+                f"(connecting its tools and creating it count): {exc}; pass a larger "
+                "timeout= (or timeout=None for no limit)"
+            ) from exc
         log.debug("started run %s", run_id)
         return Run(api, run_id, stream_path, tools=tools, options=options, owns_tools=owns_tools)
     except BaseException:
@@ -184,6 +202,7 @@ class Run(Followed):
             run_id=run_id,
             last_seq=backlog[-1].seq if backlog else 0,
             timeout=options.timeout,
+            started=options.since,
             busy=self._executor.busy,
         )
         # Stepped directly: one Python frame less per event than next(self._stream).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -97,7 +98,8 @@ class Session:
             :meth:`run` and :meth:`stream` take it too.
         :raises SpecError: bad input or override (nothing is sent).
         """
-        options = attrs.evolve(self._options, timeout=timeout)  # checks the timeout first
+        # Checks the timeout first; the run's time counts from this call.
+        options = attrs.evolve(self._options, timeout=timeout, since=time.monotonic())
         body = turn_input(prompt, messages, attachments, streamed=True)
         given = MessageOverrides.build(**overrides)
         if isinstance(given.tools, UnsetType):

@@ -7,11 +7,11 @@ from collections.abc import Iterable, Mapping, Sized
 from typing import cast
 
 import requests
-import requests.adapters
 import requests.utils
 from requests.structures import CaseInsensitiveDict
 
 from .config import is_loopback
+from .deadline import DeadlineAdapter
 
 __all__ = ["adapter_verify", "close_session", "new_session", "prepare"]
 
@@ -73,8 +73,9 @@ def close_session(session: requests.Session) -> None:
 
 def new_session(base_url: str) -> requests.Session:
     session = requests.Session()
-    # Exactly one retry layer (ours): the adapter itself never retries.
-    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0)
+    # Exactly one retry layer (ours): the adapter itself never retries. Its
+    # connections hold each request to its deadline (deadline.py).
+    adapter = DeadlineAdapter(pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     # The environment's proxy and CA settings are read once per session (per
