@@ -350,7 +350,7 @@ class OAuth:
         deadline = time.monotonic() + self._timeout
 
         def once() -> Any:
-            request = HttpRequest(method, url, headers, body, (min(10.0, self._timeout),) * 2)
+            request = HttpRequest(method, url, headers, body, (min(10.0, self._timeout), self._timeout))
             try:
                 response = self._transport.send(attrs.evolve(request, deadline=deadline))
             except Timeout as exc:
