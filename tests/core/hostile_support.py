@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-__all__ = ["JSON_HEAD", "Conn", "Hostile", "answer", "head"]
+__all__ = ["Conn", "Hostile", "answer", "head"]
 
 Script = Callable[["Conn"], None]
 # The most one endless answer sends: far past every cap, yet bounded if a client never stops.
@@ -30,9 +30,6 @@ def head(
     return (
         f"HTTP/1.1 {status} X\r\nContent-Type: {content_type}\r\n{size}Connection: close\r\n\r\n"
     ).encode()
-
-
-JSON_HEAD = head()
 
 
 def answer(body: bytes, status: int = 200, content_type: str = "application/json") -> bytes:

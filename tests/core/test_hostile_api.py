@@ -5,15 +5,18 @@ are not JSON. Every wait ends by its deadline and every body stops at its cap.""
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
-from hostile_support import JSON_HEAD, Conn, Hostile, answer, head
+from hostile_support import Conn, Hostile, answer, head
 
 import mantyx_sync
 from mantyx_sync import Timeout, WireFormatError
 from mantyx_sync._base.bounded import MAX_BODY_BYTES
+from mantyx_sync._engine import resolution
 from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.routes import cancel_run
@@ -140,4 +143,23 @@ def test_the_deadline_leaves_ordinary_answers_and_kept_connections_alone(hostile
     for _ in range(3):
         assert client.get_run("r1").id == "r1"
     client.close()
-    assert JSON_HEAD.startswith(b"HTTP/1.1 200")
+
+
+# Issue #29 item 1: the time spent connecting a run's tools counts against its
+# timeout; a run whose time ran out before it was created is never created.
+def test_a_runs_timeout_counts_connecting_its_tools(
+    emulator: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = resolution.resolve_tools
+
+    def slow_to_connect(tools: Any) -> Any:
+        threading.Event().wait(0.6)  # a tool server slow to connect, not a synchronisation
+        return real(tools)
+
+    monkeypatch.setattr(resolution, "resolve_tools", slow_to_connect)
+    client = emulator.client(in_memory=True)
+    agent = mantyx_sync.Agent(client, system_prompt="You are terse.")
+    with pytest.raises(Timeout, match=r"did not start within its timeout of 0\.5s"):
+        agent.start("hi", timeout=0.5)
+    assert not emulator.runs  # nothing was created
+    client.close()
