@@ -238,7 +238,7 @@ class RequestsTransport:
         except BaseException as exc:
             if response is not None:
                 response.close()
-            if not isinstance(exc, NETWORK_ERRORS):
+            if not isinstance(exc, requests.RequestException):
                 raise  # ours already (a body too large), or not the network's
             raise translate(
                 exc,

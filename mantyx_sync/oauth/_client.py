@@ -350,9 +350,10 @@ class OAuth:
         deadline = time.monotonic() + self._timeout
 
         def once() -> Any:
-            request = HttpRequest(method, url, headers, body, (min(10.0, self._timeout), self._timeout))
+            timeouts = (min(10.0, self._timeout), self._timeout)
+            request = HttpRequest(method, url, headers, body, timeouts, deadline)
             try:
-                response = self._transport.send(attrs.evolve(request, deadline=deadline))
+                response = self._transport.send(request)
             except Timeout as exc:
                 if time.monotonic() < deadline:
                     raise
