@@ -53,6 +53,7 @@ from .errors import (
     ToolError,
     ToolResolutionError,
     TransportError,
+    WireFormatError,
 )
 from .errors import (
     renamed as _renamed,
@@ -268,6 +269,7 @@ __all__ = (
     "UnknownPayload",
     "UnsetType",
     "UserInfo",
+    "WireFormatError",
     "__version__",
     "define_local_a2a",
     "define_local_agent_api",

@@ -91,10 +91,11 @@ class Agent:
                 for piece in run.text_stream():
                     print(piece, end="", flush=True)
 
-        :param timeout: seconds the run may take, counted from its start
-            (``None``: no limit). Past it, iterating or waiting cancels the run
-            and raises :class:`~mantyx_sync.Timeout`, however quiet or
-            slow the server is.
+        :param timeout: seconds the run may take, counted from this call:
+            connecting its MCP servers and creating the run count too (``None``:
+            no limit). Past it, this call, iterating or waiting cancels the run
+            and raises :class:`~mantyx_sync.Timeout`, however quiet or slow
+            the server is.
         :param output_type: ask for the reply as this class (a dataclass, an
             attrs class, a ``TypedDict`` or a pydantic model): its JSON Schema
             replaces the agent's ``output_schema`` for this run, and the

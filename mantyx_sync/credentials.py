@@ -6,7 +6,13 @@ only (mode ``0600``, in a ``0700`` directory); :func:`load` reads it back and
 :func:`delete` forgets it. The tokens are never logged and never in a repr.
 Saves and deletes from several processes at once each keep the others'
 profiles: every change is made under a lock file next to the store
-(``credentials.json.lock``) and lands by an atomic rename.
+(``credentials.json.lock``) and lands by an atomic rename. A lock another
+process holds is waited for at most ``lock_timeout`` seconds (default
+:data:`LOCK_TIMEOUT`, 30 s), then :class:`~mantyx_sync.ConfigurationError`.
+
+As ``ssh`` does with its keys, the store refuses a place others could tamper
+with: a directory every user may write to, and a symbolic link at the
+credentials path (planted to make a save write, or a load read, another file).
 
 The directory is ``$MANTYX_CONFIG_DIR`` if set, else the platform's user
 config directory: ``%APPDATA%\\mantyx`` on Windows, ``~/Library/Application
@@ -30,6 +36,7 @@ import os
 import secrets
 import stat
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -42,7 +49,7 @@ if sys.platform == "win32":
 if sys.platform != "win32":
     import fcntl
 
-__all__ = ["config_dir", "delete", "load", "save"]
+__all__ = ["LOCK_TIMEOUT", "config_dir", "delete", "load", "save"]
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +58,11 @@ _VERSION = 1
 # Opening a FIFO for reading waits for a writer; with this it does not (a
 # regular file ignores the flag), so the file type can be checked first.
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+# A symbolic link at the path fails the open (ELOOP) instead of being followed.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+LOCK_TIMEOUT = 30.0
+"""Seconds :func:`save` and :func:`delete` wait at most for another process's lock."""
 
 
 def config_dir() -> Path:
@@ -68,7 +80,27 @@ def config_dir() -> Path:
 
 
 def _path(directory: str | os.PathLike[str] | None) -> Path:
-    return (Path(directory).expanduser() if directory is not None else config_dir()) / _FILE
+    """The credentials path, once its place is safe.
+
+    :raises ConfigurationError: the directory is writable by every user, or a
+        symbolic link sits at the credentials path.
+    """
+    path = (Path(directory).expanduser() if directory is not None else config_dir()) / _FILE
+    if os.name == "posix":
+        with contextlib.suppress(FileNotFoundError):
+            mode = stat.S_IMODE(path.parent.stat().st_mode)
+            if mode & stat.S_IWOTH:
+                raise ConfigurationError(
+                    f"{path.parent} is writable by every user (mode {mode:o}): anyone could "
+                    f"plant or swap the credential file there; run chmod o-w on it, or set "
+                    "MANTYX_CONFIG_DIR (or pass directory=) to use a private directory"
+                )
+    if path.is_symlink():
+        raise ConfigurationError(
+            f"{path} is a symbolic link, refused: it could make the store read or write "
+            "another file; remove it (the store writes a regular file there)"
+        )
+    return path
 
 
 def _profile(name: object) -> str:
@@ -79,7 +111,7 @@ def _profile(name: object) -> str:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _NOFOLLOW)
     except FileNotFoundError:
         return {}
     except OSError as exc:  # no permission; on Windows also a directory
@@ -112,25 +144,51 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 @contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path, wait: object) -> Iterator[None]:
     """Hold the store's lock for one read-modify-write, against other processes
-    (and threads: each holder opens the lock file anew)."""
+    (and threads: each holder opens the lock file anew), waiting ``wait`` seconds
+    at most for it.
+
+    :raises ConfigurationError: another process held it all that time.
+    """
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
+        raise ConfigurationError(f"lock_timeout must be seconds >= 0, got {wait!r}")
+    seconds = float(wait)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     lock = path.with_name(f"{path.name}.lock")
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NONBLOCK, 0o600)
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NONBLOCK | _NOFOLLOW, 0o600)
     try:
-        if sys.platform == "win32":
-            # Tries for about 10 s, then raises OSError: a store held that long is stuck.
-            msvcrt.locking(fd, msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
-        else:
-            fcntl.flock(fd, fcntl.LOCK_EX)  # released when fd is closed
+        _acquire(fd, lock, seconds)
+        try:
             yield
+        finally:
+            if sys.platform == "win32":
+                msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+            # elsewhere released when fd is closed
     finally:
         os.close(fd)
+
+
+def _acquire(fd: int, lock: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            if sys.platform == "win32":
+                msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+            else:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except OSError:  # held by another process (or thread)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ConfigurationError(
+                    f"the credential store is locked by another process ({lock}) and "
+                    f"stayed so for {wait:g}s: let it finish, pass a larger lock_timeout=, "
+                    "or delete the lock file if no mantyx process is running"
+                ) from None
+            time.sleep(min(pause, left))  # the other holder gives no signal to wait on
+            pause = min(pause * 2, 0.1)
 
 
 def _write(path: Path, data: Mapping[str, Any]) -> None:
@@ -157,11 +215,15 @@ def save(
     *,
     profile: str = "default",
     directory: str | os.PathLike[str] | None = None,
+    lock_timeout: float = LOCK_TIMEOUT,
 ) -> Path:
     """Store ``tokens`` under ``profile`` (replacing what was there); returns the file.
 
     :param directory: another directory than :func:`config_dir` (tests, CI).
-    :raises ConfigurationError: ``tokens`` is not a :class:`TokenSet`.
+    :param lock_timeout: seconds to wait at most for another process's lock.
+    :raises ConfigurationError: ``tokens`` is not a :class:`TokenSet`; the lock
+        stayed taken ``lock_timeout`` seconds; the place is unsafe (a directory
+        every user may write to, a symbolic link at the path).
     """
     if not isinstance(tokens, TokenSet):
         raise ConfigurationError(
@@ -169,7 +231,7 @@ def save(
         )
     name = _profile(profile)
     path = _path(directory)
-    with _locked(path):
+    with _locked(path, lock_timeout):
         data = _read(path) or {"version": _VERSION, "profiles": {}}
         data["profiles"][name] = tokens.to_dict()
         _write(path, data)
@@ -183,7 +245,8 @@ def load(
     """The token set stored under ``profile``, or ``None`` if there is none.
 
     :raises ConfigurationError: the file is damaged or is not a file (a
-        directory, a FIFO): the message says which and what to do.
+        directory, a FIFO, a symbolic link), or its directory is writable by
+        every user: the message says which and what to do.
     """
     name = _profile(profile)
     path = _path(directory)
@@ -198,13 +261,22 @@ def load(
         raise ConfigurationError(f"{path}: profile {name!r}: {exc}") from None
 
 
-def delete(*, profile: str = "default", directory: str | os.PathLike[str] | None = None) -> bool:
-    """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty."""
+def delete(
+    *,
+    profile: str = "default",
+    directory: str | os.PathLike[str] | None = None,
+    lock_timeout: float = LOCK_TIMEOUT,
+) -> bool:
+    """Forget ``profile``; ``True`` if it was stored. The file goes when it is empty.
+
+    :param lock_timeout: seconds to wait at most for another process's lock.
+    :raises ConfigurationError: as :func:`save`.
+    """
     name = _profile(profile)
     path = _path(directory)
     if not path.parent.is_dir():
         return False
-    with _locked(path):
+    with _locked(path, lock_timeout):
         data = _read(path)
         if name not in data.get("profiles", {}):
             return False

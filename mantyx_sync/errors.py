@@ -38,6 +38,7 @@ __all__ = [
     "ToolError",
     "ToolResolutionError",
     "TransportError",
+    "WireFormatError",
 ]
 
 
@@ -91,6 +92,13 @@ class StreamError(TransportError):
     def __init__(self, message: str, *, run_id: str | None = None) -> None:
         super().__init__(message)
         self.run_id = run_id
+
+
+class WireFormatError(MantyxError, ValueError):
+    """A server's answer is not what the protocol says: a 2xx body that is not
+    JSON (the message names its content type), JSON nested too deeply, a body
+    past the size cap, or a value without its documented shape (the message
+    names the field)."""
 
 
 class APIError(MantyxError):

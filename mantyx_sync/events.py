@@ -14,14 +14,13 @@ class from ``event.type == "assistant_delta"`` as ``match`` does from the class.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Union, cast
 
 import attrs
 
-from ._base.sse import loads_json
+from ._base.bounded import NotJSON, decode_json
 from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.terminal import (
@@ -128,6 +127,20 @@ TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 """Event types that end a run; the server closes the stream after one of them."""
 
 _TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
+
+
+def envelope_of(data_text: str) -> dict[str, Any]:
+    """A frame's ``data:`` text as the JSON object it must be.
+
+    :raises MalformedEvent: it is not JSON, or not an object.
+    """
+    try:
+        envelope = decode_json(data_text)
+    except NotJSON as exc:
+        raise MalformedEvent(f"data is not JSON ({exc})") from exc
+    if not isinstance(envelope, dict):
+        raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
+    return envelope
 
 
 class MalformedEvent(MantyxError, ValueError):
@@ -395,12 +408,7 @@ class RunEvent(Generic[T, P]):
         :raises MalformedEvent: the frame is not JSON, not an object, or has no
             usable type or integer seq.
         """
-        try:
-            envelope = loads_json(data_text)
-        except json.JSONDecodeError as exc:
-            raise MalformedEvent(f"data is not JSON ({exc.msg})") from exc
-        if not isinstance(envelope, dict):
-            raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
+        envelope = envelope_of(data_text)
         event_type = envelope.get("type")
         raw_seq = envelope.get("seq")
         payload = envelope.get("data")

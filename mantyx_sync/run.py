@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import time
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic
@@ -25,7 +26,7 @@ from ._http.poster import PostGate, ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
+from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, Timeout
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, OutputT, RunResult
 from .spec import OutputSchema
@@ -50,10 +51,13 @@ class RunOptions:
     output_schema: OutputSchema | None = None
     output_type: type[Any] | None = None
     session_id: str | None = None
-    #: Seconds the run may take once started (``None``: no limit).
+    #: Seconds the run may take (``None``: no limit), counted from ``since``.
     timeout: float | None = attrs.field(default=None, validator=lambda _o, _a, v: check_timeout(v))
     #: The Client's tracing and metrics (``None``: neither).
     telemetry: Telemetry | None = None
+    #: When the call that starts the run began (``time.monotonic()``): the time
+    #: spent connecting its tools and creating it counts against ``timeout``.
+    since: float = attrs.field(factory=time.monotonic)
 
 
 def start_run(
@@ -72,10 +76,26 @@ def start_run(
     run_id = None
     telemetry = options.telemetry
     trace = NO_TRACE if telemetry is None else telemetry.start_run(body, options.session_id)
+    deadline = None if options.timeout is None else options.since + options.timeout
     try:
-        run_id, stream_path = create_run(
-            api, dict(body), session_id=options.session_id, headers=trace.headers()
-        )
+        try:
+            if deadline is not None and time.monotonic() >= deadline:
+                raise Timeout("the time ran out before the run was created")
+            run_id, stream_path = create_run(
+                api,
+                dict(body),
+                session_id=options.session_id,
+                deadline=deadline,
+                headers=trace.headers(),
+            )
+        except Timeout as exc:
+            if deadline is None or time.monotonic() < deadline:
+                raise  # the request's own limit, not the run's
+            raise Timeout(
+                f"the run did not start within its timeout of {options.timeout:g}s "
+                f"(connecting its tools and creating it count): {exc}; pass a larger "
+                "timeout= (or timeout=None for no limit)"
+            ) from exc
         log.debug("started run %s", run_id)
         return Run(
             api,
@@ -98,7 +118,7 @@ def start_run(
 
 def _error_type(exc: BaseException) -> str:
     """How a run's span names the exception that ended it."""
-    return "timeout" if isinstance(exc, DeadlineExceeded) else type(exc).__qualname__
+    return "timeout" if isinstance(exc, Timeout) else type(exc).__qualname__
 
 
 def _abandon(api: Api, run_id: str, resources: ReleaseOnce) -> None:
@@ -211,6 +231,7 @@ class Run(Followed, Generic[OutputT]):
             run_id=run_id,
             last_seq=backlog[-1].seq if backlog else 0,
             timeout=options.timeout,
+            started=options.since,
             busy=self._executor.busy,
         )
         # Stepped directly: one Python frame less per event than next(self._stream).

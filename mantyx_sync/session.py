@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -101,7 +102,8 @@ class Session:
             :meth:`Agent.start` does (it replaces ``output_schema`` for this run).
         :raises SpecError: bad input or override (nothing is sent).
         """
-        options = attrs.evolve(self._options, timeout=timeout)  # checks the timeout first
+        # Checks the timeout first; the run's time counts from this call.
+        options = attrs.evolve(self._options, timeout=timeout, since=time.monotonic())
         body = turn_input(prompt, messages, attachments, streamed=True)
         schema = typed_output(output_type)
         if schema is not None:

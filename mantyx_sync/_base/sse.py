@@ -13,14 +13,13 @@ over ``max_bytes``, or not UTF-8, is refused (:class:`FrameError`).
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterable, Iterator
-from typing import Any, Final
+from typing import Final
 
 import sseclient
 
-__all__ = ["MAX_FRAME_BYTES", "FrameError", "FrameTooLarge", "loads_json", "read_events"]
+__all__ = ["MAX_FRAME_BYTES", "FrameError", "FrameTooLarge", "read_events"]
 
 MAX_FRAME_BYTES: Final = 32 * 1024 * 1024
 """The default cap on one frame's size."""
@@ -196,23 +195,3 @@ def _lines(frame: bytes) -> int:
 
 def _too_large(max_bytes: int) -> FrameError:
     return FrameTooLarge(f"an event frame grew past {max_bytes} bytes")
-
-
-_DECODER: Final = json.JSONDecoder()
-_JSON_SPACE: Final = " \t\n\r"
-
-
-def loads_json(text: str) -> Any:
-    """``json.loads(text)``, minus its per-call overhead in the common case (a frame's data).
-
-    ``raw_decode`` skips the whitespace regexes ``loads`` runs on every frame;
-    anything unusual (leading or trailing whitespace, errors) goes through
-    ``json.loads`` so results and error messages stay exactly the same.
-    """
-    try:
-        value, end = _DECODER.raw_decode(text)
-    except json.JSONDecodeError:
-        return json.loads(text)
-    if end != len(text) and text[end:].strip(_JSON_SPACE):
-        return json.loads(text)
-    return value

@@ -8,12 +8,12 @@ the run does not wait for the server's tool timeout.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 from typing import Final
 
 import attrs
 
+from .._base.bounded import decode_json
 from .._models.wire import ALIASES, camel
 from ..events import LocalToolCall, RunEvent, exact_call
 from .executor import ToolExecutor
@@ -41,7 +41,7 @@ def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:
     for key in _ARGS_KEYS:
         if isinstance(data.get(key), str):
             with contextlib.suppress(ValueError):
-                data[key] = json.loads(data[key])
+                data[key] = decode_json(data[key])
     repaired = exact_call(data)
     if repaired is not None:
         executor.submit(repaired)

@@ -17,7 +17,6 @@ detail does not name agent runs. The server times such a call out.)
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import threading
 import weakref
@@ -33,7 +32,7 @@ from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
 from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
-from ..events import EventType, MalformedEvent, RunEvent, event_of
+from ..events import EventType, MalformedEvent, RunEvent, envelope_of, event_of
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
 from .outcome import Followed
@@ -153,12 +152,7 @@ class _FlatFrames:
     def parse(
         self, data_text: str, *, event: str | None = None, id: str | None = None
     ) -> AnyRunEvent | None:
-        try:
-            obj = json.loads(data_text)
-        except ValueError as exc:
-            raise MalformedEvent(f"data is not JSON ({exc})") from exc
-        if not isinstance(obj, dict):
-            raise MalformedEvent(f"data is a JSON {type(obj).__name__}, not an object")
+        obj = envelope_of(data_text)
         kind = obj.get("type")
         if kind is None and event and event != "message":
             kind = event

@@ -10,7 +10,6 @@ rate-limit headers, retries, and a transport's builtin ``OSError`` as a
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Iterator, Mapping
@@ -24,7 +23,7 @@ from .api_errors import api_error
 from .auth import TokenSource
 from .body import encode_body
 from .config import ClientConfig
-from .failures import gave_up, translate
+from .failures import gave_up, translate, whole_body, wire_json
 from .ratelimit import RateLimits
 from .retry import RetryPolicy
 from .transport import CLOSED, HttpRequest, HttpResponse, RequestsTransport, Transport
@@ -105,13 +104,19 @@ class Api:
         policy: RetryPolicy | None = None,
         timeout: float | None = None,
         headers: Mapping[str, str] | None = None,
+        deadline: float | None = None,
     ) -> Reply:
         """Send one JSON request, retried under ``policy`` (a single attempt when ``None``).
 
-        ``headers`` are sent beside the package's own, which win.
+        ``headers`` are sent beside the package's own, which win. Each attempt
+        is done within its connect and read timeouts added up (connecting,
+        sending and the whole answer, however slowly the bytes come), and every
+        attempt by ``deadline`` (``time.monotonic()``) if given.
 
         :raises APIError: (a subclass per status) for a non-2xx answer.
-        :raises TransportError: when no answer could be had.
+        :raises TransportError: when no answer could be had; :class:`Timeout`
+            past a deadline.
+        :raises WireFormatError: a 2xx answer that is not JSON, or a body past the cap.
         """
         headers = {**(headers or {}), **self._headers("application/json")}
         if json_body is not None:
@@ -127,7 +132,9 @@ class Api:
         def send() -> Reply:
             nonlocal attempts
             attempts += 1
-            return self._reply(request, path)
+            own = time.monotonic() + sum(timeouts)
+            ends = own if deadline is None else min(own, deadline)
+            return self._reply(attrs.evolve(request, deadline=ends), path)
 
         try:
             return send() if policy is None else policy.call(send, label=f"{method} {path}")
@@ -139,7 +146,7 @@ class Api:
         started = time.monotonic()
         response = self._exchange(request, stream=False)
         try:
-            content = b"".join(response)
+            content = whole_body(response, request.url, request.max_body, request.deadline)
         finally:
             response.close()
         status = response.status
@@ -147,10 +154,8 @@ class Api:
         log.debug("%s %s -> %d (%.0f ms)", request.method, path, status, elapsed)
         if status >= 300:
             raise api_error(status, response.headers, content)
-        try:
-            return Reply(status, json.loads(content) if content else None)
-        except ValueError:
-            return Reply(status, None)
+        what = f"the answer to {request.method} {path} (HTTP {status})"
+        return Reply(status, wire_json(content, what, response.headers.get("content-type")))
 
     def open_stream(
         self,
@@ -169,13 +174,15 @@ class Api:
             headers["Last-Event-ID"] = str(last_seq)
             params = {"lastSeq": str(last_seq)}
         timeouts = (connect_timeout or self.config.connect_timeout, idle_timeout)
-        request = HttpRequest("GET", self.url(path, params), headers, None, timeouts)
+        # The headers (and an error's whole body) within both timeouts added up.
+        ends = time.monotonic() + sum(timeouts)
+        request = HttpRequest("GET", self.url(path, params), headers, None, timeouts, ends)
         response = self._exchange(request, stream=True)
         log.debug("GET %s (stream, lastSeq=%s) -> %d", path, last_seq, response.status)
         source = EventSource(response, request.url, idle_timeout)
         if response.status >= 300:
             try:
-                content = b"".join(source)
+                content = whole_body(source, request.url, request.max_body, request.deadline)
             finally:
                 source.close()
             raise api_error(response.status, response.headers, content)
@@ -211,7 +218,9 @@ class Api:
             )
         except OSError as exc:
             url, (connect, read) = request.url, request.timeout
-            raise translate(exc, url, connect_timeout=connect, read_timeout=read) from exc
+            raise translate(
+                exc, url, connect_timeout=connect, read_timeout=read, deadline=request.deadline
+            ) from exc
         except TransportError as exc:
             log.debug("%s %s failed: %s", request.method, request.url, exc)
             raise

@@ -9,12 +9,12 @@ from __future__ import annotations
 import contextlib
 import email.utils
 import http
-import json
 import re
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from .._base.bounded import decode_json
 from .._base.redact import redact_text, redact_value
 from ..errors import (
     APIError,
@@ -98,7 +98,7 @@ def api_error(
         (default: the standard phrase for ``status``).
     """
     try:
-        body = json.loads(content) if content else None
+        body = decode_json(content) if content else None
     except ValueError:
         body = None
     if reason is None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ipaddress
+import logging
 import os
+import threading
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -13,10 +16,45 @@ from .._base.sse import MAX_FRAME_BYTES
 from .._version import __version__
 from ..errors import ConfigurationError
 
-__all__ = ["DEFAULT_BASE_URL", "ClientConfig"]
+__all__ = ["DEFAULT_BASE_URL", "ClientConfig", "is_loopback"]
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://app.mantyx.io"
 _API_PREFIX = "/api/v1/workspaces/"
+
+
+# Origins already warned about for plain http://: each is said once per process.
+_WARNED: set[str] = set()
+_WARNED_LOCK = threading.Lock()
+
+
+def is_loopback(url: str) -> bool:
+    """Whether ``url``'s host is this machine (``localhost``, ``127.0.0.0/8``, ``::1``)."""
+    host = urlsplit(url).hostname or ""
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _warn_if_plain(base_url: str) -> None:
+    """Once per origin: a plain ``http://`` URL to another machine sends the
+    credential (and every prompt) readable to anyone on the way."""
+    if not base_url.startswith("http://") or is_loopback(base_url):
+        return
+    origin = base_url.lower()
+    with _WARNED_LOCK:
+        if origin in _WARNED:
+            return
+        _WARNED.add(origin)
+    log.warning(
+        "base_url %s is plain http:// to another machine: the API key or token and "
+        "every request travel unencrypted; use https://",
+        base_url,
+    )
 
 
 def _positive(instance: object, attribute: attrs.Attribute[float], value: float) -> None:
@@ -104,6 +142,7 @@ class ClientConfig:
                 f"base_url is not a valid URL (scheme://host[:port]): {self.base_url!r}"
             )
         register_secret(self.api_key)
+        _warn_if_plain(self.base_url)
 
     @classmethod
     def from_env(

@@ -11,16 +11,19 @@ from __future__ import annotations
 import http.client
 import socket
 import ssl
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
+from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 import urllib3.exceptions
 
+from .._base.bounded import BodyTooLarge, NotJSON, decode_json, read_capped
 from .._base.redact import redact_text
-from ..errors import ConnectError, Timeout, TransportError
+from ..errors import ConnectError, Timeout, TransportError, WireFormatError
 
-__all__ = ["NETWORK_ERRORS", "gave_up", "translate"]
+__all__ = ["NETWORK_ERRORS", "gave_up", "translate", "whole_body", "wire_json"]
 
 NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
@@ -93,9 +96,14 @@ def translate(
     *,
     connect_timeout: float | None = None,
     read_timeout: float | None = None,
+    deadline: float | None = None,
     reading: bool = False,
 ) -> TransportError:
+    """``exc`` in the package's words; ``deadline`` (``time.monotonic()``): the
+    request's total deadline, named as the cause once it has passed."""
     host = _host(url)
+    if deadline is not None and time.monotonic() >= deadline:
+        return Timeout(f"timed out: {host} did not answer in full before the request's deadline")
     connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
     if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
         return ConnectError(f"could not connect to {host}: TLS failure ({_ssl_reason(exc)})")
@@ -132,3 +140,36 @@ def gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportErro
         return exc
     tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")
+
+
+def whole_body(chunks: Iterable[bytes], url: str, limit: int, deadline: float | None) -> bytes:
+    """A body read whole, to at most ``limit`` bytes and by ``deadline``.
+
+    :raises WireFormatError: the body is larger than ``limit`` (reading stopped there).
+    :raises Timeout: the deadline passed first.
+    """
+    try:
+        return read_capped(
+            chunks, limit=limit, what=f"the answer from {_host(url)}", deadline=deadline
+        )
+    except BodyTooLarge as exc:
+        raise WireFormatError(str(exc)) from None
+    except TimeoutError as exc:
+        raise translate(exc, url, deadline=deadline, reading=True) from exc
+
+
+def wire_json(content: bytes, what: str, content_type: str | None) -> Any:
+    """The JSON value of a 2xx body (``None`` when empty).
+
+    :raises WireFormatError: it is not JSON; the message names ``what`` and the content type.
+    """
+    if not content:
+        return None
+    try:
+        return decode_json(content)
+    except NotJSON as exc:
+        kind = f"content type {content_type!r}" if content_type else "no content type"
+        raise WireFormatError(
+            f"{what} is not JSON ({exc}; {kind}): a proxy or another server may have "
+            "answered; check base_url"
+        ) from None

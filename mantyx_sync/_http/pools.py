@@ -7,9 +7,11 @@ from collections.abc import Iterable, Mapping, Sized
 from typing import cast
 
 import requests
-import requests.adapters
 import requests.utils
 from requests.structures import CaseInsensitiveDict
+
+from .config import is_loopback
+from .deadline import DeadlineAdapter
 
 __all__ = ["adapter_verify", "close_session", "new_session", "prepare"]
 
@@ -71,19 +73,20 @@ def close_session(session: requests.Session) -> None:
 
 def new_session(base_url: str) -> requests.Session:
     session = requests.Session()
-    # Exactly one retry layer (ours): the adapter itself never retries.
-    adapter = requests.adapters.HTTPAdapter(
-        pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0
-    )
+    # Exactly one retry layer (ours): the adapter itself never retries. Its
+    # connections hold each request to its deadline (deadline.py).
+    adapter = DeadlineAdapter(pool_connections=4, pool_maxsize=_POOL_SIZE, max_retries=0)
     session.mount("http://", adapter)
     session.mount("https://", adapter)
     # The environment's proxy and CA settings are read once per session (per
     # process after a fork), not on every request: with trust_env, requests
     # scans os.environ and stats ~/.netrc for each call, the largest single
     # cost of posting a tool result (benchmarks/README.md). The session only
-    # ever talks to base_url, so its proxies (NO_PROXY applied) are fixed.
+    # ever talks to base_url, so its proxies (NO_PROXY applied) are fixed; a
+    # server on this machine (the local emulator) is never reached through one.
     session.trust_env = False
-    session.proxies.update(requests.utils.get_environ_proxies(base_url))
+    if not is_loopback(base_url):  # a proxy cannot reach this machine's own servers
+        session.proxies.update(requests.utils.get_environ_proxies(base_url))
     bundle = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
     if bundle:
         session.verify = bundle

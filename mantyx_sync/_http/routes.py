@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import urllib.parse
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ import attrs
 from ..errors import MantyxError, SpecError
 from .api import Api, Reply
 from .ratelimit import RUNS_BUCKET
-from .retry import create_policy, safe_policy
+from .retry import RetryPolicy, create_policy, safe_policy
 
 if TYPE_CHECKING:  # listings and feedback load with their first use
     from .._models.paging import Getter
@@ -82,10 +83,18 @@ def _write(api: Api, method: str, path: str, body: Any = None) -> Reply:
 
 
 def _create(
-    api: Api, path: str, body: Any, what: str, key: str, headers: Mapping[str, str] | None = None
+    api: Api,
+    path: str,
+    body: Any,
+    what: str,
+    key: str,
+    policy: RetryPolicy | None = None,
+    deadline: float | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[str, dict[str, Any]]:
+    policy = policy or create_policy(api.config)
     reply = api.request(
-        "POST", path, json_body=body, policy=create_policy(api.config), headers=headers
+        "POST", path, json_body=body, policy=policy, deadline=deadline, headers=headers
     )
     answer = reply.body if isinstance(reply.body, dict) else {}
     new_id = answer.get(key) or answer.get("id")
@@ -106,8 +115,9 @@ def _cancel(api: Api, path: str, what: str, best_effort: bool) -> Reply | None:
         return _write(api, "POST", path)
     seconds = api.config.cancel_timeout
     policy = attrs.evolve(safe_policy(api.config), deadline=seconds)
+    ends = time.monotonic() + seconds  # however slowly the answer comes
     try:
-        reply = api.request("POST", path, policy=policy, timeout=seconds)
+        reply = api.request("POST", path, policy=policy, timeout=seconds, deadline=ends)
     except MantyxError as exc:
         log.warning("%s: could not cancel: %s", what, exc)
         return None
@@ -125,17 +135,25 @@ def create_run(
     body: Any,
     *,
     session_id: str | None = None,
+    deadline: float | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> tuple[str, str]:
     """``POST /agent-runs``, or ``.../messages`` of a session: ``(run id, stream path)``.
 
     A known-empty ``runs`` bucket is waited out (within the retry deadline)
-    rather than spending a request on a certain 429. ``headers``: sent as
-    well (the run's trace context).
+    rather than spending a request on a certain 429. ``deadline``
+    (``time.monotonic()``): every attempt and wait ends by it (a run's timeout).
+    ``headers``: sent as well (the run's trace context).
     """
     path = "/agent-runs" if session_id is None else _session(session_id, "messages")
-    with api.rate_limits.slot(RUNS_BUCKET, max_wait=create_policy(api.config).deadline):
-        run_id, answer = _create(api, path, body, "run", "runId", headers)
+    policy = create_policy(api.config)
+    wait = policy.deadline
+    if deadline is not None:
+        left = max(0.0, deadline - time.monotonic())
+        wait = left if wait is None else min(wait, left)
+        policy = attrs.evolve(policy, deadline=wait)
+    with api.rate_limits.slot(RUNS_BUCKET, max_wait=wait):
+        run_id, answer = _create(api, path, body, "run", "runId", policy, deadline, headers)
     return run_id, _stream_of(answer, run_stream(run_id))
 
 

@@ -92,9 +92,9 @@ class RunStream:
     (silent, keep-alives only, a slow drip) is reopened, and counts against
     ``stream_reconnects`` like a failed reopen — unless ``busy()`` says the run
     is waiting on us (one of its local tools is still being answered). Only a
-    new event starts the count again. With ``timeout`` (seconds, see
-    :meth:`limit`) the stream ends with :class:`DeadlineExceeded` once that
-    time has passed, however the server behaves.
+    new event starts the count again. With ``timeout`` (seconds from
+    ``started``, default now; see :meth:`limit`) the stream ends with
+    :class:`DeadlineExceeded` once that time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events) plug in their
     own ``parse``, ``terminal`` event types and ``follows`` (what messages call
@@ -117,6 +117,7 @@ class RunStream:
         on_open: Callable[[], object] | None = None,
         on_break: Callable[[], AnyRunEvent | None] | None = None,
         timeout: float | None = None,
+        started: float | None = None,
         busy: Callable[[], bool] | None = None,
         follows: str = "run",
     ) -> None:
@@ -144,7 +145,7 @@ class RunStream:
         self._busy = busy
         self._deadline: float | None = None
         self._timeout = 0.0
-        self.limit(timeout)
+        self.limit(timeout, since=started)
         self._events = self._run()
 
     def __iter__(self) -> RunStream:
@@ -157,15 +158,16 @@ class RunStream:
         """The generator :meth:`__next__` steps, without its frame per event."""
         return self._events
 
-    def limit(self, timeout: float | None) -> None:
+    def limit(self, timeout: float | None, *, since: float | None = None) -> None:
         """End the stream with :class:`DeadlineExceeded` ``timeout`` seconds from
-        now, or at the earlier limit already set (``None``: no new limit).
+        ``since`` (``time.monotonic()``; default now), or at the earlier limit
+        already set (``None``: no new limit).
 
         :raises SpecError: ``timeout`` is not a number of seconds > 0.
         """
         check_timeout(timeout)
         if timeout is not None:
-            deadline = time.monotonic() + timeout
+            deadline = (time.monotonic() if since is None else since) + timeout
             if self._deadline is None or deadline < self._deadline:
                 self._deadline, self._timeout = deadline, timeout
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+import time
 import weakref
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Protocol, runtime_checkable
@@ -25,8 +26,10 @@ from typing import Protocol, runtime_checkable
 import attrs
 import requests
 
+from .._base.bounded import CHUNK, MAX_BODY_BYTES
 from ..errors import MantyxError
-from .failures import NETWORK_ERRORS, translate
+from .deadline import Limit, bounded
+from .failures import NETWORK_ERRORS, translate, whole_body
 from .pools import adapter_verify, close_session, new_session, prepare
 
 __all__ = [
@@ -36,8 +39,6 @@ __all__ = [
     "RequestsTransport",
     "Transport",
 ]
-
-_CHUNK = 65536
 
 CLOSED = "this client is closed; create a new Client"
 
@@ -54,6 +55,13 @@ class HttpRequest:
         the ``Content-Length`` (iterated afresh by each send).
     :ivar timeout: ``(connect, read)`` seconds; for :meth:`Transport.stream`,
         read is the longest wait for the next chunk.
+    :ivar deadline: the ``time.monotonic()`` by which the exchange must be
+        done, however the bytes come (``None``: no total limit): for
+        :meth:`Transport.send` connecting, sending and the whole answer; for
+        :meth:`Transport.stream` until the headers are in (and the whole body
+        of a non-2xx answer). Past it: :class:`~mantyx_sync.Timeout`.
+    :ivar max_body: the most bytes a body read whole may have; past it the
+        reading stops with :class:`~mantyx_sync.WireFormatError`.
     """
 
     method: str
@@ -61,6 +69,8 @@ class HttpRequest:
     headers: Mapping[str, str] = attrs.field(repr=False)
     body: bytes | Iterable[bytes] | None = attrs.field(default=None, repr=False)
     timeout: tuple[float, float] = (10.0, 60.0)
+    deadline: float | None = None
+    max_body: int = MAX_BODY_BYTES
 
 
 class HttpResponse(Protocol):
@@ -109,24 +119,27 @@ class _Answer:
     """A ``requests`` response as an :class:`HttpResponse`; a streamed body is
     read with ``read1``, so a small event is never held back."""
 
-    def __init__(self, response: requests.Response, *, read_timeout: float, streamed: bool) -> None:
+    def __init__(
+        self, response: requests.Response, *, read_timeout: float, content: bytes | None
+    ) -> None:
         self.status = response.status_code
         self.headers = response.headers
         self._response = response
         self._closed = False
         self._read_timeout = read_timeout
-        self._streamed = streamed
+        self._content = content
+        self._streamed = content is None
 
     def __iter__(self) -> Iterator[bytes]:
-        if not self._streamed:
-            return iter((self._response.content,))
+        if self._content is not None:
+            return iter((self._content,))
         return self._chunks()
 
     def _chunks(self) -> Iterator[bytes]:
         raw = self._response.raw
         try:
             while not self._closed:
-                chunk = raw.read1(_CHUNK)
+                chunk = raw.read1(CHUNK)
                 if not chunk:
                     return
                 yield chunk
@@ -206,40 +219,71 @@ class RequestsTransport:
 
     def _exchange(self, request: HttpRequest, *, stream: bool) -> _Answer:
         session = self._get_session()
-        url, timeout = request.url, request.timeout
+        url, deadline = request.url, request.deadline
+        timeout = request.timeout
+        if deadline is not None:  # no single wait may outlast the deadline either
+            left = max(0.001, deadline - time.monotonic())
+            timeout = (min(timeout[0], left), min(timeout[1], left))
+        limit = Limit(deadline)
+        response: requests.Response | None = None
         try:
-            if self._given_session is not None:
-                # A caller's session keeps its own hooks, auth and adapters in play.
-                response = session.request(
-                    request.method,
-                    url,
-                    data=request.body,
-                    headers=dict(request.headers),
-                    timeout=timeout,
-                    stream=stream,
-                    allow_redirects=False,
-                )
-            else:
-                # Our own session: hand a ready PreparedRequest straight to the adapter.
-                # Session.request would merge environment settings, cookies and hooks and
-                # re-parse the URL on every call: ~300 µs per tool result for nothing,
-                # since our URLs, headers and proxies are fixed (benchmarks/README.md).
-                prepared = prepare(request.method, url, request.headers, request.body)
-                response = session.get_adapter(url).send(
-                    prepared,
-                    stream=stream,
-                    timeout=timeout,
-                    verify=adapter_verify(session, url),
-                    cert=session.cert,
-                    proxies=session.proxies,
-                )
-            if not stream:
-                # Read the body here, inside the translation seam: a body cut
+            with bounded(limit):
+                response = self._request(session, request, timeout, stream)
+                if stream and response.status_code < 300:
+                    limit.deadline = None  # an event stream's reads: its idle timeout alone
+                    return _Answer(response, read_timeout=timeout[1], content=None)
+                # The whole body, read here inside the translation seam: one cut
                 # short or stalled after the headers is a transport failure too.
-                response.content  # noqa: B018
-        except requests.RequestException as exc:
-            raise translate(exc, url, connect_timeout=timeout[0], read_timeout=timeout[1]) from exc
-        return _Answer(response, read_timeout=timeout[1], streamed=stream)
+                content = whole_body(response.iter_content(CHUNK), url, request.max_body, deadline)
+        except BaseException as exc:
+            if response is not None:
+                response.close()
+            if not isinstance(exc, requests.RequestException):
+                raise  # ours already (a body too large), or not the network's
+            raise translate(
+                exc,
+                url,
+                connect_timeout=timeout[0],
+                read_timeout=timeout[1],
+                deadline=deadline,
+                reading=response is not None,
+            ) from exc
+        response.close()  # every byte is read: the connection goes back to the pool
+        return _Answer(response, read_timeout=timeout[1], content=content)
+
+    def _request(
+        self,
+        session: requests.Session,
+        request: HttpRequest,
+        timeout: tuple[float, float],
+        stream: bool,
+    ) -> requests.Response:
+        url = request.url
+        if self._given_session is not None:
+            # A caller's session keeps its own hooks, auth and adapters in play
+            # (its adapters do not hold the deadline: it is checked between reads).
+            return session.request(
+                request.method,
+                url,
+                data=request.body,
+                headers=dict(request.headers),
+                timeout=timeout,
+                stream=True,
+                allow_redirects=False,
+            )
+        # Our own session: hand a ready PreparedRequest straight to the adapter.
+        # Session.request would merge environment settings, cookies and hooks and
+        # re-parse the URL on every call: ~300 µs per tool result for nothing,
+        # since our URLs, headers and proxies are fixed (benchmarks/README.md).
+        prepared = prepare(request.method, url, request.headers, request.body)
+        return session.get_adapter(url).send(
+            prepared,
+            stream=True,
+            timeout=timeout,
+            verify=adapter_verify(session, url),
+            cert=session.cert,
+            proxies=session.proxies,
+        )
 
     def close(self) -> None:
         """Close every connection this process opened through this transport.

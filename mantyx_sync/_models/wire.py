@@ -13,17 +13,13 @@ from typing import Any, TypeVar
 import attrs
 
 from .._tools.convert import ALIASES, OMIT, RAW, WIRE, camel, converter, wire_name
-from ..errors import MantyxError, SpecError
+from ..errors import SpecError, WireFormatError
 
 __all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel", "unstructure"]
 
 T = TypeVar("T")
 
 _SEGMENT_RE = re.compile(r"\.([a-z][a-z0-9_]*)")
-
-
-class WireFormatError(MantyxError, ValueError):
-    """A server body does not have the documented shape; the message names the field."""
 
 
 def _describe(exc: BaseException, _type: Any) -> str:

@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import Any
 from urllib.parse import urlencode
 
 import attrs
 import requests
 
 from .._base.argcheck import checked
+from .._base.bounded import decode_json
 from .._base.redact import display_url, redact_value, register_secret
 from .._http.api_errors import api_error
 from .._http.auth import TokenSet, TokenSource
 from .._http.config import DEFAULT_BASE_URL
+from .._http.failures import wire_json
 from .._http.retry import RetryPolicy, Safety
 from .._http.transport import HttpRequest, HttpResponse, RequestsTransport
 from .._version import __version__
@@ -31,6 +30,7 @@ from ..errors import (
     InvalidRequestError,
     MantyxError,
     Timeout,
+    WireFormatError,
 )
 from ._redirect import LoopbackRedirect, pkce_pair, show_url
 from ._redirect import open_browser as launch_browser
@@ -40,7 +40,6 @@ from ._values import ServerMetadata, UserInfo, scope_list
 __all__ = ["OAuth"]
 
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 
 _METADATA_PATH = "/.well-known/oauth-authorization-server"
 # OAuth errors that mean "this credential is no good: sign in again" (RFC 6749 §5.2).
@@ -128,7 +127,7 @@ class OAuth:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
         except APIError as exc:
             log.debug("no OAuth metadata (HTTP %d): using the fallback paths", exc.status)
-        except _NotJSON:
+        except WireFormatError:
             # A web app that answers every unknown path with its HTML page.
             log.debug("the OAuth metadata path answered without JSON: using the fallback paths")
         self._metadata = (
@@ -341,63 +340,34 @@ class OAuth:
         for field in _SECRET_FIELDS:
             register_secret((form or {}).get(field))
         label = f"{method} {display_url(url)}"
+        too_slow = (
+            f"{label}: no complete answer within {self._timeout:g}s (a slow server "
+            "or proxy): try again later, or give OAuth(timeout=...) more seconds"
+        )
+
+        # One deadline for the whole call, held by the transport however slowly
+        # the bytes come (requests alone bounds each read, never the answer).
         deadline = time.monotonic() + self._timeout
 
-        def send() -> HttpResponse:
-            left = max(0.001, deadline - time.monotonic())
-            return self._transport.send(
-                HttpRequest(method, url, headers, body, (min(10.0, left), left))
-            )
-
         def once() -> Any:
-            response = _by_deadline(
-                send,
-                deadline,
-                f"{label}: no complete answer within {self._timeout:g}s (a slow server "
-                "or proxy): try again later, or give OAuth(timeout=...) more seconds",
-            )
+            timeouts = (min(10.0, self._timeout), self._timeout)
+            request = HttpRequest(method, url, headers, body, timeouts, deadline)
+            try:
+                response = self._transport.send(request)
+            except Timeout as exc:
+                if time.monotonic() < deadline:
+                    raise
+                raise Timeout(too_slow) from exc
             content = b"".join(response)  # read by send(): closing loses nothing
             response.close()
             log.debug("%s -> %d", label, response.status)
             if response.status >= 300:
                 raise _oauth_error(response, content)
-            try:
-                return json.loads(content) if content else None
-            except ValueError:
-                raise _NotJSON(
-                    f"{display_url(url)} answered HTTP {response.status} without JSON"
-                ) from None
+            what = f"{display_url(url)} answered HTTP {response.status}, and the body"
+            return wire_json(content, what, response.headers.get("content-type"))
 
         chosen = attrs.evolve(policy or _SAFE, deadline=self._timeout)
         return chosen.call(once, label=label)
-
-
-def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
-    """``send()``'s outcome, or :class:`Timeout` at ``deadline`` (monotonic).
-
-    requests bounds each socket read, not the answer: a server that drips a
-    byte per read holds a request forever. So ``send`` runs on a helper thread
-    that is given up on at the deadline; it ends by itself once the server
-    stops or goes quiet for a read timeout.
-    """
-    outcome: Future[T] = Future()
-
-    def run() -> None:
-        try:
-            outcome.set_result(send())
-        except BaseException as exc:  # handed to the caller below
-            outcome.set_exception(exc)
-
-    worker = threading.Thread(target=run, name="mantyx-oauth-request", daemon=True)
-    worker.start()
-    worker.join(max(0.0, deadline - time.monotonic()))
-    if not outcome.done():
-        raise Timeout(message)
-    return outcome.result()
-
-
-class _NotJSON(MantyxError):
-    """An OAuth endpoint answered 2xx with a body that is not JSON."""
 
 
 def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
@@ -405,7 +375,7 @@ def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
     InvalidRequestError; anything else as the transport would map it. What the
     body says is redacted: a server may echo the form, client secret included."""
     try:
-        body = redact_value(json.loads(content))
+        body = redact_value(decode_json(content))
     except ValueError:
         body = None
     code = body.get("error") if isinstance(body, dict) else None

@@ -277,3 +277,27 @@ def test_mantyx_log_keeps_logger_names() -> None:
 def test_malformed_base_url_is_a_configuration_error(url: str) -> None:
     with pytest.raises(ConfigurationError, match="base_url"):
         Client("mantyx_key_123456", workspace="acme", base_url=url)
+
+
+# Regression (issue #29 item 18): with HTTP_PROXY set, LocalMantyx().client()
+# went through the proxy, and the error then blamed 127.0.0.1.
+def test_a_server_on_this_machine_is_never_reached_through_a_proxy(
+    mantyx_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")  # nothing listens there
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with mantyx_server.client() as client:
+        assert client.models().default_model_id
+
+
+# Issue #29 item 18: a plain http:// base URL to another machine is said once.
+def test_plain_http_to_another_machine_warns_once(caplog: pytest.LogCaptureFixture) -> None:
+    remote = f"http://plain-{os.getpid()}-{id(caplog)}.example"
+    with caplog.at_level("WARNING", logger="mantyx_sync._http.config"):
+        for url in (remote, remote, "http://127.0.0.1:8080", "http://localhost", BASE):
+            ClientConfig(api_key=KEY, workspace="acme", base_url=url)
+    said = [r.getMessage() for r in caplog.records if r.name == "mantyx_sync._http.config"]
+    assert len(said) == 1, said
+    assert remote in said[0] and "unencrypted" in said[0] and KEY not in said[0]

@@ -9,11 +9,15 @@ import stat
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 
 from mantyx_sync import ConfigurationError, TokenSet, credentials
+
+if sys.platform != "win32":
+    import fcntl
 
 ACCESS = "mantyx_at_store_access_token_0123456789"
 REFRESH = "mantyx_rt_store_refresh_token_0123456789"
@@ -199,3 +203,55 @@ def test_a_directory_at_the_path_is_a_configuration_error(tmp_path: Path, tokens
     ):
         with pytest.raises(ConfigurationError, match="is a directory, not a credential file"):
             call()
+
+
+# Regression (issue #29 item 5): a lock another process held was waited on forever.
+@pytest.mark.skipif(sys.platform == "win32", reason="flock")
+def test_a_lock_held_elsewhere_is_given_up_on_after_lock_timeout(
+    tmp_path: Path, tokens: TokenSet
+) -> None:
+    credentials.save(tokens, directory=tmp_path)
+    # flock locks belong to an open file: this one stands for another process.
+    with open(tmp_path / "credentials.json.lock", "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        with pytest.raises(ConfigurationError, match=r"locked by another process .* for 0\.3s"):
+            credentials.save(tokens, profile="other", directory=tmp_path, lock_timeout=0.3)
+        with pytest.raises(ConfigurationError, match="lock_timeout="):
+            credentials.delete(directory=tmp_path, lock_timeout=0.3)
+        assert time.monotonic() - started < 3.0
+    assert credentials.load(directory=tmp_path) == tokens  # nothing was lost
+    assert credentials.load(profile="other", directory=tmp_path) is None
+    assert credentials.LOCK_TIMEOUT <= 30.0
+
+
+# Regression (issue #29 item 5): a planted symlink at the credentials path was
+# followed, by a save (writing the tokens where it pointed) and by a load.
+@pytest.mark.skipif(os.name != "posix", reason="symbolic links")
+def test_a_symlink_at_the_credentials_path_is_refused(tmp_path: Path, tokens: TokenSet) -> None:
+    store = tmp_path / "store"
+    elsewhere = tmp_path / "elsewhere"
+    credentials.save(tokens, directory=elsewhere)
+    store.mkdir(mode=0o700)
+    (store / "credentials.json").symlink_to(elsewhere / "credentials.json")
+    for call in (
+        lambda: credentials.load(directory=store),
+        lambda: credentials.save(tokens, profile="planted", directory=store),
+        lambda: credentials.delete(directory=store),
+    ):
+        with pytest.raises(ConfigurationError, match="is a symbolic link, refused"):
+            call()
+    assert credentials.load(profile="planted", directory=elsewhere) is None
+
+
+# Regression (issue #29 item 5): a directory every user may write to was used.
+@pytest.mark.skipif(os.name != "posix", reason="file modes are POSIX")
+def test_a_world_writable_directory_is_refused(tmp_path: Path, tokens: TokenSet) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    with pytest.raises(ConfigurationError, match=r"writable by every user \(mode 777\)"):
+        credentials.save(tokens, directory=shared)
+    with pytest.raises(ConfigurationError, match="chmod o-w"):
+        credentials.load(directory=shared)
+    assert not (shared / "credentials.json").exists()

@@ -563,7 +563,8 @@ def test_the_emulators_internals_are_seen_in_every_form() -> None:
 
 def test_requests_stays_at_the_http_edges() -> None:
     # The MANTYX API goes through _http.transport only (_http.failures holds the
-    # words it translates requests' exceptions into, _http.pools its sessions);
+    # words it translates requests' exceptions into, _http.pools its sessions,
+    # _http.deadline their connections' total deadline);
     # client.py names
     # requests.Session for its http_session option; the peer clients speak HTTP
     # to MCP/A2A servers.
@@ -574,7 +575,7 @@ def test_requests_stays_at_the_http_edges() -> None:
     }
     allowed_units = {"_peers", "client"} | dict(LAYERS)["applications"]
     assert f"{PKG}._http.transport" in users
-    edges = {f"{PKG}._http.{name}" for name in ("transport", "failures", "pools")}
+    edges = {f"{PKG}._http.{name}" for name in ("transport", "failures", "pools", "deadline")}
     stray = {u for u in users if u not in edges and unit_of(u) not in allowed_units}
     assert stray == set(), f"requests used outside the HTTP edges: {sorted(stray)}"
 

@@ -143,6 +143,20 @@ def test_a_dripping_token_endpoint_times_out_at_the_deadline(
     assert [form.get("grant_type") for form in endpoint.forms] == ["refresh_token"] * 2
 
 
+# Regression (issue #29 item 6): the helper thread given up on at the deadline
+# went on reading the dripping server for as long as it dripped.
+def test_nothing_reads_on_after_the_deadline(endpoint: Endpoint) -> None:
+    endpoint.answers = [drip(headers_too=True)]
+    oauth = OAuth(CLIENT_ID, base_url=endpoint.url, timeout=0.5)
+    before = set(threading.enumerate())
+    with pytest.raises(Timeout):
+        oauth.refresh(REFRESH)
+    # The request ran on this thread and its connection is closed: no thread
+    # of ours is left reading the server.
+    left = [t.name for t in set(threading.enumerate()) - before if t.name.startswith("mantyx")]
+    assert left == []
+
+
 def test_the_deadline_covers_the_code_exchange_too(endpoint: Endpoint) -> None:
     endpoint.answers = [drip(headers_too=False)]
     oauth = OAuth(CLIENT_ID, base_url=endpoint.url, timeout=0.5)

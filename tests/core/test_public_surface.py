@@ -139,6 +139,7 @@ EXPECTED = {
     "OutputParseError",
     "ToolError",
     "ToolResolutionError",
+    "WireFormatError",
     "__version__",
 }
 
@@ -177,10 +178,10 @@ def test_errors_form_one_tree() -> None:
         and issubclass(getattr(mantyx_sync, n), BaseException)
         and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
-    assert len(errors) == 22
+    assert len(errors) == 23
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
-    for name in ("ConfigurationError", "SpecError", "OutputParseError"):
+    for name in ("ConfigurationError", "SpecError", "OutputParseError", "WireFormatError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
     # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
     for base in (mantyx_sync.SpecError, mantyx_sync.ConfigurationError, TypeError):

@@ -5,6 +5,8 @@ is kept only as a short tail, which says why a server that died did."""
 from __future__ import annotations
 
 import resource
+import threading
+import time
 from pathlib import Path
 
 import peerkit
@@ -69,3 +71,24 @@ def test_why_a_server_died_is_in_the_error() -> None:
     assert "exited with code 3" in message
     assert "fatal: no config in /etc/f.toml" in message
     assert "mantyx_live_secret_1234567890" not in message
+
+
+# Regression (issue #29 item 3): an answer nested past the JSON parser raised
+# RecursionError in the stdout reader thread, which died and left the call waiting.
+def test_an_answer_nested_too_deeply_fails_the_call_saying_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    died: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: died.append(args.exc_value))
+    conn = define_local_mcp(
+        "f", command=peerkit.PYTHON, args=[FLOOD, "--deep", "200000"], timeout=10
+    ).connect()
+    try:
+        started = time.monotonic()
+        with pytest.raises(Exception, match="nested too deeply") as info:
+            conn.call(tool_call("f_a"), timeout=10)
+        assert time.monotonic() - started < 5  # not the call's own timeout
+        assert not isinstance(info.value, RecursionError)
+    finally:
+        conn.close()
+    assert died == []  # no thread died of it

@@ -7,6 +7,7 @@ Options (argv):
                     then serve normally
   --die TEXT        write TEXT (and a newline) on stderr and exit with code 3
   --progress PATH   after each stdout block, write how many bytes went out so far
+  --deep N          answer a tool call with a result nested N lists deep
 
 One tool, ``a``, which answers ``"ok"``.
 """
@@ -66,6 +67,13 @@ def main() -> None:
         elif method == "tools/list":
             tools = [{"name": "a", "inputSchema": {"type": "object"}}]
             _write({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}})
+        elif method == "tools/call" and _flag(argv, "--deep") is not None:
+            depth = int(_flag(argv, "--deep") or 0)
+            deep = "[" * depth + "]" * depth
+            sys.stdout.write(
+                f'{{"jsonrpc": "2.0", "id": {json.dumps(message["id"])}, "result": {deep}}}\n'
+            )
+            sys.stdout.flush()
         elif method == "tools/call":
             content = [{"type": "text", "text": "ok"}]
             _write({"jsonrpc": "2.0", "id": message["id"], "result": {"content": content}})

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import requests
 
+from ..._base.bounded import CHUNK, MAX_BODY_BYTES, BodyTooLarge, decode_json, read_capped
 from ..._base.redact import display_url
 
 __all__ = ["A2AClient", "A2AError", "fetch_card"]
@@ -64,6 +65,7 @@ def fetch_card(
                 candidate,
                 headers={**(headers or {}), "Accept": "application/json"},
                 timeout=(_CONNECT_TIMEOUT_S, timeout),
+                stream=True,
             )
         except requests.RequestException as exc:
             tried.append(f"{display_url(candidate)} ({type(exc).__name__})")
@@ -73,14 +75,25 @@ def fetch_card(
                 tried.append(f"{display_url(candidate)} (HTTP {resp.status_code})")
                 continue
             try:
-                card = resp.json()
-            except ValueError:
+                card = _json_of(resp, "the Agent Card")
+            except BodyTooLarge as exc:
+                raise A2AError(f"{display_url(candidate)}: {exc}") from None
+            except (ValueError, requests.RequestException):
                 tried.append(f"{display_url(candidate)} (not JSON)")
                 continue
         if isinstance(card, dict):
             return card
         tried.append(f"{display_url(candidate)} (not a JSON object)")
     raise A2AError("no Agent Card found; tried " + "; ".join(tried))
+
+
+def _json_of(resp: requests.Response, what: str) -> Any:
+    """A streamed answer's JSON body, read to the cap.
+
+    :raises BodyTooLarge: past the cap (reading stopped there).
+    :raises ValueError: not JSON.
+    """
+    return decode_json(read_capped(resp.iter_content(CHUNK), limit=MAX_BODY_BYTES, what=what))
 
 
 def _one_or_later(version: Any) -> bool:
@@ -238,6 +251,7 @@ class A2AClient:
                 data=json.dumps(body).encode("utf-8"),
                 headers=headers,
                 timeout=(_CONNECT_TIMEOUT_S, timeout),
+                stream=True,
             )
         except requests.Timeout as exc:
             raise A2AError(f"the A2A peer did not answer within {timeout} s") from exc
@@ -245,7 +259,11 @@ class A2AClient:
             raise A2AError(f"the A2A peer is unreachable ({type(exc).__name__})") from exc
         with resp:
             try:
-                payload = resp.json()
+                payload = _json_of(resp, "the A2A peer's answer")
+            except BodyTooLarge as exc:
+                raise A2AError(str(exc)) from None
+            except requests.RequestException as exc:
+                raise A2AError(f"the A2A peer's answer broke off ({type(exc).__name__})") from exc
             except ValueError:
                 payload = None
             error = payload.get("error") if isinstance(payload, dict) else None

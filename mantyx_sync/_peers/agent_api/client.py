@@ -19,6 +19,7 @@ from typing import Any, Final
 
 import requests
 
+from ..._base.bounded import decode_json
 from ..._base.redact import display_url
 from ..._base.sse import FrameError, read_events
 
@@ -57,7 +58,7 @@ def _output_text(raw: Any) -> str:
     value = raw
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = decode_json(raw)
         except ValueError:
             return raw
     if isinstance(value, list):
@@ -146,7 +147,7 @@ def read_reply(chunks: Iterable[bytes], *, deadline: float | None = None) -> Age
     reply = AgentApiReply()
     for event in read_events(_until(deadline, chunks), flush=True):
         try:
-            obj = json.loads(event.data)
+            obj = decode_json(event.data)
         except ValueError:
             logger.debug("skipping a non-JSON Agent API frame")
             continue

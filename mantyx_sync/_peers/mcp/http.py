@@ -26,6 +26,7 @@ from typing import Any, Final
 import requests
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from ..._base.bounded import CHUNK, MAX_BODY_BYTES, BodyTooLarge, TooDeep, decode_json, read_capped
 from ..._base.redact import redact_text
 from ..._base.sse import FrameError, read_events
 from ..jsonrpc import Endpoint, JsonRpcError, PeerGoneError, SessionExpired
@@ -199,6 +200,7 @@ class HttpTransport:
                 data=json.dumps(message).encode("utf-8"),
                 headers=self._headers(),
                 timeout=(_CONNECT_TIMEOUT_S, _SHORT_READ_S),
+                stream=True,  # only the status matters: the body is never read
             )
         except requests.RequestException as exc:
             raise PeerGoneError(
@@ -233,7 +235,7 @@ class HttpTransport:
             if self._closed:
                 reason = f"MCP server {self._label!r} connection closed"
             endpoint.fail(request_id, PeerGoneError(reason))
-        except FrameError as exc:
+        except (FrameError, BodyTooLarge) as exc:
             reason = f"MCP server {self._label!r} answered badly: {exc}"
             endpoint.fail(request_id, PeerGoneError(reason))
         except Exception as exc:  # a worker thread must never die silently
@@ -281,12 +283,21 @@ class HttpTransport:
                     ):
                         break
             elif status != 202:
-                self._deliver_json(endpoint, resp.content.decode("utf-8", "replace"), request_id)
+                body = self._body(resp, "reply").decode("utf-8", "replace")
+                self._deliver_json(endpoint, body, request_id)
+
+    def _body(self, resp: requests.Response, what: str) -> bytes:
+        """:raises BodyTooLarge: past the cap (reading stopped there)."""
+        what = f"MCP server {self._label!r}'s {what}"
+        return read_capped(resp.iter_content(CHUNK), limit=MAX_BODY_BYTES, what=what)
 
     def _deliver_json(self, endpoint: Endpoint, text: str, request_id: Any) -> bool:
         """Deliver one JSON payload; true when it answered ``request_id``."""
         try:
-            payload = json.loads(text)
+            payload = decode_json(text)
+        except TooDeep:
+            logger.warning("%s: a message nested too deeply to read was skipped", self._label)
+            return False
         except ValueError:
             logger.debug("%s: undecodable message skipped", self._label)
             return False
@@ -303,8 +314,8 @@ class HttpTransport:
 
     def _http_error(self, resp: requests.Response) -> Exception:
         try:
-            body = resp.json()
-        except ValueError:
+            body = decode_json(self._body(resp, "error reply"))
+        except (ValueError, requests.RequestException):  # too large, not JSON, broken off
             body = None
         error = body.get("error") if isinstance(body, dict) else None
         if isinstance(error, dict) and isinstance(error.get("message"), str):

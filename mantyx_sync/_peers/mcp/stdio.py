@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, Final
 
+from ..._base.bounded import TooDeep, decode_json
 from ..._base.redact import redact_text
 from ..jsonrpc import Endpoint, PeerGoneError
 
@@ -245,23 +246,29 @@ class StdioTransport:
         limit = MAX_LINE_BYTES
         try:
             while raw := stream.readline(limit + 1):
+                refused = None
                 if len(raw) > limit and not raw.endswith(b"\n"):
-                    self._broken = (
-                        f"MCP server {self._label!r} wrote a line of more than {limit} bytes "
-                        "on its output (the most one message may take); the connection was closed"
-                    )
-                    logger.warning("%s", self._broken)
-                    endpoint.close(self._broken)
-                    return
+                    refused = f"a line of more than {limit} bytes (the most one message may take)"
                 line = raw.strip()
-                if not line:
+                if refused is None and not line:
                     continue
                 try:
-                    message = json.loads(line)
+                    message = None if refused else decode_json(line)
+                except TooDeep:
+                    # Most likely the answer to a pending call, which would never come.
+                    refused = "a message nested too deeply to read"
                 except ValueError:
                     # Some servers print banners on stdout; skip rather than die.
                     logger.debug("%s: non-JSON line on stdout skipped", self._label)
                     continue
+                if refused is not None:  # pending calls fail now, saying why
+                    self._broken = (
+                        f"MCP server {self._label!r} wrote {refused} on its output; "
+                        "the connection was closed"
+                    )
+                    logger.warning("%s", self._broken)
+                    endpoint.close(self._broken)
+                    return
                 try:
                     endpoint.deliver(message)
                 except Exception:

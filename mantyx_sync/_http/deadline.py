@@ -1,0 +1,164 @@
+"""One total deadline per request: connecting, sending, and every byte of the answer.
+
+``requests`` bounds each socket operation, never a whole request: a server
+that drips a byte a second holds it forever, however short the read timeout.
+So the connections of the package's own sessions read and write through a
+socket whose every operation waits at most the time left before the request's
+deadline, and fails at once when none is left. A dripping server therefore
+cannot hold a request past its deadline, and no helper thread is needed to
+give up on it.
+
+The deadline travels with the request as a :class:`Limit`: set on the sending
+thread by :func:`bounded` (the connection picks it up when the request is
+written), and kept by the connection's socket while the answer is read, on
+whichever thread reads it. Setting ``limit.deadline = None`` frees an event
+stream, whose reads are then bounded by its idle timeout alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import requests.adapters
+import urllib3.poolmanager
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+__all__ = ["DeadlineAdapter", "Limit", "bounded"]
+
+_local = threading.local()
+
+
+class Limit:
+    """The deadline of one request (``time.monotonic()`` seconds; ``None``: none)."""
+
+    __slots__ = ("deadline",)
+
+    def __init__(self, deadline: float | None) -> None:
+        self.deadline = deadline
+
+
+@contextlib.contextmanager
+def bounded(limit: Limit) -> Iterator[None]:
+    """Requests sent on this thread inside the block are held to ``limit``."""
+    _local.limit = limit
+    try:
+        yield
+    finally:
+        _local.limit = None
+
+
+class _Socket:
+    """A connected socket (plain or TLS) whose reads and writes end by the deadline.
+
+    Each operation's timeout is the socket's own (set by urllib3) or the time
+    left, whichever is shorter; everything else is the wrapped socket's.
+    """
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._timeout = sock.gettimeout()
+        self._cut = False
+        self.limit: Limit | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+    def settimeout(self, value: float | None) -> None:
+        self._timeout = value
+        self._cut = False
+        self._sock.settimeout(value)
+
+    def gettimeout(self) -> float | None:
+        return self._timeout
+
+    def _arm(self) -> None:
+        limit = self.limit
+        deadline = None if limit is None else limit.deadline
+        if deadline is None:
+            if self._cut:  # a stream freed after its headers: its own timeout again
+                self.settimeout(self._timeout)
+            return
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the request's deadline passed")
+        if self._timeout is None or left < self._timeout:
+            self._sock.settimeout(left)
+            self._cut = True
+        elif self._cut:
+            self.settimeout(self._timeout)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        self._arm()
+        return self._sock.recv_into(buffer, nbytes, flags)
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        self._arm()
+        return self._sock.recv(bufsize, flags)
+
+    def send(self, data: Any, flags: int = 0) -> int:
+        self._arm()
+        return self._sock.send(data, flags)
+
+    def sendall(self, data: Any, flags: int = 0) -> None:
+        self._arm()  # a socket's timeout bounds a whole sendall
+        self._sock.sendall(data, flags)
+
+    def makefile(self, mode: str = "r", buffering: int | None = None, **kwargs: Any) -> Any:
+        if mode != "rb":
+            return self._sock.makefile(mode, buffering, **kwargs)  # type: ignore[call-overload]
+        # As socket.makefile does, but reading through this object, so every
+        # read of the answer (status line, headers, body) is held to the deadline.
+        self._sock._io_refs += 1  # type: ignore[attr-defined]
+        raw = socket.SocketIO(self, "rb")  # type: ignore[arg-type]
+        size = io.DEFAULT_BUFFER_SIZE if buffering in (None, -1) else buffering
+        return io.BufferedReader(raw, size)
+
+
+class _Bounded(HTTPConnection):
+    def connect(self) -> None:
+        super().connect()
+        wrapped = _Socket(self.sock)
+        wrapped.limit = getattr(_local, "limit", None)
+        self.sock = wrapped
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        if isinstance(self.sock, _Socket):  # a kept-alive connection, reused
+            self.sock.limit = getattr(_local, "limit", None)
+        super().request(*args, **kwargs)
+
+
+class _BoundedTLS(_Bounded, HTTPSConnection):
+    pass
+
+
+class _Pool(HTTPConnectionPool):
+    ConnectionCls = _Bounded
+
+
+class _TLSPool(HTTPSConnectionPool):
+    ConnectionCls = _BoundedTLS
+
+
+_POOLS = {"http": _Pool, "https": _TLSPool}
+
+
+class DeadlineAdapter(requests.adapters.HTTPAdapter):
+    """An ``HTTPAdapter`` whose connections keep each request's :class:`Limit`
+    (direct, or through an HTTP(S) proxy; a SOCKS proxy keeps its own)."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = _POOLS
+
+    def proxy_manager_for(self, proxy: str, **kwargs: Any) -> urllib3.poolmanager.PoolManager:
+        manager: urllib3.poolmanager.PoolManager = super().proxy_manager_for(proxy, **kwargs)
+        if manager.pool_classes_by_scheme is urllib3.poolmanager.pool_classes_by_scheme:
+            manager.pool_classes_by_scheme = _POOLS
+        return manager
