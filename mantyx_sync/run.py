@@ -367,6 +367,8 @@ class Run(Followed):
         self._failure = failure_of(outcome, result, self.id)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
+        # The server had every answer it needed: their on_tool "end"s come before the result.
+        self._executor.settle()
 
     def _final_model(self, reported: ModelInfo | None) -> ModelInfo | None:
         # A server that reports no model still said which one it fell back to.
