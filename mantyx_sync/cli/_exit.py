@@ -16,13 +16,15 @@ from ..errors import (
     TransportError,
 )
 
-__all__ = ["INTERRUPTED", "OK", "UsageError", "exit_code_for"]
+__all__ = ["ALREADY_ENDED", "INTERRUPTED", "OK", "UsageError", "exit_code_for"]
 
 OK: Final = 0
 RUN_FAILED: Final = 1
 USAGE: Final = 2
 AUTH: Final = 3
 TRANSPORT: Final = 4
+#: ``cancel``: the run had already ended, so nothing was cancelled.
+ALREADY_ENDED: Final = 5
 INTERRUPTED: Final = 130
 
 
