@@ -10,6 +10,7 @@ public names, and the README's links.
 from __future__ import annotations
 
 import re
+import typing
 from pathlib import Path
 
 import pytest
@@ -98,8 +99,10 @@ def _event_table() -> dict[str, str]:
 
 def test_the_event_table_lists_every_event_type_with_its_payload_class() -> None:
     table = _event_table()
-    # The one type -> class table the SDK reads payloads with (classes load on first use).
-    known = dict(events._PAYLOAD_NAMES)
+    # Every type the SDK knows (EventType: a run's and an evaluation's), each with the
+    # class of the one type -> class table the SDK reads payloads with, or none.
+    known = {kind: "UnknownPayload" for kind in typing.get_args(events.EventType)}
+    known.update(events._PAYLOAD_NAMES)
     assert {k: v for k, v in table.items() if k != "*"} == known
     assert table["*"] == "UnknownPayload"
     for event_type, name in table.items():
