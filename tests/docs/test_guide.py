@@ -14,6 +14,7 @@ import typing
 from pathlib import Path
 
 import pytest
+from readme_support import readme_example
 
 import mantyx_sync
 from mantyx_sync import events
@@ -121,17 +122,6 @@ def test_the_api_reference_documents_every_public_name() -> None:
         assert f".. automodule:: mantyx_sync.{module}\n" in api
 
 
-def _readme_python() -> str:
-    text = README.read_text(encoding="utf-8")
-    block = text.split(".. code-block:: python\n", 1)[1]
-    lines = []
-    for line in block.splitlines()[1:]:
-        if line and not line.startswith("    "):
-            break
-        lines.append(line[4:])
-    return "\n".join(lines)
-
-
 def test_the_readme_example_runs_as_written(
     mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -142,5 +132,5 @@ def test_the_readme_example_runs_as_written(
     monkeypatch.setenv("MANTYX_BASE_URL", mantyx_server.base_url)
     monkeypatch.setenv("MANTYX_WORKSPACE", mantyx_server.workspace)
     monkeypatch.setenv("MANTYX_API_KEY", mantyx_server.api_key)
-    exec(compile(_readme_python(), str(README), "exec"), {"__name__": "readme"})
+    exec(compile(readme_example(), str(README), "exec"), {"__name__": "readme"})
     assert capsys.readouterr().out == "You said: How many words in 'the quick brown fox'?\n"
