@@ -138,7 +138,7 @@ def test_the_index_page_has_the_projects_addresses_classifiers_and_author(
     assert any(c.startswith("Development Status :: ") for c in classifiers)
     assert "Typing :: Typed" in classifiers
     assert any(c.startswith("Topic :: ") for c in classifiers)
-    trove = pytest.importorskip("trove_classifiers", reason="--group test installs it")
+    trove = pytest.importorskip("trove_classifiers", reason="needs pip install --group test")
     assert [c for c in classifiers if c not in trove.classifiers] == []
 
 
@@ -213,7 +213,10 @@ def _python(version: str) -> Path:
         key=lambda p: [int(x) for x in re.findall(r"\d+", p.parts[-3])],
     )
     if not candidates:
-        pytest.fail(f"Python {version} is not on PATH nor under {root}: pyenv install {version}")
+        missing = f"Python {version} is not on PATH nor under {root}: pyenv install {version}"
+        if os.environ.get("CI"):  # CI's machines carry both (.ci/run needs them too)
+            pytest.fail(missing)
+        pytest.skip(missing)
     return candidates[-1]
 
 
