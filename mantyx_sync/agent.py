@@ -47,7 +47,7 @@ class Agent:
         call starts and ends (from pool threads), e.g. for progress output.
     """
 
-    @checked(ArgumentTypeError)
+    @checked(ArgumentTypeError, defer=("client",))
     def __init__(
         self,
         client: Client | None = None,
@@ -56,6 +56,14 @@ class Agent:
         on_tool: Callable[[ToolActivity], None] | None = None,
         **spec: Unpack[SpecKeywords],
     ) -> None:
+        given: object = client  # checked here: Agent("You are terse.") is the likeliest slip
+        if given is not None and not isinstance(given, Client):
+            hint = "; a system prompt goes in system_prompt=" if isinstance(given, str) else ""
+            exc = ArgumentTypeError(
+                f"Agent(): client must be Client | None, got {type(given).__name__}{hint}"
+            )
+            exc.path = "client"
+            raise exc
         self.spec: AgentSpec = AgentSpec.build(**spec)
         self.client: Client = client if client is not None else Client()
         self._max_workers = max_workers

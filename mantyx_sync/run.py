@@ -436,6 +436,8 @@ class Run(Followed, Generic[OutputT]):
             self._trace.end(result, error_type=code or type(failure).__qualname__, error=failure)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()
+        # The server had every answer it needed: their on_tool "end"s come before the result.
+        self._executor.settle()
 
     def _final_model(self, reported: ModelInfo | None) -> ModelInfo | None:
         # A server that reports no model still said which one it fell back to.

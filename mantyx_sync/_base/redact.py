@@ -8,6 +8,7 @@ import urllib.parse
 from typing import Any
 
 __all__ = [
+    "LastResort",
     "RedactingFormatter",
     "display_url",
     "mask",
@@ -93,3 +94,29 @@ class RedactingFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         return redact_text(super().format(record))
+
+
+class LastResort(logging.Handler):
+    """Python's last resort (records at WARNING and above, to stderr) for one
+    logger, which the package's ``NullHandler`` would otherwise silence.
+
+    It writes only while the application has configured no handler of its own
+    on the record's way up (as :data:`logging.lastResort`), so a configured
+    application sees each record once, and the text is redacted.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.setFormatter(RedactingFormatter("%(name)s: %(levelname)s: %(message)s"))
+
+    def emit(self, record: logging.LogRecord) -> None:
+        last = logging.lastResort
+        logger: logging.Logger | None = logging.getLogger(record.name)
+        while logger is not None:
+            for handler in logger.handlers:
+                if handler is not self and not isinstance(handler, logging.NullHandler):
+                    return
+            logger = logger.parent if logger.propagate else None
+        if last is not None and record.levelno >= last.level:
+            text = self.format(record)
+            last.handle(logging.makeLogRecord({"msg": text, "levelno": record.levelno}))

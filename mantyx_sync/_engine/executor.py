@@ -27,6 +27,7 @@ from typing import Any, Literal
 import attrs
 
 from .._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
+from .._base.redact import LastResort
 from .._tools.local_tool import LocalTool
 from .._tools.validator import compile_validator
 from ..errors import ToolError
@@ -52,6 +53,7 @@ class ToolActivity:
     ``ok``, ``error`` and ``delivery`` are set on ``"end"``. ``delivery`` says
     what became of the answer: ``"delivered"``, ``"run_terminal"`` (the run had
     ended: dropped), ``"answered_elsewhere"``, ``"rejected"`` or ``"failed"``.
+    Every ``"end"`` of a call the run was answered for comes before ``run()`` returns.
     """
 
     phase: Literal["start", "end"]
@@ -72,6 +74,30 @@ def fit_bytes(text: str, limit: int, what: str) -> str:
     note = f"\n[mantyx_sync: {what} cut from {len(data)} to {limit} bytes]"
     keep = max(0, limit - len(note.encode("utf-8")))
     return data[:keep].decode("utf-8", errors="ignore") + note
+
+
+# A tool that fails is the user's bug, and the run still succeeds: its first
+# failure is shown (at WARNING, with the traceback) even with logging left
+# unconfigured, through the handler below; later ones of the same tool at INFO.
+tool_log = logging.getLogger("mantyx_sync.tools")
+tool_log.addHandler(LastResort())
+_failed_tools: set[tuple[str, str]] = set()
+
+
+def _tool_failed(label: str, call: LocalToolCall, what: str) -> None:
+    key = (call.kind, call.name)
+    first = key not in _failed_tools  # a race only logs one more at WARNING
+    _failed_tools.add(key)
+    tool_log.log(
+        logging.WARNING if first else logging.INFO,
+        "%s: tool %r (%s) %s; the model got the error and the run goes on%s",
+        label,
+        call.name,
+        call.tool_use_id,
+        what,
+        " (later failures of this tool are logged at INFO)" if first else "",
+        exc_info=True,
+    )
 
 
 def _describe_exception(exc: BaseException) -> str:
@@ -228,6 +254,9 @@ class ToolExecutor:
         self._pool: _DaemonPool | None = None
         self._timers: dict[str, threading.Timer] = {}
         self._unanswered = 0  # calls submitted whose answer is not posted yet
+        # Answers being handed over: posted, then told to on_tool. settle() waits for them.
+        self._handing = 0
+        self._handed = threading.Condition(self._lock)
         self._closed = False
 
     def busy(self) -> bool:
@@ -299,22 +328,21 @@ class ToolExecutor:
                 )
             try:
                 value = self._trace.run_tool(call, job.kind, target.run, timeout)
-                text, files = split_output(value)
             except ToolError as exc:
-                error = str(exc)
+                error = str(exc)  # the handler's own message for the model
             except BaseException as exc:
                 # Whatever the handler raises (SystemExit, KeyboardInterrupt,
                 # GeneratorExit, a custom BaseException) the call gets its one answer.
                 # It is not re-raised: on a pool worker it would only end up in a
                 # future nobody reads, and the worker must stay alive for later calls.
-                log.warning(
-                    "%s: tool %r (%s) raised",
-                    self._label,
-                    call.name,
-                    call.tool_use_id,
-                    exc_info=True,
-                )
                 error = _describe_exception(exc)
+                _tool_failed(self._label, call, "raised")
+            else:
+                try:
+                    text, files = split_output(value)
+                except BaseException as exc:
+                    error = str(exc) if isinstance(exc, ToolError) else _describe_exception(exc)
+                    _tool_failed(self._label, call, "returned a value that cannot be sent")
         self._finish(job, text, error, files)
 
     def _finish(
@@ -331,8 +359,25 @@ class ToolExecutor:
         with self._lock:
             timer = self._timers.pop(call.tool_use_id, None)
             closed = self._closed
+            self._handing += 1
         if timer is not None:
             timer.cancel()
+        try:
+            self._hand_over(job, result, error, files, closed)
+        finally:
+            with self._lock:
+                self._handing -= 1
+                self._handed.notify_all()
+
+    def _hand_over(
+        self,
+        job: _Job,
+        result: str | None,
+        error: str | None,
+        files: list[dict[str, Any]] | None,
+        closed: bool,
+    ) -> None:
+        call = job.call
         duration = time.monotonic() - job.started
         if closed:
             log.debug("%s: run ended; dropping the answer for %s", self._label, call.tool_use_id)
@@ -376,6 +421,14 @@ class ToolExecutor:
             self._on_tool(activity)
         except Exception:
             log.warning("%s: on_tool callback raised", self._label, exc_info=True)
+
+    def settle(self) -> None:
+        """Wait until each answer already being handed over has been posted and
+        its ``"end"`` told to ``on_tool``: once a run has ended, every callback
+        of a call it was answered for has been made when ``run()`` returns.
+        A handler still running is not waited for (:meth:`shutdown`)."""
+        with self._handed:
+            self._handed.wait_for(lambda: self._handing == 0)
 
     def shutdown(self) -> None:
         """Stop without waiting: cancel queued calls, drop late answers. Idempotent."""

@@ -20,7 +20,7 @@ from ..messages import Attachment
 from ..run import Run
 from ..spec import AgentSpec, OverrideKeywords
 from ..testing import LocalMantyx
-from ._exit import INTERRUPTED, OK, UsageError
+from ._exit import ALREADY_ENDED, INTERRUPTED, OK, UsageError
 from ._parser import SPEC_OPTIONS
 from ._term import Terminal
 from ._tools import load_tools
@@ -231,11 +231,22 @@ def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
     return OK
 
 
+_ENDED = frozenset({"succeeded", "failed", "cancelled"})
+
+
 def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
+    """``mantyx-sync cancel ID``: cancel the run, or say it had already ended (exit 5)."""
     with Client() as client, reaching(client, term):
-        client.cancel(args.run_id)
-    term.note(f"cancelled run {args.run_id}")
-    return OK
+        status = client.get_run(args.run_id).status
+        if status not in _ENDED:
+            client.cancel(args.run_id)
+            # It may have ended on its own just before the cancel reached it.
+            status = client.get_run(args.run_id).status
+            if status not in ("succeeded", "failed"):
+                term.note(f"cancelled run {args.run_id}")
+                return OK
+    term.note(f"run {args.run_id} had already ended ({status}): nothing to cancel")
+    return ALREADY_ENDED
 
 
 def _check_port_free(host: str, port: int) -> None:

@@ -16,13 +16,10 @@ from ..errors import (
     TransportError,
 )
 
-__all__ = ["INTERRUPTED", "OK", "UsageError", "exit_code_for"]
+__all__ = ["ALREADY_ENDED", "INTERRUPTED", "OK", "UsageError", "exit_code_for"]
 
-OK: Final = 0
-RUN_FAILED: Final = 1
-USAGE: Final = 2
-AUTH: Final = 3
-TRANSPORT: Final = 4
+# In the order of docs/guide/cli.rst's table; ALREADY_ENDED: `cancel` found the run over.
+OK, RUN_FAILED, USAGE, AUTH, TRANSPORT, ALREADY_ENDED = range(6)
 INTERRUPTED: Final = 130
 
 

@@ -25,7 +25,8 @@ Configuration comes from the environment: MANTYX_API_KEY, MANTYX_WORKSPACE and
 MANTYX_BASE_URL (try `mantyx-sync emulator` for a local MANTYX).
 
 exit codes: 0 success, 1 the run failed, 2 usage or spec error,
-3 authentication or permission, 4 transport or stream failure, 130 interrupted.
+3 authentication or permission, 4 transport or stream failure,
+5 cancel: the run had already ended, 130 interrupted.
 """
 
 
@@ -148,7 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     info.add_argument("run_id", metavar="ID", help="the run's id (see `runs`)")
     info.add_argument("--json", action="store_true", help="the run as the server sent it")
 
-    cancel = commands.add_parser("cancel", parents=[common], help="cancel a run")
+    cancel = commands.add_parser(
+        "cancel", parents=[common], help="cancel a run (exit 5 if it had already ended)"
+    )
     cancel.add_argument("run_id", metavar="ID", help="the run's id (see `runs`)")
 
     emulator = commands.add_parser(

@@ -48,16 +48,13 @@ def _url(host: str, port: int) -> str:
 def load_agent(target: str) -> Agent:
     """The :class:`Agent` ``module:attr`` names (or a factory of one there returns).
 
-    :raises SystemExit: the target cannot be imported or is not an Agent.
+    :raises UsageError: the target cannot be imported or is not an Agent.
     """
-    try:
-        value = import_target(target, "--agent", "module:attr, e.g. myapp:agent")
-    except UsageError as exc:
-        raise SystemExit(str(exc)) from None
+    value = import_target(target, "--agent", "module:attr, e.g. myapp:agent")
     if callable(value) and not isinstance(value, Agent):
         value = value()
     if not isinstance(value, Agent):
-        raise SystemExit(f"{target} is a {type(value).__name__}, not a mantyx_sync.Agent")
+        raise UsageError(f"--agent {target}: a {type(value).__name__}, not a mantyx_sync.Agent")
     return value
 
 
@@ -115,7 +112,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     # The address it listens on is a name its callers use; a wildcard is none.
     named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
-    agent = load_agent(args.agent)
+    try:
+        agent = load_agent(args.agent)
+    except UsageError as exc:  # one line, exit 2, as the mantyx-sync command says it
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
     try:
         app = _APPS[args.protocol](
             agent,

@@ -23,7 +23,7 @@ _BIN = Path(sys.executable).parent
 def console_script() -> str:
     """The installed ``mantyx-sync`` next to this interpreter (pip install -e .)."""
     found = shutil.which("mantyx-sync", path=str(_BIN))
-    assert found, f"mantyx-sync is not installed next to {sys.executable}; pip install -e '.[test]'"
+    assert found, f"mantyx-sync is not installed next to {sys.executable}; pip install --group test"
     return found
 
 

@@ -80,6 +80,18 @@ def test_cancel_cancels_a_running_run(mantyx_server: LocalMantyx, release: threa
             assert mantyx_server.wait_for_run(run.id, timeout=5).status == "cancelled"
 
 
+def test_cancel_of_a_finished_run_says_it_had_ended_and_exits_5(
+    mantyx_server: LocalMantyx,
+) -> None:
+    with mantyx_server.client() as client:
+        result = client.start_run(AgentSpec.build(system_prompt="s"), "x").wait()
+    done = run_cli("cancel", result.run_id, server=mantyx_server)
+    assert done.returncode == 5, done.stderr
+    assert done.stderr == f"run {result.run_id} had already ended (succeeded): nothing to cancel\n"
+    assert mantyx_server.runs[result.run_id].status == "succeeded"
+    assert not [r for r in mantyx_server.requests if r.path.endswith("/cancel")]
+
+
 def test_emulator_serves_until_ctrl_c() -> None:
     process, lines = start_emulator_command()
     try:

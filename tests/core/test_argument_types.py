@@ -483,3 +483,12 @@ def test_what_every_agent_builds_is_not_checked_twice() -> None:
     spec = mantyx_sync.AgentSpec
     for call in (spec.__init__, spec.build.__func__):
         assert call.__code__.co_filename != argcheck.__file__, call
+
+
+def test_a_prompt_passed_as_the_agents_first_argument_points_at_system_prompt() -> None:
+    with pytest.raises(errors.ArgumentTypeError) as caught:
+        mantyx_sync.Agent("You are terse.")  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "Agent(): client must be Client | None, got str; a system prompt goes in system_prompt="
+    )
+    assert caught.value.path == "client"

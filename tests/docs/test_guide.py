@@ -12,9 +12,11 @@ from __future__ import annotations
 import re
 import sys
 import types
+import typing
 from pathlib import Path
 
 import pytest
+from readme_support import readme_example
 
 import mantyx_sync
 from mantyx_sync import events
@@ -100,8 +102,10 @@ def _event_table() -> dict[str, str]:
 
 def test_the_event_table_lists_every_event_type_with_its_payload_class() -> None:
     table = _event_table()
-    # The one type -> class table the SDK reads payloads with (classes load on first use).
-    known = dict(events._PAYLOAD_NAMES)
+    # Every type the SDK knows (EventType: a run's and an evaluation's), each with the
+    # class of the one type -> class table the SDK reads payloads with, or none.
+    known = {kind: "UnknownPayload" for kind in typing.get_args(events.EventType)}
+    known.update(events._PAYLOAD_NAMES)
     assert {k: v for k, v in table.items() if k != "*"} == known
     assert table["*"] == "UnknownPayload"
     for event_type, name in table.items():
@@ -120,17 +124,6 @@ def test_the_api_reference_documents_every_public_name() -> None:
         assert f".. automodule:: mantyx_sync.{module}\n" in api
 
 
-def _readme_python() -> str:
-    text = README.read_text(encoding="utf-8")
-    block = text.split(".. code-block:: python\n", 1)[1]
-    lines = []
-    for line in block.splitlines()[1:]:
-        if line and not line.startswith("    "):
-            break
-        lines.append(line[4:])
-    return "\n".join(lines)
-
-
 def test_the_readme_example_runs_as_written(
     mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -143,6 +136,6 @@ def test_the_readme_example_runs_as_written(
     monkeypatch.setenv("MANTYX_API_KEY", mantyx_server.api_key)
     module = types.ModuleType("readme")  # a script's own module: dataclasses look it up
     monkeypatch.setitem(sys.modules, "readme", module)
-    exec(compile(_readme_python(), str(README), "exec"), module.__dict__)
+    exec(compile(readme_example(), str(README), "exec"), module.__dict__)
     # The emulator's reply in the requested schema: a sample, so 1 word.
     assert capsys.readouterr().out == "You said: How many words in 'the quick brown fox'?\n1\n"

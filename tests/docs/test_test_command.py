@@ -3,6 +3,7 @@ the suite announces each peer environment it builds, even under ``pytest -q``.""
 
 from __future__ import annotations
 
+import configparser
 import os
 import re
 import shutil
@@ -10,6 +11,8 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -99,3 +102,46 @@ def test_the_readme_states_what_a_first_run_costs() -> None:
     assert len(built) == 3, built
     for what, size in built:
         assert f"{what} ({size}" in cost, f"README does not say the suite builds {what}"
+
+
+def _groups() -> dict[str, list[object]]:
+    tomllib = pytest.importorskip("tomllib")  # Python 3.11+
+    groups: dict[str, list[object]] = tomllib.loads(
+        (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    )["dependency-groups"]
+    return groups
+
+
+def _extras() -> set[str]:
+    cfg = configparser.ConfigParser()
+    cfg.read(ROOT / "setup.cfg", encoding="utf-8")
+    return set(cfg["options.extras_require"])
+
+
+def test_the_test_command_installs_the_dev_group_with_a_pip_that_can() -> None:
+    readme = (ROOT / "README.rst").read_text(encoding="utf-8")
+    after = readme.split(".. ci-test-command", 1)[1]
+    command = re.findall(r"^ +(\S.*)$", after, re.M)[0]  # as .ci/run reads it
+    steps = [step.strip() for step in command.split("&&")]
+    # pip learnt --group in 25.1; a new venv may bring an older one.
+    upgrade = steps.index('python -m pip install -q -U "pip>=25.1"')
+    install = steps.index('python -m pip install -q -e ".[testing]" --group dev')
+    assert upgrade < install < steps.index("python -m pytest -q")
+    dev = _groups()["dev"]
+    assert {"include-group": "test"} in dev
+    assert any(str(item).startswith("ruff") for item in dev)
+
+
+def test_every_group_and_extra_the_project_installs_exists() -> None:
+    groups, extras = _groups(), _extras()
+    for name in ("README.rst", "tox.ini", ".ci/run", "CONTRIBUTING.rst", "docs/guide/install.rst"):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        named = re.findall(r"--group ([a-z][\w-]*)|dependency_groups = ([a-z][\w-]*)", text)
+        for group in {a or b for a, b in named}:
+            assert group in groups, f"{name} installs the dependency group {group!r}: none"
+        for extra in re.findall(r"\.\[([a-z][\w-]*)\]", text):
+            assert extra in extras, f"{name} installs the extra {extra!r}: none"
+    for items in groups.values():
+        for item in items:
+            if isinstance(item, dict):
+                assert item["include-group"] in groups

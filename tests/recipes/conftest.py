@@ -2,7 +2,7 @@
 installed when missing.
 
 The browser is Debian's ``chromium`` driven by Playwright (``playwright`` from
-PyPI, in the ``test`` extra) through ``executable_path``; Playwright's own
+PyPI, in the ``test`` dependency group) through ``executable_path``; Playwright's own
 browser download is never used. The Celery recipe's broker is Debian's
 ``redis-server``. On a machine without ``/usr/bin/chromium`` or
 ``/usr/bin/redis-server`` the suite installs it with apt-get when running as
@@ -145,7 +145,7 @@ def browser(chromium_path: str) -> Iterator[Any]:
     would fail.
     """
     sync_api = pytest.importorskip(
-        "playwright.sync_api", reason='the browser tests need playwright: pip install -e ".[test]"'
+        "playwright.sync_api", reason="the browser tests need playwright: pip install --group test"
     )
     with sync_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(

@@ -32,7 +32,7 @@ pytestmark = [
     pytest.mark.timeout(300),
 ]
 for module in ("celery", "redis"):
-    pytest.importorskip(module, reason='needs celery[redis]: pip install -e ".[test]"')
+    pytest.importorskip(module, reason="needs celery[redis]: pip install --group test")
 
 JOBS = 40
 REGIONS = ("north", "south", "east", "west", "central")

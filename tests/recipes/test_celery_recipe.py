@@ -30,7 +30,7 @@ pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="process groups, /proc"
 )
 for module in ("celery", "redis"):
-    pytest.importorskip(module, reason='needs celery[redis]: pip install -e ".[test]"')
+    pytest.importorskip(module, reason="needs celery[redis]: pip install --group test")
 
 
 def test_celery_recipe_imports_under_the_readme_name(sales_emulator: LocalMantyx) -> None:

@@ -16,7 +16,7 @@ from recipe_support import GatedModel, cancel_requests, import_recipe
 
 from mantyx_sync.testing import LocalMantyx
 
-pytest.importorskip("django", reason='the Django recipe needs django: pip install -e ".[test]"')
+pytest.importorskip("django", reason="the Django recipe needs django: pip install --group test")
 
 ANSWERS = {"story": ["Once", " upon", " a time."]}
 

@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "peers"))
 
 import peerkit
 
-pytest.importorskip("flask", reason='the Flask recipe needs flask: pip install -e ".[test]"')
-pytest.importorskip("django", reason='the Django recipe needs django: pip install -e ".[test]"')
+pytest.importorskip("flask", reason="the Flask recipe needs flask: pip install --group test")
+pytest.importorskip("django", reason="the Django recipe needs django: pip install --group test")
 
 REPO = RECIPES.parents[1]
 BIN = Path(sys.executable).parent

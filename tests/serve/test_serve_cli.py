@@ -40,11 +40,19 @@ def test_help_says_not_for_production() -> None:
     assert "NOT FOR PRODUCTION" in done.stdout and "127.0.0.1" in done.stdout
 
 
-def test_bad_agent_target_exits_with_a_message() -> None:
-    done = _cli("a2a", "--agent", "no_such_module_xyz:agent")
-    assert done.returncode != 0 and "cannot import 'no_such_module_xyz'" in done.stderr
-    done = _cli("a2a", "--agent", "json")
-    assert done.returncode != 0 and "module:attr" in done.stderr
+def test_bad_agent_target_exits_2_with_one_error_line() -> None:
+    for target, says in (
+        ("no_such_module_xyz:agent", "cannot import 'no_such_module_xyz'"),
+        ("json", "module:attr"),
+        ("json:no_such_attr", "module 'json' has no 'no_such_attr'"),
+        ("json:JSONDecodeError.__name__", "a str, not a mantyx_sync.Agent"),
+    ):
+        done = _cli("a2a", "--agent", target)
+        assert done.returncode == 2, (target, done.stderr)
+        errors = [line for line in done.stderr.splitlines() if "error:" in line]
+        assert len(errors) == 1 and says in errors[0], (target, done.stderr)
+        assert errors[0].startswith("python -m mantyx_sync.serve: error: --agent ")
+        assert "Traceback" not in done.stderr
 
 
 def _serve_env(mantyx_server: LocalMantyx, agent_dir: Path) -> dict[str, str]:
