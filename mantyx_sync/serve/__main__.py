@@ -88,6 +88,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a Host name to answer to besides loopback names and --host (repeatable)",
     )
     parser.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="a2a: the URL clients reach the agent at (e.g. behind a proxy), which its card "
+        "advertises; its host is answered to",
+    )
+    parser.add_argument(
         "--insecure",
         action="store_true",
         help="serve a host other than loopback without a token (anyone reaching it can "
@@ -116,14 +123,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The address it listens on is a name its callers use; a wildcard is none.
     named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
     agent = load_agent(args.agent)
+    options: dict[str, Any] = {}
+    if args.public_url is not None:
+        if args.protocol != "a2a":
+            parser.error("--public-url is for the a2a protocol")
+        options["public_url"] = args.public_url
     try:
         app = _APPS[args.protocol](
             agent,
             authenticate=bearer_token(args.token) if args.token else None,
             allowed_hosts=[*named, *args.allowed_host],
+            **options,
         )
-    except SpecError as exc:  # an --allowed-host that is no host name
-        parser.error(str(exc).replace("allowed_hosts", "--allowed-host"))
+    except SpecError as exc:  # an --allowed-host that is no host name, a bad --public-url
+        message = str(exc).replace("allowed_hosts", "--allowed-host")
+        parser.error(message.replace("public_url", "--public-url"))
     print(
         f"serving {args.protocol} on {url} "
         "(development server, not for production; Ctrl-C to stop)",
