@@ -35,7 +35,8 @@ MAX_PAGE_SIZE: Final = 100
 
 _ROLES: Final[Mapping[Dialect, frozenset[Any]]] = {
     "0.3": frozenset({"user", "agent"}),
-    "1.0": frozenset({"ROLE_USER", "ROLE_AGENT", 1, 2}),
+    # ProtoJSON's names and numbers, and the short names the specification's prose uses.
+    "1.0": frozenset({"ROLE_USER", "ROLE_AGENT", 1, 2, "user", "agent"}),
 }
 _PART_KINDS: Final = {"text": "text", "file": "file", "data": "data"}
 _STATES: Final = frozenset(
@@ -247,6 +248,8 @@ def list_query(params: Mapping[str, Any]) -> ListQuery:
     elif not isinstance(size, int) or isinstance(size, bool) or not 1 <= size <= MAX_PAGE_SIZE:
         raise _bad(f"params.pageSize must be a whole number from 1 to {MAX_PAGE_SIZE}")
     state = params.get("status")
+    if isinstance(state, str) and state.islower():  # "input-required", as the prose writes
+        state = "TASK_STATE_" + state.upper().replace("-", "_")
     if state is not None and state not in _STATES:
         raise _bad(f"params.status must be one of {', '.join(sorted(_STATES))}")
     include = params.get("includeArtifacts", False)

@@ -146,6 +146,7 @@ def test_list_tasks(rpc: Rpc) -> None:
     assert done["tasks"][0]["artifacts"][0]["parts"] == [{"text": "You said: elsewhere"}]
     assert [m["role"] for m in done["tasks"][0]["history"]] == ["ROLE_AGENT"]
     assert rpc.call("ListTasks", {"status": "TASK_STATE_WORKING"})["result"]["tasks"] == []
+    assert rpc.call("ListTasks", {"status": "completed"})["result"]["totalSize"] == 4
     after = {"statusTimestampAfter": done["tasks"][0]["status"]["timestamp"]}
     assert rpc.call("ListTasks", after)["result"]["totalSize"] == 0
 
