@@ -85,6 +85,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="a Host name to answer to besides loopback names and --host (repeatable)",
     )
     parser.add_argument(
+        "--public-url",
+        default=None,
+        metavar="URL",
+        help="a2a: the URL clients reach the agent at (e.g. behind a proxy), which its card "
+        "advertises; its host is answered to",
+    )
+    parser.add_argument(
         "--insecure",
         action="store_true",
         help="serve a host other than loopback without a token (anyone reaching it can "
@@ -117,14 +124,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:  # one line, exit 2, as the mantyx-sync command says it
         print(f"{parser.prog}: error: {exc}", file=sys.stderr)
         return 2
+    options: dict[str, Any] = {}
+    if args.public_url is not None:
+        if args.protocol != "a2a":
+            parser.error("--public-url is for the a2a protocol")
+        options["public_url"] = args.public_url
     try:
         app = _APPS[args.protocol](
             agent,
             authenticate=bearer_token(args.token) if args.token else None,
             allowed_hosts=[*named, *args.allowed_host],
+            **options,
         )
-    except SpecError as exc:  # an --allowed-host that is no host name
-        parser.error(str(exc).replace("allowed_hosts", "--allowed-host"))
+    except SpecError as exc:  # an --allowed-host that is no host name, a bad --public-url
+        message = str(exc).replace("allowed_hosts", "--allowed-host")
+        parser.error(message.replace("public_url", "--public-url"))
     print(
         f"serving {args.protocol} on {url} "
         "(development server, not for production; Ctrl-C to stop)",

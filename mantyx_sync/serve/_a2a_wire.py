@@ -12,18 +12,20 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from ._wsgi import parts_text
-
 __all__ = [
+    "INPUT_MODES",
     "Dialect",
     "agent_message",
     "build_card",
-    "message_text",
     "stream_update",
     "task_object",
+    "timestamp",
 ]
 
 Dialect = Literal["0.3", "1.0"]
+
+INPUT_MODES: tuple[str, ...] = ("text/plain", "application/json")
+"""Media types the served agent takes unless its card says otherwise (data parts are JSON)."""
 
 
 def _part(text: str, dialect: Dialect) -> dict[str, Any]:
@@ -36,18 +38,14 @@ def _state(state: str, dialect: Dialect) -> str:
     return "TASK_STATE_" + state.upper().replace("-", "_")
 
 
-def message_text(message: Any) -> str | None:
-    """The text a client's A2A message carries (both lines), or ``None`` if none;
-    file parts are named (their bytes are not forwarded)."""
-    return parts_text(message.get("parts"), files=True) if isinstance(message, Mapping) else None
-
-
-def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
-    """A new agent-role Message holding ``text``, in the task ``ids`` names (task id,
-    context id, dialect)."""
+def agent_message(
+    text: str, ids: tuple[str, str, Dialect], message_id: str | None = None
+) -> dict[str, Any]:
+    """An agent-role Message holding ``text`` (a new one unless ``message_id`` is given),
+    in the task ``ids`` names (task id, context id, dialect)."""
     task_id, context_id, dialect = ids
     out: dict[str, Any] = {
-        "messageId": str(uuid.uuid4()),
+        "messageId": message_id or str(uuid.uuid4()),
         "role": "agent" if dialect == "0.3" else "ROLE_AGENT",
         "parts": [_part(text, dialect)],
         "contextId": context_id,
@@ -58,9 +56,16 @@ def agent_message(text: str, ids: tuple[str, str, Dialect]) -> dict[str, Any]:
     return out
 
 
-def _status(state: str, message: dict[str, Any] | None, dialect: Dialect) -> dict[str, Any]:
-    stamp = datetime.datetime.now(datetime.timezone.utc).isoformat().replace("+00:00", "Z")
-    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": stamp}
+def timestamp(moment: datetime.datetime | None = None) -> str:
+    """``moment`` (default: now) as the specifications write times: UTC, milliseconds, ``Z``."""
+    moment = moment or datetime.datetime.now(datetime.timezone.utc)
+    return moment.astimezone(datetime.timezone.utc).isoformat(timespec="milliseconds")[:-6] + "Z"
+
+
+def _status(
+    state: str, message: dict[str, Any] | None, dialect: Dialect, stamp: str | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {"state": _state(state, dialect), "timestamp": stamp or timestamp()}
     if message is not None:
         out["message"] = message
     return out
@@ -76,6 +81,7 @@ def task_object(
     context_id: str,
     state: str,
     status_message: dict[str, Any] | None,
+    status_time: str,
     artifact: tuple[str, str] | None,
     history: Sequence[dict[str, Any]],
     dialect: Dialect,
@@ -84,7 +90,7 @@ def task_object(
     out: dict[str, Any] = {
         "id": task_id,
         "contextId": context_id,
-        "status": _status(state, status_message, dialect),
+        "status": _status(state, status_message, dialect, status_time),
     }
     if artifact is not None:
         out["artifacts"] = [_artifact(artifact[1], artifact[0], dialect)]
@@ -139,10 +145,15 @@ def build_card(
     rpc_url: str,
     tools: Sequence[Any],
     overrides: Mapping[str, Any] | None,
+    bearer: bool,
+    dialect: Dialect | None,
 ) -> dict[str, Any]:
     """The Agent Card, advertising JSON-RPC in both lines on one endpoint.
 
-    Fields in ``overrides`` replace the built ones.
+    ``dialect`` ``"1.0"`` gives the card in the 1.0 schema alone; otherwise it also
+    carries the fields 0.3 clients read. With ``bearer`` it declares the bearer
+    scheme every request but the card's needs. Fields in ``overrides`` replace the
+    built ones.
     """
     card: dict[str, Any] = {
         "name": name,
@@ -152,15 +163,22 @@ def build_card(
             {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "1.0"},
             {"url": rpc_url, "protocolBinding": "JSONRPC", "protocolVersion": "0.3"},
         ],
-        # The 0.3 line reads these top-level fields.
-        "url": rpc_url,
-        "preferredTransport": "JSONRPC",
-        "protocolVersion": "0.3.0",
         "capabilities": {"streaming": True, "pushNotifications": False},
-        "defaultInputModes": ["text/plain"],
+        "defaultInputModes": list(INPUT_MODES),
         "defaultOutputModes": ["text/plain"],
         "skills": _skills(tools, name),
     }
+    if dialect == "1.0":
+        card["capabilities"]["extendedAgentCard"] = False
+        if bearer:
+            card["securitySchemes"] = {"bearer": {"httpAuthSecurityScheme": {"scheme": "Bearer"}}}
+            card["securityRequirements"] = [{"schemes": {"bearer": {"list": []}}}]
+    else:
+        # The 0.3 line reads these top-level fields.
+        card.update(url=rpc_url, preferredTransport="JSONRPC", protocolVersion="0.3.0")
+        if bearer:
+            card["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            card["security"] = [{"bearer": []}]
     if overrides:
         card.update(overrides)
     return card

@@ -9,7 +9,20 @@ from typing import Any
 from .._base.redact import register_secret
 from ..errors import ArgumentTypeError, SpecError
 
-__all__ = ["bearer_token"]
+__all__ = ["BearerHook", "bearer_token"]
+
+
+class BearerHook:
+    """An ``authenticate`` hook :func:`bearer_token` made (so a card can declare its scheme)."""
+
+    def __init__(self, check: Callable[[dict[str, Any]], str | None]) -> None:
+        self._check = check
+
+    def __call__(self, environ: dict[str, Any]) -> str | None:
+        return self._check(environ)
+
+    def __repr__(self) -> str:
+        return "<bearer_token hook>"
 
 
 def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], str | None]:
@@ -49,4 +62,4 @@ def bearer_token(*tokens: str) -> Callable[[dict[str, Any]], str | None]:
         matches = [hmac.compare_digest(candidate, token) for token in expected]
         return next((f"token {index + 1}" for index, hit in enumerate(matches) if hit), None)
 
-    return authenticate
+    return BearerHook(authenticate)

@@ -22,7 +22,7 @@ from ..events import RunEvent
 from ..results import RunResult
 from ..run import Run
 
-__all__ = ["Outcome", "RunPump", "Tick"]
+__all__ = ["END", "Outcome", "RunPump", "Tick", "drain"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,23 @@ class Outcome(enum.Enum):
     CANCELED = "canceled"
 
 
-_END: Final = object()
+END: Final = object()
+"""Put in a queue :func:`drain` reads: the events have ended."""
+
+
+def drain(inbox: queue.Queue[object], heartbeat: float) -> Iterator[RunEvent | Tick]:
+    """The events put in ``inbox`` as they arrive, with :attr:`Tick.HEARTBEAT` after each
+    ``heartbeat`` seconds of silence, until :data:`END` is put."""
+    while True:
+        try:
+            item = inbox.get(timeout=heartbeat)
+        except queue.Empty:
+            yield Tick.HEARTBEAT
+            continue
+        if item is END:
+            return
+        assert isinstance(item, RunEvent)
+        yield item
 
 
 class RunPump:
@@ -94,16 +110,7 @@ class RunPump:
         """The run's events as they arrive, with :attr:`Tick.HEARTBEAT` after
         each ``heartbeat`` seconds of silence; ends after the terminal event."""
         assert self._queue is not None, "this pump was started without listen=True"
-        while True:
-            try:
-                item = self._queue.get(timeout=heartbeat)
-            except queue.Empty:
-                yield Tick.HEARTBEAT
-                continue
-            if item is _END:
-                return
-            assert isinstance(item, RunEvent)
-            yield item
+        return drain(self._queue, heartbeat)
 
     def cancel(self) -> None:
         """Ask MANTYX to cancel the run; the pump then sees its ``cancelled`` event."""
@@ -157,7 +164,7 @@ class RunPump:
                 self.outcome = Outcome.CANCELED
             self._done.set()
             if self._queue is not None:
-                self._queue.put(_END)
+                self._queue.put(END)
             if self._on_end is not None:
                 try:
                     self._on_end()

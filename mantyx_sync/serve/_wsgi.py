@@ -15,7 +15,7 @@ import logging
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from ..errors import SpecError
 from ._pump import Tick
@@ -123,11 +123,21 @@ class ServedApp:
             self._hosts.add(name)
         self._any_host = "*" in self._hosts
 
+    PUBLIC_PATHS: ClassVar[frozenset[str]] = frozenset()
+    """Paths answered without credentials (still only for an allowed Host)."""
+
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Any:
-        if self._target(environ)[1] == "/health":
+        path = self._target(environ)[1]
+        if path == "/health":
             return json_reply(start_response, {"status": "ok"})
         try:
-            return self._route(environ, start_response, self._caller(environ))
+            try:
+                caller = self._caller(environ)
+            except Refused as exc:
+                if exc.status != 401 or path not in self.PUBLIC_PATHS:
+                    raise
+                caller = ""
+            return self._route(environ, start_response, caller)
         except Refused as exc:
             return exc.reply(start_response)
 

@@ -82,3 +82,27 @@ def slow_agent(mantyx_server: LocalMantyx) -> Iterator[Callable[..., SlowAgent]]
     yield make
     for each in made:
         each.release.set()
+
+
+@pytest.fixture
+def release_on_subscribe(
+    monkeypatch: pytest.MonkeyPatch,
+) -> Callable[[threading.Event], threading.Event]:
+    """``release_on_subscribe(release)``: set ``release`` once a client has subscribed to an
+    A2A task; the returned event says that it did."""
+    from mantyx_sync.serve import _a2a_tasks
+
+    def arm(release: threading.Event) -> threading.Event:
+        subscribed = threading.Event()
+        original = _a2a_tasks.A2ATask.subscribe
+
+        def subscribe(self: Any, heartbeat: float) -> Any:
+            events = original(self, heartbeat)
+            subscribed.set()
+            release.set()
+            return events
+
+        monkeypatch.setattr(_a2a_tasks.A2ATask, "subscribe", subscribe)
+        return subscribed
+
+    return arm

@@ -106,13 +106,14 @@ def test_stateless_mode_uses_one_shot_runs(mantyx_server: LocalMantyx, serve_wsg
 def test_bearer_token(mantyx_server: LocalMantyx, serve_wsgi: Any) -> None:
     agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt="Echo.")
     url = serve_wsgi(serve.a2a_app(agent, authenticate=serve.bearer_token("right-token"))).url
-    card = f"{url}/.well-known/agent-card.json"
-    assert requests.get(card, timeout=10).status_code == 401
-    refused = requests.get(card, headers={"Authorization": "Bearer wrong"}, timeout=10)
+    rpc = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}
+    assert requests.post(f"{url}/", json=rpc, timeout=10).status_code == 401
+    refused = requests.post(
+        f"{url}/", json=rpc, headers={"Authorization": "Bearer wrong"}, timeout=10
+    )
     assert refused.status_code == 401 and "right-token" not in refused.text
     assert refused.headers["WWW-Authenticate"].startswith("Bearer")
     good = {"Authorization": "Bearer right-token"}
-    assert requests.get(card, headers=good, timeout=10).status_code == 200
     assert requests.get(f"{url}/health", timeout=10).status_code == 200
     assert _send(url, "hi", headers=good)["status"]["state"] == "TASK_STATE_COMPLETED"
     with pytest.raises(ValueError):

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from a2a.client import ClientConfig, create_client
 from a2a.types import a2a_pb2 as pb
+from a2a.utils import errors
 
 import mantyx_sync
 from mantyx_sync import serve
@@ -199,3 +200,82 @@ def test_get_task_and_errors(a2a_url: str) -> None:
         == -32602
     )
     assert rpc([1, 2])["code"] == -32600
+
+
+def test_every_operation_the_card_advertises_in_1_0(
+    a2a_url: str, mantyx_server: LocalMantyx
+) -> None:
+    async def scenario() -> dict[str, Any]:
+        async with httpx.AsyncClient(timeout=30) as http:
+            plain = await create_client(a2a_url, ClientConfig(streaming=False, httpx_client=http))
+            streaming = await create_client(
+                a2a_url, ClientConfig(streaming=True, httpx_client=http)
+            )
+            first = [i async for i in plain.send_message(_request("first turn"))][-1].task
+            got = await plain.get_task(pb.GetTaskRequest(id=first.id))
+            second_request = _request("second turn", first.context_id)
+            second = [i async for i in streaming.send_message(second_request)]
+            listed = await plain.list_tasks(pb.ListTasksRequest(context_id=first.context_id))
+            errors: dict[str, type[Exception]] = {}
+
+            async def refused(name: str, call: Any) -> None:
+                try:
+                    await call
+                except Exception as exc:  # the SDK's typed error for the JSON-RPC code
+                    errors[name] = type(exc)
+
+            async def drain(task_id: str) -> None:
+                request = pb.SubscribeToTaskRequest(id=task_id)
+                _ = [item async for item in streaming.subscribe(request)]
+
+            later = _request("more")
+            later.message.task_id = first.id
+            await refused("message_to_finished", _drain_send(plain, later))
+            await refused("subscribe_finished", drain(first.id))
+            await refused("subscribe_unknown", drain("nope"))
+            await refused("cancel_finished", plain.cancel_task(pb.CancelTaskRequest(id=first.id)))
+            return {"first": first, "got": got, "second": second, "listed": listed, **errors}
+
+    out = asyncio.run(scenario())
+    assert pb.TaskState.Name(out["got"].status.state) == "TASK_STATE_COMPLETED"
+    history = [(pb.Role.Name(m.role), m.parts[0].text) for m in out["got"].history]
+    assert history == [("ROLE_USER", "first turn"), ("ROLE_AGENT", "You said: first turn")]
+    state, text, context = _final_task(out["second"])
+    assert (state, text) == ("TASK_STATE_COMPLETED", "You said: second turn")
+    assert context == out["first"].context_id and len(mantyx_server.sessions) == 1
+    listed = out["listed"]
+    assert listed.total_size == 2 and listed.next_page_token == ""
+    assert [t.id for t in listed.tasks][1] == out["first"].id  # newest first
+    assert out["message_to_finished"] is errors.UnsupportedOperationError
+    assert out["subscribe_finished"] is errors.UnsupportedOperationError
+    assert out["subscribe_unknown"] is errors.TaskNotFoundError
+    assert out["cancel_finished"] is errors.TaskNotCancelableError
+
+
+async def _drain_send(client: Any, request: pb.SendMessageRequest) -> None:
+    _ = [item async for item in client.send_message(request)]
+
+
+def test_subscribe_streams_the_rest_of_a_task_in_1_0(
+    mantyx_server: LocalMantyx, serve_wsgi: Any, slow_agent: Any, release_on_subscribe: Any
+) -> None:
+    agent, _, release = slow_agent(final="all done")
+    subscribed = release_on_subscribe(release)
+    url = serve_wsgi(serve.a2a_app(agent, heartbeat=0.5)).url
+
+    async def scenario() -> tuple[pb.Task, list[pb.StreamResponse]]:
+        async with httpx.AsyncClient(timeout=30) as http:
+            plain = await create_client(url, ClientConfig(streaming=False, httpx_client=http))
+            streaming = await create_client(url, ClientConfig(streaming=True, httpx_client=http))
+            request = _request("long job")
+            request.configuration.return_immediately = True
+            started = [i async for i in plain.send_message(request)][-1].task
+            subscription = pb.SubscribeToTaskRequest(id=started.id)
+            return started, [item async for item in streaming.subscribe(subscription)]
+
+    started, items = asyncio.run(scenario())
+    assert subscribed.is_set()
+    assert pb.TaskState.Name(started.status.state) == "TASK_STATE_WORKING"
+    assert items[0].WhichOneof("payload") == "task" and items[0].task.id == started.id
+    state, text, _ = _final_task(items)
+    assert state == "TASK_STATE_COMPLETED" and text.endswith("all done")

@@ -196,6 +196,7 @@ def test_token_on_the_command_line(mantyx_server: LocalMantyx, tmp_path: Path) -
     )
     port = peerkit.free_port()
     args = ["a2a", "--agent", "flag_agent:agent", "--port", str(port), "--token", "flag-tok-123"]
+    args += ["--public-url", "https://agents.example.com/a2a"]
     proc = subprocess.Popen(
         [sys.executable, "-m", "mantyx_sync.serve", *args],
         env=_serve_env(mantyx_server, tmp_path),
@@ -204,9 +205,18 @@ def test_token_on_the_command_line(mantyx_server: LocalMantyx, tmp_path: Path) -
     )
     try:
         peerkit.wait_port(port, proc)
-        card = f"http://127.0.0.1:{port}/.well-known/agent-card.json"
-        assert requests.get(card, timeout=10).status_code == 401
+        base = f"http://127.0.0.1:{port}"
+        # The card is readable without the token, and says a bearer token is needed.
+        card = requests.get(f"{base}/.well-known/agent-card.json", timeout=10).json()
+        assert card["securitySchemes"] == {"bearer": {"type": "http", "scheme": "bearer"}}
+        assert card["url"] == "https://agents.example.com/a2a/"
+        body = {"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "t"}}
+        assert requests.post(f"{base}/", json=body, timeout=10).status_code == 401
         good = {"Authorization": "Bearer flag-tok-123"}
-        assert requests.get(card, headers=good, timeout=10).status_code == 200
+        answer = requests.post(f"{base}/", json=body, headers=good, timeout=10).json()
+        assert answer["error"]["code"] == -32001
+        # --public-url's host is one the runner answers to.
+        named = {**good, "Host": "agents.example.com"}
+        assert requests.post(f"{base}/", json=body, headers=named, timeout=10).status_code == 200
     finally:
         peerkit.stop(proc)
