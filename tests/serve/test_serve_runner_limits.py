@@ -164,7 +164,8 @@ def test_stalled_connections_hold_no_thread_and_others_are_answered(
         # Answered on a fresh connection: every stalled one was accepted before it.
         reply = requests.post(url, json=AGENT_API_BODY, headers=AUTH, timeout=10)
         assert reply.status_code == 200 and "You said: hi" in reply.text
-        assert _threads(pid) <= idle_threads + 10 + 2  # the ten, the one answered, its run
+        # The ten, plus a margin far below the 300 stalled (the one answered, its run).
+        assert _threads(pid) <= idle_threads + 10 + 16
 
 
 def test_an_idle_connection_is_closed(mantyx_server: LocalMantyx, tmp_path: Path) -> None:
