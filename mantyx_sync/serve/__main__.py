@@ -3,7 +3,8 @@
 Serves one agent (on 127.0.0.1 unless ``--host``) with werkzeug's development
 server, for quick trials. Not for production: mount the app in a real WSGI
 server instead. Without a token it warns at start, and refuses a host other
-than loopback unless ``--insecure``.
+than loopback unless ``--insecure``. It serves at most ``--max-connections``
+requests at once and drops a connection silent for ``--idle-timeout`` seconds.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..cli._exit import UsageError
 from ..cli._tools import import_target
 from ..errors import SpecError
 from . import a2a_app, agent_api_app, bearer_token
+from ._wsgi import ServedApp
 
 __all__ = ["main"]
 
@@ -30,6 +32,8 @@ _DESCRIPTION = (
     "Needs werkzeug: pip install 'mantyx-sync[serve]'."
 )
 TOKEN_ENV = "MANTYX_SERVE_TOKEN"
+MAX_CONNECTIONS = 32
+IDLE_TIMEOUT_S = 30.0
 _APPS: dict[str, Callable[..., Any]] = {"a2a": a2a_app, "agent-api": agent_api_app}
 
 
@@ -39,6 +43,17 @@ def _is_loopback(host: str) -> bool:
         return host.lower() == "localhost" or ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], int | float]:
+    def parse(text: str) -> int | float:
+        value = kind(text)
+        if not value > 0:
+            raise ValueError(text)
+        return value
+
+    parse.__name__ = f"positive {kind.__name__}"  # how argparse names a bad value
+    return parse
 
 
 def _url(host: str, port: int) -> str:
@@ -84,6 +99,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="NAME",
         help="a Host name to answer to besides loopback names and --host (repeatable)",
     )
+    limits = (
+        ("--max-body-bytes", int, ServedApp.MAX_BODY_BYTES, "N", "largest request body accepted"),
+        ("--max-connections", int, MAX_CONNECTIONS, "N", "requests served at once, a thread each"),
+        ("--idle-timeout", float, IDLE_TIMEOUT_S, "SECONDS", "close a connection silent this long"),
+    )
+    for option, kind, default, metavar, text in limits:
+        parser.add_argument(
+            option,
+            type=_positive(kind),
+            default=default,
+            metavar=metavar,
+            help=f"{text} (default %(default)s)",
+        )
     parser.add_argument(
         "--public-url",
         default=None,
@@ -113,12 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
     try:
-        from werkzeug.serving import run_simple
+        from ._devserver import BoundedServer  # werkzeug: the [serve] extra
     except ImportError:  # pragma: no cover - depends on the environment
         print("this runner needs werkzeug: pip install 'mantyx-sync[serve]'", file=sys.stderr)
         return 2
-    # The address it listens on is a name its callers use; a wildcard is none.
-    named = [] if args.host in ("0.0.0.0", "::") else [args.host.strip("[]")]
     try:
         agent = load_agent(args.agent)
     except UsageError as exc:  # one line, exit 2, as the mantyx-sync command says it
@@ -133,7 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = _APPS[args.protocol](
             agent,
             authenticate=bearer_token(args.token) if args.token else None,
-            allowed_hosts=[*named, *args.allowed_host],
+            # The address it listens on is a name its callers use; a wildcard
+            # (0.0.0.0, ::) lets in any of the machine's addresses, with the token.
+            allowed_hosts=[args.host.strip("[]"), *args.allowed_host],
+            max_body_bytes=args.max_body_bytes,
             **options,
         )
     except SpecError as exc:  # an --allowed-host that is no host name, a bad --public-url
@@ -144,7 +173,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(development server, not for production; Ctrl-C to stop)",
         file=sys.stderr,
     )
-    run_simple(args.host.strip("[]"), args.port, app, threaded=True)
+    server = BoundedServer(
+        args.host.strip("[]"),
+        args.port,
+        app,
+        max_connections=args.max_connections,
+        idle_timeout=args.idle_timeout,
+    )
+    server.serve_forever()
     return 0
 
 

@@ -18,6 +18,7 @@ from ..agent import Agent
 from ..errors import MantyxError
 from ..run import Run
 from ..session import Session
+from ._wsgi import loggable
 
 __all__ = ["Conversations", "Turn"]
 
@@ -112,7 +113,9 @@ class Conversations:
                 self._creating.pop((caller, key), None)
                 evicted = [mine.popitem(last=False) for _ in range(len(mine) - self._max)]
         for old_key, old in evicted:
-            log.info("conversation %r evicted; ending session %s", old_key, old.session.id)
+            log.info(
+                "conversation %s evicted; ending session %s", loggable(old_key), old.session.id
+            )
             self._end(old)
         return conversation
 

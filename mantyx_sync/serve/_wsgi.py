@@ -4,12 +4,14 @@ framework hosts them): who may call, bodies, JSON and SSE replies.
 What a web page in the user's browser could otherwise do to a served agent is
 refused here, once for both apps: a Host name the app does not answer to
 (DNS rebinding) by :class:`ServedApp` (421), and a body not declared JSON (a form
-or ``text/plain`` POST needs no CORS preflight) by :func:`read_json` (415),
-both before anything runs.
+or ``text/plain`` POST needs no CORS preflight) by :meth:`ServedApp._read_json`
+(415), both before anything runs. It also bounds what a body costs in
+memory: its bytes, and the JSON values parsing it may build.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 import re
@@ -27,8 +29,8 @@ __all__ = [
     "StartResponse",
     "base_url",
     "json_reply",
+    "loggable",
     "parts_text",
-    "read_json",
 ]
 
 log = logging.getLogger(__name__)
@@ -38,15 +40,23 @@ Authenticate = Callable[[dict[str, Any]], "str | bool | None"]
 """``authenticate(environ)``: the caller's name (a ``str``), ``True`` for a caller
 without a name, or a false value to refuse the request."""
 
-MAX_BODY_BYTES: Final = 8 * 1024 * 1024
+BYTES_PER_VALUE: Final = 16
+"""A body holds at most one JSON value per this many bytes of ``max_body_bytes``:
+a value costs up to ~100 bytes parsed (an empty list or object, a one-key
+object), so a 1 MiB body of ``[[],[],...]`` would cost ~25 MB, 65,536 values ~6 MB."""
 MAX_JSON_DEPTH: Final = 100
 """Nesting a body may have: far below Python's recursion limit, which a
 document nested just under it still reaches when its reply is written."""
 LOOPBACK_HOSTS: Final = frozenset({"localhost", "127.0.0.1", "::1"})
+ANY_ADDRESS: Final = frozenset({"0.0.0.0", "::"})
+"""``allowed_hosts`` entries standing for every address of the machine (what a
+server bound to them answers on)."""
+LOG_CHARS: Final = 200
 
 _DIGITS: Final = re.compile(r"[0-9]+")
 _HOST_NAME: Final = re.compile(r"[a-z0-9._:-]+")
 _JSON_MEDIA: Final = re.compile(r"application/([a-z0-9.!#$&^_-]+\+)?json")
+_JSON_STRING: Final = re.compile(rb'"[^"]*"')
 
 
 class Refused(Exception):
@@ -95,9 +105,19 @@ class ServedApp:
     refuses (401), or else name its caller for :meth:`_route`; a :class:`Refused`
     raised there is answered too. Immutable after construction; thread-safe.
 
-    :raises SpecError: a ``heartbeat``, ``max_sessions`` or ``allowed_hosts`` entry
-        no app can work with (an allowed host must be a host name, or ``"*"``).
+    An ``allowed_hosts`` entry ``"0.0.0.0"`` or ``"::"`` (the address of a server
+    bound to every address) lets in a Host that is an IP address, for a caller
+    ``authenticate`` accepts: a rebound DNS name is still refused.
+
+    :raises SpecError: a ``heartbeat``, ``max_sessions``, ``max_body_bytes`` or
+        ``allowed_hosts`` entry no app can work with (an allowed host must be a
+        host name, or ``"*"``).
     """
+
+    MAX_BODY_BYTES: Final = 1024 * 1024
+    """The default ``max_body_bytes``: the largest body :meth:`_read_json` reads."""
+    MAX_ID_CHARS: Final = 256
+    """The longest conversation or task id a caller may name (ids are kept)."""
 
     def __init__(
         self,
@@ -105,12 +125,15 @@ class ServedApp:
         allowed_hosts: Iterable[str],
         heartbeat: float,
         max_sessions: int,
+        max_body_bytes: int,
     ) -> None:
         if heartbeat <= 0:
             raise SpecError(f"must be a number of seconds > 0, got {heartbeat}", path="heartbeat")
-        if max_sessions < 1:
-            raise SpecError(f"must be at least 1, got {max_sessions}", path="max_sessions")
+        for path, count in (("max_sessions", max_sessions), ("max_body_bytes", max_body_bytes)):
+            if count < 1:
+                raise SpecError(f"must be at least 1, got {count}", path=path)
         self._heartbeat = heartbeat
+        self.max_body_bytes = max_body_bytes
         self._authenticate = authenticate
         self._hosts = set(LOOPBACK_HOSTS)
         for index, host in enumerate(allowed_hosts):
@@ -122,6 +145,8 @@ class ServedApp:
                 )
             self._hosts.add(name)
         self._any_host = "*" in self._hosts
+        self._any_address = not ANY_ADDRESS.isdisjoint(self._hosts) and authenticate is not None
+        self._hosts -= ANY_ADDRESS  # no name: what a browser sent to 0.0.0.0 means loopback
 
     PUBLIC_PATHS: ClassVar[frozenset[str]] = frozenset()
     """Paths answered without credentials (still only for an allowed Host)."""
@@ -149,7 +174,7 @@ class ServedApp:
         """
         host = environ.get("HTTP_HOST")
         # No Host at all is no browser's request (browsers always send one).
-        if host is not None and not self._any_host and host_name(host) not in self._hosts:
+        if host is not None and not self._any_host and not self._answers(host_name(host)):
             raise Refused(
                 421,
                 "misdirected_request",
@@ -180,6 +205,23 @@ class ServedApp:
             [("WWW-Authenticate", 'Bearer realm="mantyx"')],
         )
 
+    def _answers(self, name: str | None) -> bool:
+        """Whether the app answers to Host ``name``: an allowed one, or an IP address
+        when it serves every address (only to callers who then authenticate)."""
+        if name in self._hosts:
+            return True
+        if not self._any_address or name is None:
+            return False
+        try:
+            ipaddress.ip_address(name)
+        except ValueError:
+            return False
+        return True
+
+    def _read_json(self, environ: dict[str, Any]) -> Any:
+        """The request body as JSON, within ``max_body_bytes`` (see :func:`_json_body`)."""
+        return _json_body(environ, self.max_body_bytes)
+
     @staticmethod
     def _target(environ: dict[str, Any]) -> tuple[str, str]:
         """The request's method and path (relative to where the app is mounted)."""
@@ -200,12 +242,14 @@ class ServedApp:
         return StreamBody(items, on_close)
 
 
-def read_json(environ: dict[str, Any]) -> Any:
-    """The request body parsed as JSON, never reading more than :data:`MAX_BODY_BYTES`.
+def _json_body(environ: dict[str, Any], max_bytes: int) -> Any:
+    """The request body parsed as JSON, never reading more than ``max_bytes``, nor
+    parsing more than one value per :data:`BYTES_PER_VALUE` of them.
 
     :raises Refused: the body is not declared JSON (415), its length is not a
-        whole number (400) or it is larger than the cap (413).
-    :raises BadJson: the body is not JSON, or nests deeper than :data:`MAX_JSON_DEPTH`.
+        whole number (400) or it is larger than ``max_bytes`` (413).
+    :raises BadJson: the body is not JSON, holds too many values, or nests deeper
+        than :data:`MAX_JSON_DEPTH`.
     """
     media = environ.get("CONTENT_TYPE", "").partition(";")[0].strip().lower()
     if not _JSON_MEDIA.fullmatch(media):
@@ -216,25 +260,33 @@ def read_json(environ: dict[str, Any]) -> Any:
         )
     declared = environ.get("CONTENT_LENGTH", "").strip()
     stream = environ["wsgi.input"]
+    too_large = Refused(413, "too_large", f"the body is larger than {max_bytes} bytes")
     if declared:
         if not _DIGITS.fullmatch(declared):
             raise Refused(400, "bad_request", "Content-Length must be a whole number of bytes")
-        if int(declared) > MAX_BODY_BYTES:
-            raise _too_large()
+        if int(declared) > max_bytes:
+            raise too_large
         raw = stream.read(int(declared))
     elif environ.get("wsgi.input_terminated"):  # e.g. chunked: the server marks its end
-        raw = stream.read(MAX_BODY_BYTES + 1)
-        if len(raw) > MAX_BODY_BYTES:
-            raise _too_large()
+        raw = stream.read(max_bytes + 1)
+        if len(raw) > max_bytes:
+            raise too_large
     else:  # no length and no end: there is no body to read (PEP 3333)
         raw = b""
+    # Parsed, a value costs up to ~100 bytes: count them before building any.
+    most = max(max_bytes // BYTES_PER_VALUE, 1)
+    if _values(raw) > most:
+        raise BadJson(f"the body's JSON holds more than {most} values")
     too_deep = f"the body's JSON is nested more than {MAX_JSON_DEPTH} deep"
     try:
-        value = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
+        del raw  # only one copy of the body while it is parsed
+        value = json.loads(text)
     except RecursionError as exc:
         raise BadJson(too_deep) from exc
     except (UnicodeDecodeError, ValueError) as exc:
         raise BadJson(f"the body is not JSON: {exc}") from exc
+    del text
     level = [value]
     for _ in range(MAX_JSON_DEPTH):  # breadth first: no recursion of our own
         level = [
@@ -246,6 +298,14 @@ def read_json(environ: dict[str, Any]) -> Any:
         if not level:
             return value
     raise BadJson(too_deep)
+
+
+def _values(raw: bytes) -> int:
+    """At most how many values (keys and items included) JSON ``raw`` holds: each but
+    the first follows a ``[``, ``{``, ``,`` or ``:`` outside strings."""
+    unescaped = raw.replace(b"\\\\", b"").replace(b'\\"', b"")  # then each " opens or closes
+    outside = _JSON_STRING.sub(b"", unescaped)
+    return 1 + sum(outside.count(mark) for mark in (b"[", b"{", b",", b":"))
 
 
 def parts_text(parts: Any, *, files: bool) -> str | None:
@@ -270,8 +330,14 @@ def parts_text(parts: Any, *, files: bool) -> str | None:
     return text if text.strip() else None
 
 
-def _too_large() -> Refused:
-    return Refused(413, "too_large", f"the body is larger than {MAX_BODY_BYTES} bytes")
+def loggable(value: object) -> str:
+    """What a caller sent (an id, a message) as one log-safe token: quoted, with line
+    breaks and other control characters escaped, cut to :data:`LOG_CHARS` characters,
+    so it can neither forge log lines nor flood the log."""
+    text = value if isinstance(value, str) else str(value)
+    if len(text) > LOG_CHARS:
+        return repr(text[:LOG_CHARS]) + f"... ({len(text)} characters)"
+    return repr(text)
 
 
 def json_reply(

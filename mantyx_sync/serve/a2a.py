@@ -19,9 +19,10 @@ Routes, relative to where it is mounted:
   extended card are answered with the errors the specifications give;
 * ``GET /health``: ``{"status": "ok"}``, without authentication.
 
-Every other request must name an allowed Host (421) and pass ``authenticate``
-(401); a POST body must be declared JSON (415). Conversations and tasks belong
-to the caller ``authenticate`` names.
+Every other request must name an allowed Host (421 otherwise) and pass
+``authenticate`` (401); a POST body must be declared JSON (415) and at most
+``max_body_bytes`` (413). Conversations
+and tasks belong to the caller ``authenticate`` names.
 
 Every message becomes one A2A task following one MANTYX run. A streamed
 reply is written as the run streams: the task, a ``working`` status, one
@@ -71,7 +72,7 @@ from ._wsgi import (
     StartResponse,
     base_url,
     json_reply,
-    read_json,
+    loggable,
 )
 
 __all__ = ["A2AApp", "a2a_app"]
@@ -102,10 +103,11 @@ class A2AApp(ServedApp):
         heartbeat: float,
         allowed_hosts: Sequence[str],
         public_url: str | None,
+        max_body_bytes: int,
     ) -> None:
         public_host = urlsplit(public_url).hostname if public_url else None
         hosts = [*allowed_hosts, *filter(None, [public_host])]
-        super().__init__(authenticate, hosts, heartbeat, max_sessions)
+        super().__init__(authenticate, hosts, heartbeat, max_sessions, max_body_bytes)
         self.agent = agent
         self._card = dict(card) if card is not None else None
         self._bearer = isinstance(authenticate, BearerHook)
@@ -175,7 +177,7 @@ class A2AApp(ServedApp):
 
     def _rpc(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         try:
-            body = read_json(environ)
+            body = self._read_json(environ)
         except BadJson as exc:
             error = RpcError("PARSE_ERROR", str(exc))
             return json_reply(start_response, error_reply(None, error, None))
@@ -326,7 +328,9 @@ class A2AApp(ServedApp):
         try:
             turn = self.conversations.start(caller, context_id, incoming.text)
         except MantyxError as exc:
-            log.warning("could not start a run for context %s: %s", context_id, exc)
+            log.warning(
+                "could not start a run for context %s: %s", loggable(context_id), loggable(exc)
+            )
             raise RpcError("INTERNAL_ERROR", f"the agent could not start: {exc}") from exc
         task = A2ATask(
             caller=caller,
@@ -337,7 +341,7 @@ class A2AApp(ServedApp):
             on_end=self.tasks.finished,
         )
         self.tasks.add(task)
-        log.debug("task %s: run %s for context %s", task.id, turn.run.id, context_id)
+        log.debug("task %s: run %s for context %s", task.id, turn.run.id, loggable(context_id))
         if operation == "stream":
             events = task.stream(self._heartbeat)
             items = self._updates(task, request_id, dialect, events, fresh=True)
@@ -432,6 +436,7 @@ def a2a_app(
     heartbeat: float = 15.0,
     allowed_hosts: Sequence[str] = (),
     public_url: str | None = None,
+    max_body_bytes: int = ServedApp.MAX_BODY_BYTES,
 ) -> A2AApp:
     """A WSGI application serving ``agent`` over A2A 0.3 and 1.0 (JSON-RPC).
 
@@ -450,10 +455,14 @@ def a2a_app(
     :param heartbeat: seconds of silence after which a stream gets a comment line.
     :param allowed_hosts: Host names the app answers to besides ``localhost``,
         ``127.0.0.1`` and ``[::1]`` (any port); other names get 421.
-        ``["*"]`` answers to any name: only behind a proxy that checks it.
+        ``["*"]`` answers to any name: only behind a proxy that checks it;
+        ``"0.0.0.0"`` or ``"::"``, any IP address, to callers ``authenticate``
+        accepts (a server bound to every address).
     :param public_url: the URL clients reach this app at (``https://example.com/a2a``),
         which the card advertises and whose host is allowed; by default the
         card names the URL of the request.
+    :param max_body_bytes: the largest request body accepted (413 past it); a
+        body also holds at most one JSON value per 16 of these bytes.
     :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
@@ -474,4 +483,5 @@ def a2a_app(
         heartbeat=heartbeat,
         allowed_hosts=allowed_hosts,
         public_url=public_url,
+        max_body_bytes=max_body_bytes,
     )

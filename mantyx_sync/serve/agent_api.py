@@ -10,8 +10,9 @@ Routes, relative to where the app is mounted:
 
 * ``POST /process``: an ``AgentRequest`` (``input`` messages, ``session_id``,
   ``stream``). The last user message's text is sent to MANTYX; the
-  ``session_id`` names one MANTYX session (LRU-bounded by ``max_sessions``;
-  a missing one starts a new conversation, whose id the response carries).
+  ``session_id`` (at most 256 characters) names one MANTYX session
+  (LRU-bounded by ``max_sessions``; a missing one starts a new conversation,
+  whose id the response carries).
   With ``stream`` (the default) the reply is an SSE stream of ``data:`` JSON
   objects written as the MANTYX run streams; otherwise the final response
   object. Run failures are in-band: a ``failed`` response carrying
@@ -21,8 +22,9 @@ Routes, relative to where the app is mounted:
 * ``GET /health``: ``{"status": "ok"}``, without authentication.
 
 Every other request must name an allowed Host (421 otherwise) and pass
-``authenticate`` (401); the body must be declared JSON (415). A ``session_id``
-belongs to the caller ``authenticate`` names.
+``authenticate`` (401); the body must be declared JSON (415) and at most
+``max_body_bytes`` (413). A ``session_id`` belongs to the caller ``authenticate``
+names.
 
 A client that disconnects mid-stream has its MANTYX run cancelled.
 """
@@ -41,7 +43,7 @@ from ..events import RunEvent
 from ._agent_api_wire import ResponseBuilder, request_text
 from ._conversations import Conversations
 from ._pump import RunPump, Tick
-from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, json_reply, read_json
+from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, json_reply, loggable
 
 __all__ = ["AgentApiApp", "agent_api_app"]
 
@@ -80,8 +82,9 @@ class AgentApiApp(ServedApp):
         max_sessions: int,
         heartbeat: float,
         allowed_hosts: Sequence[str],
+        max_body_bytes: int,
     ) -> None:
-        super().__init__(authenticate, allowed_hosts, heartbeat, max_sessions)
+        super().__init__(authenticate, allowed_hosts, heartbeat, max_sessions, max_body_bytes)
         self.agent = agent
         self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
 
@@ -91,7 +94,7 @@ class AgentApiApp(ServedApp):
         if path not in PROCESS_PATHS or method != "POST":
             return _no_route(start_response, path, method)
         try:
-            body = read_json(environ)
+            body = self._read_json(environ)
         except BadJson as exc:
             return _bad_request(start_response, str(exc))
         if not isinstance(body, Mapping):
@@ -102,6 +105,9 @@ class AgentApiApp(ServedApp):
         session_id = body.get("session_id")
         if not isinstance(session_id, str) or not session_id:
             session_id = str(uuid.uuid4())
+        elif len(session_id) > self.MAX_ID_CHARS:
+            limit = f"session_id must be at most {self.MAX_ID_CHARS} characters"
+            return _bad_request(start_response, limit)
         if body.get("tools"):
             log.debug(
                 "ignoring %d request tools: the agent's own tools are used", len(body["tools"])
@@ -111,12 +117,15 @@ class AgentApiApp(ServedApp):
         try:
             turn = self.conversations.start(caller, session_id, text)
         except MantyxError as exc:
-            log.warning("could not start a run for session %s: %s", session_id, exc)
+            log.warning(
+                "could not start a run for session %s: %s", loggable(session_id), loggable(exc)
+            )
             failure = {"code": "agent_unavailable", "message": str(exc)}
             objects = [builder.response("created"), builder.response("failed", error=failure)]
             if not stream:
                 return json_reply(start_response, objects[-1])
             return self._stream(start_response, iter(objects))
+        log.debug("session %s: run %s", loggable(session_id), turn.run.id)
         pump = RunPump(turn.run, listen=True, on_end=turn.finish)
         if not stream:
             return json_reply(start_response, self._collect(builder, pump))
@@ -158,6 +167,7 @@ def agent_api_app(
     max_sessions: int = 1024,
     heartbeat: float = 15.0,
     allowed_hosts: Sequence[str] = (),
+    max_body_bytes: int = ServedApp.MAX_BODY_BYTES,
 ) -> AgentApiApp:
     """A WSGI application serving ``agent`` over the Agent API protocol.
 
@@ -171,7 +181,11 @@ def agent_api_app(
         ``heartbeat`` message (while a tool runs) or an SSE comment.
     :param allowed_hosts: Host names the app answers to besides ``localhost``,
         ``127.0.0.1`` and ``[::1]`` (any port); other names get 421.
-        ``["*"]`` answers to any name: only behind a proxy that checks it.
+        ``["*"]`` answers to any name: only behind a proxy that checks it;
+        ``"0.0.0.0"`` or ``"::"``, any IP address, to callers ``authenticate``
+        accepts (a server bound to every address).
+    :param max_body_bytes: the largest request body accepted (413 past it); a
+        body also holds at most one JSON value per 16 of these bytes.
     :raises SpecError: a bad argument (a ``ValueError``), named in the message.
 
     .. versionadded:: 0.2
@@ -182,4 +196,5 @@ def agent_api_app(
         max_sessions=max_sessions,
         heartbeat=heartbeat,
         allowed_hosts=allowed_hosts,
+        max_body_bytes=max_body_bytes,
     )

@@ -427,6 +427,9 @@ DEFERRED = frozenset(
         # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
         (f"{PKG}.cli", f"{PKG}.cli._commands"),
         (f"{PKG}.cli", f"{PKG}.cli._chat"),
+        # the trial runner's server, on werkzeug (an extra): its --help and the
+        # message asking to install werkzeug need none of it
+        (f"{PKG}.serve.__main__", f"{PKG}.serve._devserver"),
     }
 )
 
