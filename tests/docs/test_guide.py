@@ -9,23 +9,24 @@ public names, and the README's links.
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
-import types
 import typing
 from pathlib import Path
 
-import pytest
 from readme_support import readme_example
 
 import mantyx_sync
 from mantyx_sync import events
-from mantyx_sync.testing import LocalMantyx
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 GUIDE = DOCS / "guide"
 README = ROOT / "README.rst"
+# Where the README links the repository's files (the package metadata's addresses).
+BLOB = "https://github.com/mantyx/mantyx-sync/blob/main/"
 
 # Directives whose Python is run by sphinx.ext.doctest (hidden or shown).
 RUN = {"testcode", "testoutput", "testsetup", "testcleanup", "doctest"}
@@ -86,8 +87,12 @@ def test_every_guide_page_is_in_the_site_and_linked_from_the_readme() -> None:
     readme = README.read_text(encoding="utf-8")
     for page in sorted(GUIDE.glob("*.rst")):
         assert f"   guide/{page.stem}\n" in index, f"{page.name} is not in the toctree"
-        assert f"<docs/guide/{page.name}>`_" in readme, f"README does not link {page.name}"
-    for target in re.findall(r"<(docs/[^>]+)>`_", readme):
+        assert f"<{BLOB}docs/guide/{page.name}>`_" in readme, f"README does not link {page.name}"
+    # The README is the package index's page too: every link is absolute, and each
+    # into the repository names a file that exists.
+    links = re.findall(r"<([^>]+)>`_", readme)
+    assert [link for link in links if not link.startswith("https://")] == []
+    for target in [link.removeprefix(BLOB) for link in links if link.startswith(BLOB)]:
         assert (ROOT / target).is_file(), f"README links {target}, which does not exist"
 
 
@@ -124,18 +129,28 @@ def test_the_api_reference_documents_every_public_name() -> None:
         assert f".. automodule:: mantyx_sync.{module}\n" in api
 
 
-def test_the_readme_example_runs_as_written(
-    mantyx_server: LocalMantyx, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_the_readme_example_runs_alone_offline_and_calls_its_tool(tmp_path: Path) -> None:
     assert (
         ".. code-block:: python"
         not in README.read_text(encoding="utf-8").split(".. code-block:: python", 1)[1]
     ), "README keeps one Python example; the rest lives in the guide, where it runs"
-    monkeypatch.setenv("MANTYX_BASE_URL", mantyx_server.base_url)
-    monkeypatch.setenv("MANTYX_WORKSPACE", mantyx_server.workspace)
-    monkeypatch.setenv("MANTYX_API_KEY", mantyx_server.api_key)
-    module = types.ModuleType("readme")  # a script's own module: dataclasses look it up
-    monkeypatch.setitem(sys.modules, "readme", module)
-    exec(compile(readme_example(), str(README), "exec"), module.__dict__)
-    # The emulator's reply in the requested schema: a sample, so 1 word.
-    assert capsys.readouterr().out == "You said: How many words in 'the quick brown fox'?\n1\n"
+    # Pasted alone into a file and run in a fresh interpreter, no MANTYX_* set.
+    script = tmp_path / "example.py"
+    script.write_text(readme_example(), encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MANTYX_")}
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "You said: How many words in 'the quick brown fox'?\nword_count → 1\n"
+    # The README says what it prints, and how the same agent reaches an account.
+    readme = " ".join(README.read_text(encoding="utf-8").split())
+    assert "(here ``word_count → 1``)" in readme
+    assert "set ``MANTYX_API_KEY`` and ``MANTYX_WORKSPACE`` and build it without" in readme

@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NAME = "mantyx_sync"
 REPOSITORY = "https://github.com/mantyx/mantyx-sync"
 SUPPORTED = ("3.10", "3.11", "3.12", "3.13")
-USER_EXTRAS = {"testing", "cli", "serve", "celery"}
+USER_EXTRAS = {"testing", "otel", "cli", "serve", "celery"}
 # What a checkout has that is built or installed by it, never a source.
 NOT_SOURCES = shutil.ignore_patterns(
     ".git",
@@ -281,11 +281,6 @@ def test_the_console_script_works_from_the_wheel(installed: Path, tmp_path: Path
     assert Path(where.strip()).is_relative_to(installed)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 31 item 1: README's first example needs MANTYX_API_KEY today; the README "
-    "rewrite makes it run offline (remove this mark then)",
-)
 def test_the_readmes_first_example_runs_offline_from_the_wheel(
     installed: Path, tmp_path: Path
 ) -> None:
