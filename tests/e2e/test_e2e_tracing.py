@@ -250,9 +250,9 @@ def test_a_failed_run_is_an_error_span_with_the_runs_code(
     assert (run_span.attributes or {})["error.type"] == "overloaded"
 
 
-def test_a_cancelled_run_and_a_closed_stream_are_cancelled_spans(
-    emulator: LocalMantyx, traced: mantyx_sync.Client, exporter: InMemorySpanExporter
-) -> None:
+@pytest.fixture
+def stuck() -> Iterator[Any]:
+    """A tool that answers only once the test is over: its run waits on it."""
     release = threading.Event()
 
     @mantyx_sync.local_tool(read_only=True)
@@ -261,17 +261,21 @@ def test_a_cancelled_run_and_a_closed_stream_are_cancelled_spans(
         release.wait(10)
         return "late"
 
+    yield stuck
+    release.set()
+
+
+def test_a_cancelled_run_and_a_closed_stream_are_cancelled_spans(
+    emulator: LocalMantyx, traced: mantyx_sync.Client, exporter: InMemorySpanExporter, stuck: Any
+) -> None:
     emulator.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn("done")])
     agent = mantyx_sync.Agent(traced, system_prompt=SYSTEM, tools=[stuck])
-    try:
-        with agent.stream("x") as run:
-            next(iter(run))  # leave early: the run is cancelled
-        with pytest.raises(mantyx_sync.RunCancelled), agent.start("y") as run:
-            for event in run:
-                if event.type == "local_tool_call":
-                    run.cancel()
-    finally:
-        release.set()
+    with agent.stream("x") as run:
+        next(iter(run))  # leave early: the run is cancelled
+    with pytest.raises(mantyx_sync.RunCancelled), agent.start("y") as run:
+        for event in run:
+            if event.type == "local_tool_call":
+                run.cancel()
     spans = _spans(exporter, "invoke_agent")
     assert len(spans) == 2
     for span in spans:
@@ -280,24 +284,16 @@ def test_a_cancelled_run_and_a_closed_stream_are_cancelled_spans(
 
 
 def test_a_run_out_of_time_is_a_timeout_span(
-    mantyx_server: LocalMantyx, provider: TracerProvider, exporter: InMemorySpanExporter
+    mantyx_server: LocalMantyx,
+    provider: TracerProvider,
+    exporter: InMemorySpanExporter,
+    stuck: Any,
 ) -> None:
-    release = threading.Event()
-
-    @mantyx_sync.local_tool(read_only=True)
-    def stuck() -> str:
-        """Never answers in time."""
-        release.wait(10)
-        return "late"
-
     mantyx_server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn("done")])
-    try:
-        with mantyx_server.client(tracer_provider=provider) as client:
-            agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[stuck])
-            with pytest.raises(mantyx_sync.Timeout):
-                agent.run("x", timeout=1)
-    finally:
-        release.set()
+    with mantyx_server.client(tracer_provider=provider) as client:
+        agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[stuck])
+        with pytest.raises(mantyx_sync.Timeout):
+            agent.run("x", timeout=1)
     [run_span] = _spans(exporter, "invoke_agent")
     assert run_span.status.status_code is StatusCode.ERROR
     assert (run_span.attributes or {})["error.type"] == "timeout"
