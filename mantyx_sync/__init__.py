@@ -30,7 +30,8 @@ from ._version import __version__
 # The error classes are tiny and stdlib-only: loaded eagerly, so `except
 # mantyx_sync.MantyxError` never triggers an import.
 from .errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     ArgumentTypeError,
     AuthError,
     ConfigurationError,
@@ -40,18 +41,18 @@ from .errors import (
     MantyxError,
     NotFoundError,
     OutputParseError,
-    PermissionDenied,
+    PermissionDeniedError,
     RateLimitError,
-    RunCancelled,
+    RequestTimeoutError,
+    RunCancelledError,
     RunError,
+    RunTimeoutError,
     ServerError,
     SignInError,
     SpecError,
     StreamError,
-    Timeout,
     ToolError,
     ToolResolutionError,
-    TransportError,
 )
 from .errors import (
     renamed as _renamed,
@@ -74,8 +75,13 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .client import Client
 
-    # Timeout's old name, for type checkers; at run time __getattr__ warns.
+    # The exceptions' 0.1 names, for type checkers; at run time __getattr__ warns.
+    from .errors import APIError as APIError
+    from .errors import PermissionDenied as PermissionDenied
+    from .errors import RunCancelled as RunCancelled
+    from .errors import Timeout as Timeout
     from .errors import TimeoutError_ as TimeoutError_
+    from .errors import TransportError as TransportError
     from .evals import (
         EvalCase,
         EvalCaseComparison,
@@ -142,7 +148,8 @@ __all__ = (
     "UNSET",
     "A2AConnection",
     "A2ATool",
-    "APIError",
+    "APIConnectionError",
+    "APIStatusError",
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
@@ -199,7 +206,7 @@ __all__ = (
     "OutputParseError",
     "OutputSchema",
     "OverrideKeywords",
-    "PermissionDenied",
+    "PermissionDeniedError",
     "Plan",
     "PlanStep",
     "PlanTransition",
@@ -210,14 +217,16 @@ __all__ = (
     "RateLimits",
     "ReasoningTrigger",
     "RefreshingTokenSource",
+    "RequestTimeoutError",
     "ResultPayload",
     "Run",
-    "RunCancelled",
+    "RunCancelledError",
     "RunError",
     "RunEvent",
     "RunResult",
     "RunSnapshot",
     "RunSummary",
+    "RunTimeoutError",
     "SchemaWarning",
     "ServerError",
     "ServerMetadata",
@@ -237,7 +246,6 @@ __all__ = (
     "TaskPlanUpdate",
     "TextPiece",
     "ThinkingDelta",
-    "Timeout",
     "TokenSet",
     "TokenSource",
     "TokenUsage",
@@ -253,7 +261,6 @@ __all__ = (
     "ToolResolutionError",
     "ToolResultEvent",
     "Transport",
-    "TransportError",
     "UnknownPayload",
     "UnsetType",
     "UserInfo",

@@ -9,7 +9,7 @@ from ._base.argcheck import checked
 from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
 from .client import Client
-from .errors import ArgumentTypeError
+from .errors import ArgumentTypeError, renamed_argument
 from .events import RunEvent
 from .messages import AttachmentLike, MessageLike
 from .spec import AgentSpec, SpecKeywords, keyword_docs
@@ -71,6 +71,7 @@ class Agent:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
@@ -86,20 +87,25 @@ class Agent:
         text as it grows instead. Use it in a ``with`` block: leaving early
         cancels the run on the server and closes the connection::
 
-            with agent.stream("Tell me a story", timeout=300) as run:
+            with agent.stream("Tell me a story", run_timeout=300) as run:
                 for piece in run.text_stream():
                     print(piece, end="", flush=True)
 
-        :param timeout: seconds the run may take, counted from its start
-            (``None``: no limit). Past it, iterating or waiting cancels the run
-            and raises :class:`~mantyx_sync.Timeout`, however quiet or
-            slow the server is.
+        :param run_timeout: the limit on the whole run: seconds it may take,
+            counted from its start (``None``: no limit). Past it, iterating or
+            waiting cancels the run and raises
+            :class:`~mantyx_sync.RunTimeoutError`, however quiet or slow the
+            server is. (One request's limit is the client's
+            ``request_timeout``.) ``timeout=`` is its deprecated name.
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
-        :raises APIError: the server refused the run.
+        :raises APIStatusError: the server refused the run.
         """
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Agent.start"
+        )
         return self._start(
-            self.spec, prompt, messages=messages, attachments=attachments, timeout=timeout
+            self.spec, prompt, messages=messages, attachments=attachments, run_timeout=run_timeout
         )
 
     def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run:
@@ -116,18 +122,24 @@ class Agent:
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.
 
         :param on_event: called with every event as it arrives, on this thread.
-        :param timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
-        :raises RunError: the run failed (``RunCancelled`` if cancelled); the
+        :param run_timeout: seconds the run may take (``None``: no limit); see :meth:`start`.
+        :raises RunError: the run failed (``RunCancelledError`` if cancelled); the
             error carries the partial text and the events gathered.
-        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
+        :raises RunTimeoutError: the run did not end within ``run_timeout``; it was cancelled.
         """
         # The with-block cancels the run if anything (Ctrl-C included) interrupts the wait.
-        with self.start(prompt, messages=messages, attachments=attachments, timeout=timeout) as run:
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Agent.run"
+        )
+        with self.start(
+            prompt, messages=messages, attachments=attachments, run_timeout=run_timeout
+        ) as run:
             return run.wait(on_event)
 
     stream = start  # the Run is iterated for its events: see start()

@@ -11,7 +11,7 @@ from ._base.transport_hook import wrapped
 from ._base.types import Closing
 from ._engine.executor import ToolActivity
 from ._models.checks import check_text
-from .errors import ArgumentTypeError, ConfigurationError, SpecError
+from .errors import ArgumentTypeError, ConfigurationError, SpecError, renamed_argument
 from .messages import AttachmentLike, MessageLike, turn_input
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs
 
@@ -71,8 +71,11 @@ class Client(Closing):
         choices when there are several).
     :param workspace: workspace slug.
     :param base_url: API origin, default ``https://app.mantyx.io``.
-    :param timeout: read timeout in seconds for JSON requests, or a
-        ``(connect, read)`` pair.
+    :param request_timeout: the limit on one request: seconds to wait for the
+        server's answer to a JSON request (or to connect), or a
+        ``(connect, read)`` pair. Past it,
+        :class:`~mantyx_sync.RequestTimeoutError`. A whole run's limit is
+        another setting, ``run_timeout=`` (see :meth:`Agent.start`).
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
@@ -104,7 +107,7 @@ class Client(Closing):
         token_source: TokenSource | None = None,
         workspace: str | None = None,
         base_url: str | None = None,
-        timeout: float | tuple[float, float] | None = None,
+        request_timeout: float | tuple[float, float] | None = None,
         max_retries: int | None = None,
         stream_idle_timeout: float | None = None,
         stream_reconnects: int | None = None,
@@ -113,6 +116,7 @@ class Client(Closing):
         http_session: requests.Session | None = None,
         max_event_bytes: int | None = None,
         transport: Transport | None = None,
+        timeout: float | tuple[float, float] | None = None,
     ) -> None:
         from ._http.api import Api  # the HTTP stack and requests, with the first Client
         from ._http.client_config import client_config
@@ -123,7 +127,9 @@ class Client(Closing):
             token_source=token_source,
             workspace=workspace,
             base_url=base_url,
-            timeout=timeout,
+            timeout=renamed_argument(
+                request_timeout, timeout, old="timeout", new="request_timeout", where="Client"
+            ),
             max_retries=max_retries,
             stream_idle_timeout=stream_idle_timeout,
             stream_reconnects=stream_reconnects,
@@ -170,7 +176,7 @@ class Client(Closing):
     def models(self) -> ModelCatalog:
         """The models this workspace can run (``GET /models``).
 
-        :raises APIError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
+        :raises APIStatusError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
         """
         from ._http.routes import models
         from .results import ModelCatalog
@@ -236,7 +242,7 @@ class Client(Closing):
         attachments: Sequence[AttachmentLike] | None = None,
         max_workers: int | None = None,
         on_tool: Callable[[ToolActivity], None] | None = None,
-        timeout: float | None = None,
+        run_timeout: float | None = None,
     ) -> Run:
         """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
 
@@ -249,7 +255,7 @@ class Client(Closing):
         from .run import start_run
 
         body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
-        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout)
+        options = self._run_options(max_workers, on_tool, spec.output_schema, run_timeout)
         resolved = resolve_tools(spec.tools)
         body.update(spec.to_body(resolved.refs))
         return start_run(self._api, body, resolved, options, owns_tools=True)

@@ -23,9 +23,9 @@ from ._engine.resolution import ResolvedTools
 from ._http.api import Api
 from ._http.poster import ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
-from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
+from ._http.stream import RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunError
+from .errors import ArgumentTypeError, MantyxError, RunError, RunTimeoutError, renamed_argument
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, RunResult
 from .spec import OutputSchema
@@ -120,7 +120,7 @@ class Run(Followed):
     event. Iterating yields every :class:`~mantyx_sync.RunEvent` once, in ``seq``
     order, including the terminal one; after an ``error`` terminal or a
     non-success ``result`` the next step raises :class:`~mantyx_sync.RunError`,
-    after ``cancelled`` :class:`~mantyx_sync.RunCancelled` — a failure is never
+    after ``cancelled`` :class:`~mantyx_sync.RunCancelledError` — a failure is never
     silent. Local tool calls are answered on a thread pool while you iterate.
 
     Stopping early: leaving a ``with run:`` block, or calling :meth:`close`,
@@ -128,9 +128,9 @@ class Run(Followed):
     closes the connection; nothing is left burning tokens. A Run dropped
     without either is cancelled the same way when it is garbage-collected. Ctrl-C while
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
-    So does running out of time: past the ``timeout=`` given when the run was
+    So does running out of time: past the ``run_timeout=`` given when the run was
     started, or to :meth:`wait`, the run is cancelled and
-    :class:`~mantyx_sync.Timeout` raised.
+    :class:`~mantyx_sync.RunTimeoutError` raised.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
     :meth:`close` may be called from any thread (a Flask "stop" button, a
@@ -259,7 +259,7 @@ class Run(Followed):
         except KeyboardInterrupt:
             self._interrupt()
             raise
-        except DeadlineExceeded:
+        except RunTimeoutError:
             log.info("run %s: out of time; cancelling it on the server", self.id)
             self.close()
             raise
@@ -289,18 +289,23 @@ class Run(Followed):
         self,
         on_event: Callable[[RunEvent], None] | None = None,
         *,
+        run_timeout: float | None = None,
         timeout: float | None = None,
     ) -> RunResult:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
-        :param timeout: seconds to wait at most (``None``: no limit; a limit
-            given when the run was started still holds, whichever ends first).
-        :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
-        :raises Timeout: the run did not end in time; it was cancelled.
+        :param run_timeout: seconds, from now, the run may still take (``None``:
+            no new limit; one given when the run was started still holds,
+            whichever ends first). ``timeout=`` is its deprecated name.
+        :raises RunError: the run failed; ``RunCancelledError`` when it was cancelled.
+        :raises RunTimeoutError: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
         """
-        self._stream.limit(timeout)
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Run.wait"
+        )
+        self._stream.limit(run_timeout)
         try:
             for event in self:
                 if on_event is not None:

@@ -16,7 +16,7 @@ from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
 from ._models.controls import plan_only
-from .errors import ArgumentTypeError
+from .errors import ArgumentTypeError, renamed_argument
 from .events import RunEvent
 from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import RunResult, SessionInfo
@@ -83,6 +83,7 @@ class Session:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> Run:
@@ -92,12 +93,15 @@ class Session:
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
         Spec keywords given apply to this one run only.
 
-        :param timeout: seconds the run may take (``None``: no limit); past it
-            the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
-            :meth:`run` and :meth:`stream` take it too.
+        :param run_timeout: seconds the run may take, as for :meth:`Agent.start`.
+            :meth:`run` and :meth:`stream` take it too. (``timeout=`` is its
+            deprecated name.)
         :raises SpecError: bad input or override (nothing is sent).
         """
-        options = attrs.evolve(self._options, timeout=timeout)  # checks the timeout first
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Session.start"
+        )
+        options = attrs.evolve(self._options, timeout=run_timeout)  # checks the limit first
         body = turn_input(prompt, messages, attachments, streamed=True)
         given = MessageOverrides.build(**overrides)
         if isinstance(given.tools, UnsetType):
@@ -118,17 +122,25 @@ class Session:
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[RunEvent], None] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:
-        """Send a message and block until the run ends; ``timeout`` and spec keywords
-        as for :meth:`start`.
+        """Send a message and block until the run ends; ``run_timeout`` and spec
+        keywords as for :meth:`start`.
 
-        :raises RunError: the run failed (``RunCancelled`` if cancelled).
-        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
+        :raises RunError: the run failed (``RunCancelledError`` if cancelled).
+        :raises RunTimeoutError: the run did not end within ``run_timeout``; it was cancelled.
         """
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Session.run"
+        )
         with self.start(
-            prompt, messages=messages, attachments=attachments, timeout=timeout, **overrides
+            prompt,
+            messages=messages,
+            attachments=attachments,
+            run_timeout=run_timeout,
+            **overrides,
         ) as run:
             return run.wait(on_event)
 

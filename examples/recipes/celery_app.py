@@ -304,7 +304,7 @@ def _sweep_forever() -> None:
 @app.task(
     name="mantyx.run_agent",  # the same name when this file is run as a script
     bind=True,
-    autoretry_for=(mantyx_sync.TransportError, mantyx_sync.ServerError, redis.ConnectionError),
+    autoretry_for=(mantyx_sync.APIConnectionError, mantyx_sync.ServerError, redis.ConnectionError),
     retry_backoff=True,
     max_retries=5,
 )

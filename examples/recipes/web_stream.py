@@ -108,7 +108,7 @@ def sse_run(agent: mantyx_sync.Agent, prompt: str) -> Iterator[bytes]:
             for event in run:
                 if event.type == "assistant_delta" and event.text:
                     yield _frame("delta", {"text": event.text})
-        except mantyx_sync.RunCancelled:
+        except mantyx_sync.RunCancelledError:
             yield _frame("end", {"status": "cancelled"})
             return
         except mantyx_sync.MantyxError as exc:  # RunError, or a stream that broke for good

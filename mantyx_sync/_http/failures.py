@@ -18,7 +18,7 @@ import requests
 import urllib3.exceptions
 
 from .._base.redact import redact_text
-from ..errors import ConnectError, Timeout, TransportError
+from ..errors import APIConnectionError, ConnectError, RequestTimeoutError
 
 __all__ = ["NETWORK_ERRORS", "gave_up", "translate"]
 
@@ -94,7 +94,7 @@ def translate(
     connect_timeout: float | None = None,
     read_timeout: float | None = None,
     reading: bool = False,
-) -> TransportError:
+) -> APIConnectionError:
     host = _host(url)
     connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
     if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
@@ -114,21 +114,21 @@ def translate(
         exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
     ):
         # A streaming read timeout arrives as requests.ConnectionError.
-        return Timeout(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
+        return RequestTimeoutError(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
     if connecting and _caused_by(
         exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
     ):
-        return TransportError(f"{host} closed the connection without answering")
+        return APIConnectionError(f"{host} closed the connection without answering")
     if isinstance(exc, requests.exceptions.ChunkedEncodingError) or _caused_by(
         exc, (urllib3.exceptions.ProtocolError, http.client.IncompleteRead)
     ):
-        return TransportError(f"{host} closed the connection before the answer was complete")
-    return TransportError(f"connection to {host} failed: {describe(exc)}")
+        return APIConnectionError(f"{host} closed the connection before the answer was complete")
+    return APIConnectionError(f"connection to {host} failed: {describe(exc)}")
 
 
-def gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
+def gave_up(exc: APIConnectionError, attempts: int, elapsed: float) -> APIConnectionError:
     """``exc`` again, its message saying after how many attempts and how long."""
-    if type(exc) not in (TransportError, ConnectError, Timeout):
+    if type(exc) not in (APIConnectionError, ConnectError, RequestTimeoutError):
         return exc
     tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")

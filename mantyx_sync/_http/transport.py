@@ -88,9 +88,9 @@ class Transport(Protocol):
     """How :class:`~mantyx_sync.Client` reaches the server: ``Client(transport=...)``.
 
     Two calls and a close. Both calls may run on many threads at once; a
-    failure to get an answer raises :class:`~mantyx_sync.TransportError` or a
+    failure to get an answer raises :class:`~mantyx_sync.APIConnectionError` or a
     builtin :class:`OSError` (:class:`TimeoutError` when a read timed out),
-    which the client words as a :class:`~mantyx_sync.TransportError`. Any
+    which the client words as a :class:`~mantyx_sync.APIConnectionError`. Any
     status is an answer, not an error: the client turns non-2xx into errors.
     """
 

@@ -157,14 +157,14 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
         if args.session:
             session = client.resume_session(args.session, tools=tools)
             run = session.start(
-                prompt, attachments=attachments or None, timeout=args.timeout, **overrides
+                prompt, attachments=attachments or None, run_timeout=args.timeout, **overrides
             )
         else:
             run = client.start_run(
                 agent_spec(args, tools),
                 prompt,
                 attachments=attachments or None,
-                timeout=args.timeout,
+                run_timeout=args.timeout,
             )
         try:
             follow(run, view)

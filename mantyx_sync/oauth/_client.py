@@ -24,13 +24,13 @@ from .._http.retry import RetryPolicy, Safety
 from .._http.transport import HttpRequest, HttpResponse, RequestsTransport
 from .._version import __version__
 from ..errors import (
-    APIError,
+    APIStatusError,
     ArgumentTypeError,
     AuthError,
     ConfigurationError,
     InvalidRequestError,
     MantyxError,
-    Timeout,
+    RequestTimeoutError,
 )
 from ._redirect import LoopbackRedirect, pkce_pair, show_url
 from ._redirect import open_browser as launch_browser
@@ -67,7 +67,7 @@ class OAuth:
         ``https://app.mantyx.io``.
     :param timeout: the most seconds one request to the server may take in
         all (connecting, the whole answer, retries), e.g. a token refresh;
-        past it a :class:`~mantyx_sync.Timeout` is raised, however
+        past it a :class:`~mantyx_sync.RequestTimeoutError` is raised, however
         slowly the server keeps sending.
     :param http_session: a ``requests.Session`` to use (proxies, custom TLS).
 
@@ -126,7 +126,7 @@ class OAuth:
         body = None
         try:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
-        except APIError as exc:
+        except APIStatusError as exc:
             log.debug("no OAuth metadata (HTTP %d): using the fallback paths", exc.status)
         except _NotJSON:
             # A web app that answers every unknown path with its HTML page.
@@ -282,7 +282,7 @@ class OAuth:
         ``mantyx.identity:read``). Default: the last sign-in or token source
         made by this ``OAuth``.
 
-        :raises PermissionDenied: the token lacks ``mantyx.identity:read``.
+        :raises PermissionDeniedError: the token lacks ``mantyx.identity:read``.
         """
         if token is None:
             token = self._last
@@ -373,7 +373,7 @@ class OAuth:
 
 
 def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
-    """``send()``'s outcome, or :class:`Timeout` at ``deadline`` (monotonic).
+    """``send()``'s outcome, or :class:`RequestTimeoutError` at ``deadline`` (monotonic).
 
     requests bounds each socket read, not the answer: a server that drips a
     byte per read holds a request forever. So ``send`` runs on a helper thread
@@ -392,7 +392,7 @@ def _by_deadline(send: Callable[[], T], deadline: float, message: str) -> T:
     worker.start()
     worker.join(max(0.0, deadline - time.monotonic()))
     if not outcome.done():
-        raise Timeout(message)
+        raise RequestTimeoutError(message)
     return outcome.result()
 
 
@@ -400,7 +400,7 @@ class _NotJSON(MantyxError):
     """An OAuth endpoint answered 2xx with a body that is not JSON."""
 
 
-def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
+def _oauth_error(response: HttpResponse, content: bytes) -> APIStatusError:
     """RFC 6749 §5.2 errors (``error``, ``error_description``) as AuthError or
     InvalidRequestError; anything else as the transport would map it. What the
     body says is redacted: a server may echo the form, client secret included."""

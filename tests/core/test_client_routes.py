@@ -32,6 +32,7 @@ import mantyx_sync
 from mantyx_sync import (
     A2ATool,
     Agent,
+    APIConnectionError,
     AuthError,
     Client,
     ConflictError,
@@ -44,17 +45,16 @@ from mantyx_sync import (
     Message,
     ModelCatalog,
     NotFoundError,
-    PermissionDenied,
+    PermissionDeniedError,
     Plan,
     PluginTool,
     RateLimitError,
+    RequestTimeoutError,
     RunError,
     RunSnapshot,
     ServerError,
     SessionInfo,
-    Timeout,
     ToolBudget,
-    TransportError,
 )
 from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
@@ -164,7 +164,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def client(waits: list[float]) -> Iterator[Client]:
-    c = Client(KEY, workspace="acme", base_url=BASE, timeout=5.0)
+    c = Client(KEY, workspace="acme", base_url=BASE, request_timeout=5.0)
     yield c
     c.close()
 
@@ -686,7 +686,7 @@ def test_stream_open_404_is_raised(client: Client, mock: responses.RequestsMock)
             RunError,
             "error_local_tool_timeout",
         ),
-        (frame(2, "cancelled", {"reason": "user"}), mantyx_sync.RunCancelled, "cancelled"),
+        (frame(2, "cancelled", {"reason": "user"}), mantyx_sync.RunCancelledError, "cancelled"),
     ],
 )
 def test_failed_terminal_raises(
@@ -914,7 +914,7 @@ def test_run_cancel_from_another_thread(client: Client, mock: responses.Requests
         worker.start()
         worker.join(5)
         assert not worker.is_alive()
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             run.wait()
     assert [u for _, u in calls(mock)].count(f"{ROOT}/agent-runs/run_1/cancel") == 1
 
@@ -1143,7 +1143,7 @@ def test_403_insufficient_scope(
         json={"error": "insufficient_scope", "required": required},
         headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="runs:write"'},
     )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         client.create_session(system_prompt="p")
     expected = [required] if isinstance(required, str) else required
     assert info.value.required_scopes == expected
@@ -1312,11 +1312,15 @@ def _create(client: Client, mock: responses.RequestsMock, which: str) -> Any:
         ("500", {"status": 500, "json": {"error": "internal"}}, ServerError),
         ("502", {"status": 502, "body": "bad gateway"}, ServerError),
         ("504", {"status": 504, "body": "gateway timeout"}, ServerError),
-        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, Timeout),
+        (
+            "timeout",
+            {"body": requests.exceptions.ReadTimeout("read timed out")},
+            RequestTimeoutError,
+        ),
         (
             "dropped",
             {"body": requests.exceptions.ConnectionError("Connection reset by peer")},
-            TransportError,
+            APIConnectionError,
         ),
     ],
 )

@@ -99,10 +99,10 @@ def test_agent_without_environment_names_the_variable() -> None:
 
 
 BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
-    ({"timeout": 0}, "read_timeout"),
-    ({"timeout": -1.0}, "read_timeout"),
-    ({"timeout": (0, 5)}, "connect_timeout"),
-    ({"timeout": (5, 0)}, "read_timeout"),
+    ({"request_timeout": 0}, "read_timeout"),
+    ({"request_timeout": -1.0}, "read_timeout"),
+    ({"request_timeout": (0, 5)}, "connect_timeout"),
+    ({"request_timeout": (5, 0)}, "read_timeout"),
     ({"max_retries": -1}, "max_retries"),
     ({"max_retries": 1.5}, "max_retries"),
     ({"max_retries": True}, "max_retries"),
@@ -128,7 +128,7 @@ def test_bad_options(options: dict[str, Any], named: str) -> None:
 
 def test_timeout_tuple_of_wrong_length() -> None:
     with pytest.raises(ConfigurationError, match="timeout"):
-        Client(KEY, workspace="acme", base_url=BASE, timeout=(1.0, 2.0, 3.0))  # type: ignore[arg-type]
+        Client(KEY, workspace="acme", base_url=BASE, request_timeout=(1.0, 2.0, 3.0))  # type: ignore[arg-type]
 
 
 def test_good_options_are_kept() -> None:
@@ -136,7 +136,7 @@ def test_good_options_are_kept() -> None:
         KEY,
         workspace="acme",
         base_url=BASE,
-        timeout=(2.0, 30.0),
+        request_timeout=(2.0, 30.0),
         max_retries=0,
         stream_idle_timeout=15.0,
         max_workers=4,
@@ -145,7 +145,7 @@ def test_good_options_are_kept() -> None:
     assert (config.connect_timeout, config.read_timeout) == (2.0, 30.0)
     assert (config.max_retries, config.stream_idle_timeout) == (0, 15.0)
     assert (config.max_workers, config.tool_timeout) == (4, 9.0)
-    assert Client(KEY, workspace="acme", timeout=12).config.read_timeout == 12
+    assert Client(KEY, workspace="acme", request_timeout=12).config.read_timeout == 12
 
 
 def test_unknown_config_option_is_a_configuration_error() -> None:

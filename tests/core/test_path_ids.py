@@ -19,7 +19,7 @@ from mantyx_sync import Client, SpecError
 
 @pytest.fixture
 def client() -> Iterator[Client]:
-    c = Client(KEY, workspace="acme", base_url=BASE, timeout=5.0, max_retries=0)
+    c = Client(KEY, workspace="acme", base_url=BASE, request_timeout=5.0, max_retries=0)
     yield c
     c.close()
 

@@ -118,21 +118,22 @@ EXPECTED = {
     "ConfigurationError",
     "SpecError",
     "ArgumentTypeError",
-    "TransportError",
+    "APIConnectionError",
     "ConnectError",
-    "Timeout",
+    "RequestTimeoutError",
     "StreamError",
-    "APIError",
+    "APIStatusError",
     "InvalidRequestError",
     "AuthError",
-    "PermissionDenied",
+    "PermissionDeniedError",
     "NotFoundError",
     "ConflictError",
     "RateLimitError",
     "ServerError",
     "SignInError",
     "RunError",
-    "RunCancelled",
+    "RunCancelledError",
+    "RunTimeoutError",
     "OutputParseError",
     "ToolError",
     "ToolResolutionError",
@@ -174,9 +175,17 @@ def test_errors_form_one_tree() -> None:
         and issubclass(getattr(mantyx_sync, n), BaseException)
         and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
-    assert len(errors) == 22
+    assert len(errors) == 23
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
+        assert cls.__name__.endswith("Error"), cls
+    # The status errors share one base, the failures to get an answer another.
+    status = {"InvalidRequestError", "AuthError", "PermissionDeniedError", "NotFoundError"}
+    status |= {"ConflictError", "RateLimitError", "ServerError"}
+    for name in status:
+        assert issubclass(getattr(mantyx_sync, name), mantyx_sync.APIStatusError)
+    for name in ("ConnectError", "RequestTimeoutError", "StreamError"):
+        assert issubclass(getattr(mantyx_sync, name), mantyx_sync.APIConnectionError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
     # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
@@ -301,7 +310,7 @@ echo = mantyx_sync.define_local_tool(
 
 
 def main() -> None:
-    client = Client("mantyx_key", workspace="w", timeout=(2.0, 30.0), max_retries=2)
+    client = Client("mantyx_key", workspace="w", request_timeout=(2.0, 30.0), max_retries=2)
     catalog: ModelCatalog = client.models()
     print(catalog.default_model_id, add(1, 2))
     tools = [
@@ -334,7 +343,7 @@ def main() -> None:
     client.create_session(agent.spec, fallback_model_id="m2").end()
     try:
         client.get_run("r")
-    except mantyx_sync.APIError as exc:
+    except mantyx_sync.APIStatusError as exc:
         status: int = exc.status
         print(status, exc.hint)
 '''

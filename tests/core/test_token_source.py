@@ -14,7 +14,7 @@ from mantyx_sync import (
     AuthError,
     Client,
     ConfigurationError,
-    PermissionDenied,
+    PermissionDeniedError,
     TokenSet,
     TokenSource,
 )
@@ -159,7 +159,7 @@ def test_insufficient_scope_read_from_the_header_when_the_body_does_not_say(
         responses.post(
             f"{ROOT}/agent-runs", status=403, json=body, headers={"WWW-Authenticate": header}
         )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         transport.request("POST", "/agent-runs", json_body={})
     assert info.value.required_scopes == expected
     assert info.value.code == "insufficient_scope"
@@ -171,7 +171,7 @@ def test_a_plain_403_has_no_required_scopes(transport: Api) -> None:
     responses.get(
         f"{ROOT}/models", status=403, json={"error": "forbidden", "code": "oauth_apps_plan"}
     )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         transport.request("GET", "/models")
     assert info.value.required_scopes == [] and info.value.code == "oauth_apps_plan"
 

@@ -116,6 +116,6 @@ def test_feedback_needs_the_feedback_write_scope() -> None:
     with LocalMantyx(oauth_tokens={"mantyx_at_reader": ["runs:read", "runs:write"]}) as server:
         client = server.client(api_key="mantyx_at_reader")
         result = mantyx_sync.Agent(client, system_prompt="s").run("x")
-        with pytest.raises(mantyx_sync.PermissionDenied) as caught:
+        with pytest.raises(mantyx_sync.PermissionDeniedError) as caught:
             result.feedback("up")
         assert list(caught.value.required_scopes) == ["feedback:write"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mantyx_sync
-from mantyx_sync import AuthError, Client, OAuth, PermissionDenied, credentials
+from mantyx_sync import AuthError, Client, OAuth, PermissionDeniedError, credentials
 from mantyx_sync.testing import LocalMantyx
 
 CLIENT_ID = "leak-check-app"
@@ -51,7 +51,7 @@ def test_no_secret_in_logs_output_reprs_or_errors(
         shown.extend(client.list_sessions())
         try:
             result.feedback("up")  # no feedback:write scope
-        except PermissionDenied as exc:
+        except PermissionDeniedError as exc:
             errors.append(exc)
         server.oauth.expire_access_tokens()
         client.models()  # 401, one refresh, the request again

@@ -24,7 +24,7 @@ from mantyx_sync import (
     Client,
     ConfigurationError,
     OAuth,
-    PermissionDenied,
+    PermissionDeniedError,
     SignInError,
     TokenSet,
 )
@@ -327,7 +327,7 @@ def test_scope_errors_name_the_missing_scope(srv: LocalMantyx, oauth: OAuth) -> 
     tokens = _sign_in(oauth, ["models:read", "runs:read"])
     client = Client(token_source=oauth.refresh_token_source(tokens), workspace=srv.workspace)
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
-    with pytest.raises(PermissionDenied) as body_form:
+    with pytest.raises(PermissionDeniedError) as body_form:
         agent.run("hi")
     assert body_form.value.required_scopes == ["runs:write"]
     assert "runs:write" in str(body_form.value)
@@ -339,7 +339,7 @@ def test_scope_errors_name_the_missing_scope(srv: LocalMantyx, oauth: OAuth) -> 
         json={"error": "insufficient_scope"},
         headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="models:read"'},
     )
-    with pytest.raises(PermissionDenied) as header_form:
+    with pytest.raises(PermissionDeniedError) as header_form:
         client.models()
     assert header_form.value.required_scopes == ["models:read"]
     assert header_form.value.code == "insufficient_scope"
@@ -349,7 +349,7 @@ def test_workspace_discovery_needs_the_identity_scope(srv: LocalMantyx, oauth: O
     tokens = _sign_in(oauth, ["models:read"])
     with pytest.raises(ConfigurationError, match="pass workspace=") as info:
         Client(token_source=oauth.refresh_token_source(tokens))
-    assert isinstance(info.value.__cause__, PermissionDenied)
+    assert isinstance(info.value.__cause__, PermissionDeniedError)
     assert info.value.__cause__.required_scopes == ["mantyx.identity:read"]
     srv.oauth.workspaces = ["acme", "beta"]
     rich = _sign_in(oauth)

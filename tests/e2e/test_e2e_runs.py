@@ -96,7 +96,7 @@ def test_non_success_result_is_a_run_error(
     with pytest.raises(mantyx_sync.RunError) as info:
         agent.run("x")
     assert info.value.code == "error_max_turns"
-    assert not isinstance(info.value, mantyx_sync.RunCancelled)
+    assert not isinstance(info.value, mantyx_sync.RunCancelledError)
 
 
 def test_start_gives_id_before_events_and_wait(
@@ -125,7 +125,7 @@ def test_cancel_from_another_thread(mantyx_server: LocalMantyx) -> None:
     )
     watchdog.start()
     try:
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             run.wait()
     finally:
         release.set()
@@ -408,7 +408,7 @@ def test_stream_that_cannot_be_reopened_raises_stream_error(mantyx_server: Local
 @pytest.mark.parametrize(
     ("terminal", "data", "error"),
     [
-        ("cancelled", {"reason": {"by": "user"}}, mantyx_sync.RunCancelled),
+        ("cancelled", {"reason": {"by": "user"}}, mantyx_sync.RunCancelledError),
         ("error", {"error": "model exploded", "retryable": "yes"}, mantyx_sync.RunError),
         (
             "result",
