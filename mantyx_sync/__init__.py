@@ -128,6 +128,7 @@ if TYPE_CHECKING:
     from .history import EventReplay, Listing, RunSummary, SessionEvent, SessionSummary
     from .messages import Attachment, Message
     from .oauth import OAuth, RefreshingTokenSource, ServerMetadata, UserInfo
+    from .resources import Feedbacks, Models, Runs, Sessions
     from .results import Model, ModelCatalog, Pricing, RunResult, RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
@@ -180,6 +181,7 @@ __all__ = (
     "EventReplay",
     "EventType",
     "Feedback",
+    "Feedbacks",
     "HttpRequest",
     "HttpResponse",
     "InvalidRequestError",
@@ -201,6 +203,7 @@ __all__ = (
     "ModelCatalog",
     "ModelFallback",
     "ModelInfo",
+    "Models",
     "NotFoundError",
     "OAuth",
     "OutputParseError",
@@ -227,6 +230,7 @@ __all__ = (
     "RunSnapshot",
     "RunSummary",
     "RunTimeoutError",
+    "Runs",
     "SchemaWarning",
     "ServerError",
     "ServerMetadata",
@@ -234,6 +238,7 @@ __all__ = (
     "SessionEvent",
     "SessionInfo",
     "SessionSummary",
+    "Sessions",
     "SignInError",
     "SpecError",
     "SpecKeywords",
@@ -308,6 +313,7 @@ _LAZY: dict[str, str] = {
     "._engine.executor": "ToolActivity",
     ".run": "Run",
     ".session": "Session",
+    ".resources": "Feedbacks Models Runs Sessions",
     ".client": "Client",
     ".agent": "Agent",
     ".evals": (

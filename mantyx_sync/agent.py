@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
+from ._base.types import Closing
 from ._engine.executor import ToolActivity
 from ._models.controls import plan_only
-from .client import Client
+from .client import Client, release_shared_client, shared_client
 from .errors import ArgumentTypeError, renamed_argument
 from .events import RunEvent
 from .messages import AttachmentLike, MessageLike
-from .spec import AgentSpec, SpecKeywords, keyword_docs
+from .spec import AgentSpec, OverrideKeywords, SpecKeywords, keyword_docs
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -25,16 +27,22 @@ __all__ = ["Agent"]
 
 
 @keyword_docs(SpecKeywords)
-class Agent:
+class Agent(Closing):
     """An agent spec bound to a :class:`Client`.
 
     The spec is validated here, when the agent is built, so a bad field fails
-    with :class:`~mantyx_sync.SpecError` before anything is sent. Without a
-    ``client`` one is built from the environment (``MANTYX_API_KEY``,
-    ``MANTYX_WORKSPACE``, ``MANTYX_BASE_URL``).
+    with :class:`~mantyx_sync.SpecError` before anything is sent.
+
+    Without a ``client``, every such agent of the process shares one default
+    client, made from the environment (``MANTYX_API_KEY``,
+    ``MANTYX_WORKSPACE``, ``MANTYX_BASE_URL``) by the first of them: one
+    connection pool, closed when the last agent sharing it is closed (leaving
+    its ``with`` block) or else when the process exits. A client given is the
+    caller's: closing the agent leaves it open.
 
     Thread-safety: an ``Agent`` is immutable after construction; call
     :meth:`run` from many threads at once — each call is its own run.
+    :meth:`with_options` returns a changed copy.
 
     Example::
 
@@ -57,14 +65,35 @@ class Agent:
         **spec: Unpack[SpecKeywords],
     ) -> None:
         self.spec: AgentSpec = AgentSpec.build(**spec)
-        self.client: Client = client if client is not None else Client()
+        self._shared = client is None
+        self.client: Client = shared_client() if client is None else client
         self._max_workers = max_workers
         self._on_tool = on_tool
+
+    def with_options(self, **spec: Unpack[SpecKeywords]) -> Agent:
+        """A new agent with these spec keywords replacing this one's, on the same
+        client with the same tool settings; this agent is unchanged.
+
+        :raises SpecError: an option breaks a rule (nothing is sent).
+        """
+        changed = copy.copy(self)
+        changed.spec = self.spec.replace(**spec)
+        if self._shared:  # one more user of the shared client, released on its own close()
+            changed.client = shared_client()
+        return changed
+
+    def close(self) -> None:
+        """Stop sharing the default client (closed with its last agent); a client
+        given to the agent stays open. The agent must not be used afterwards."""
+        if self._shared:
+            self._shared = False
+            release_shared_client(self.client)
 
     def __repr__(self) -> str:
         label = self.spec.name or self.spec.agent_id or "ephemeral"
         return f"<Agent {label} tools={len(self.spec.tools)}>"
 
+    @keyword_docs(OverrideKeywords)
     def start(
         self,
         prompt: str | None = None,
@@ -73,6 +102,7 @@ class Agent:
         attachments: Sequence[AttachmentLike] | None = None,
         run_timeout: float | None = None,
         timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> Run:
         """Start a run and return its :class:`Run` handle at once (its ``id`` is known).
 
@@ -97,6 +127,9 @@ class Agent:
             :class:`~mantyx_sync.RunTimeoutError`, however quiet or slow the
             server is. (One request's limit is the client's
             ``request_timeout``.) ``timeout=`` is its deprecated name.
+        :param overrides: spec keywords for this one run (below), as a
+            session's message takes them; :meth:`run` and :meth:`stream` take
+            them too, and :meth:`with_options` makes them the agent's own.
         :raises SpecError: bad input (nothing is sent).
         :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
         :raises APIStatusError: the server refused the run.
@@ -104,13 +137,14 @@ class Agent:
         run_timeout = renamed_argument(
             run_timeout, timeout, old="timeout", new="run_timeout", where="Agent.start"
         )
+        spec = self.spec.replace(**overrides) if overrides else self.spec
         return self._start(
-            self.spec, prompt, messages=messages, attachments=attachments, run_timeout=run_timeout
+            spec, prompt, messages=messages, attachments=attachments, run_timeout=run_timeout
         )
 
     def _start(self, spec: AgentSpec, prompt: str | None, **turn: Any) -> Run:
         # Every run of this agent gets its tool pool settings.
-        return self.client.start_run(
+        return self.client.runs.start(
             spec, prompt, max_workers=self._max_workers, on_tool=self._on_tool, **turn
         )
 
@@ -124,6 +158,7 @@ class Agent:
         on_event: Callable[[RunEvent], None] | None = None,
         run_timeout: float | None = None,
         timeout: float | None = None,
+        **overrides: Unpack[OverrideKeywords],
     ) -> RunResult:
         """Run to the end and return the :class:`RunResult`.
 
@@ -138,7 +173,7 @@ class Agent:
             run_timeout, timeout, old="timeout", new="run_timeout", where="Agent.run"
         )
         with self.start(
-            prompt, messages=messages, attachments=attachments, run_timeout=run_timeout
+            prompt, messages=messages, attachments=attachments, run_timeout=run_timeout, **overrides
         ) as run:
             return run.wait(on_event)
 
@@ -171,7 +206,7 @@ class Agent:
         :raises SpecError: an override breaks a rule, or the spec has no
             ``system_prompt`` or ``agent_id`` (nothing is sent).
         """
-        return self.client.create_session(
+        return self.client.sessions.create(
             self.spec,
             max_workers=self._max_workers,
             on_tool=self._on_tool,

@@ -111,7 +111,7 @@ def attach_run(
 
 @handed_out(
     "Agent.start() and Agent.stream() return one, as do a Session's start() and "
-    "stream(), Client.start_run() and Client.attach_run()"
+    "stream(), Runs.start and Runs.attach"
 )
 class Run(Followed):
     """A live agent run: iterate it for events, :meth:`wait` for the result.
@@ -325,7 +325,7 @@ class Run(Followed):
     def close(self, *, cancel: bool = True) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort).
 
-        ``cancel=False`` leaves it going for another process to :meth:`Client.attach_run`
+        ``cancel=False`` leaves it going for another process to :meth:`Runs.attach`
         (a job handed over); answers of calls still running here are never sent.
         """
         # Only the first close cancels: Ctrl-C passes through __next__, wait() and

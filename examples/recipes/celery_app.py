@@ -23,7 +23,7 @@ run and no tool call is answered twice, whatever happens to the workers:
   every worker runs in turn.
 * The job's state lives in Redis under ``mantyx:job:<key>:`` -- ``run``: the
   MANTYX run id, written before any event is read (a worker that comes back to
-  the job attaches to that run, ``Client.attach_run``, and answers only the
+  the job attaches to that run, ``Runs.attach``, and answers only the
   calls still pending); ``lease``: which worker follows the run, expiring
   ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome;
   ``prompt``: what :func:`sweep` queues again.
@@ -225,15 +225,15 @@ def _open_run(job_key: str, prompt: str) -> tuple[mantyx_sync.Run, bool]:
     run_id = store.get(run_key)
     if run_id == STARTING:
         # A worker died between creating the run and recording its id.
-        found = list(client.list_runs(metadata={"job": job_key}, max_items=1))
+        found = list(client.runs.list(metadata={"job": job_key}, max_items=1))
         run_id = found[0].id if found else None
     if run_id:
         log.info("job %s: attaching to run %s", job_key, run_id)
         store.set(run_key, run_id, ex=KEEP_S)
-        return client.attach_run(run_id, tools=[sales_total]), True
+        return client.runs.attach(run_id, tools=[sales_total]), True
     store.set(run_key, STARTING, ex=KEEP_S)
     spec = agent.spec.replace(metadata={**(agent.spec.metadata or {}), "job": job_key})
-    run = client.start_run(spec, prompt)
+    run = client.runs.start(spec, prompt)
     store.set(run_key, run.id, ex=KEEP_S)  # before any event is read
     if store.exists(_key(job_key, "answer")):
         run.cancel()  # cancel_job came first
@@ -247,7 +247,7 @@ def cancel_job(job_key: str) -> None:
     store.set(_key(job_key, "answer"), json.dumps(cancelled), nx=True, ex=KEEP_S)
     run_id = store.get(_key(job_key, "run"))
     if run_id and run_id != STARTING:
-        client.cancel(run_id)
+        client.runs.cancel(run_id)
 
 
 def submit(prompt: str, job_key: str | None = None) -> AsyncResult:

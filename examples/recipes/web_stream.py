@@ -9,7 +9,7 @@ glue. Three things here are worth copying into your own app:
 * :func:`sse_run` turns one MANTYX run into Server-Sent Events and cancels the
   run when the browser goes away, so nothing keeps burning tokens;
 * the page's Stop button posts to a cancel view that calls
-  ``client.cancel(run_id)``; the run's own stream then ends with "cancelled".
+  ``client.runs.cancel(run_id)``; the run's own stream then ends with "cancelled".
 
 No state is kept between requests: each stream request owns its run, and the
 run id travels to the page (and back with Stop) instead of living in a

@@ -191,7 +191,7 @@ def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
         (session_id,) = mantyx_server.sessions
         # Another process (here: this test) sends a message to the same session.
         with mantyx_server.client() as client:
-            elsewhere = client.resume_session(session_id).start("slow")
+            elsewhere = client.sessions.resume(session_id).start("slow")
             with elsewhere:
                 mantyx_server.wait_for_run(elsewhere.id, status="running", timeout=10)
                 term.send("/cancel")

@@ -62,14 +62,15 @@ def test_env_client_is_used_on_the_wire(
     monkeypatch.setenv("MANTYX_WORKSPACE", "acme")
     monkeypatch.setenv("MANTYX_BASE_URL", BASE)
     mock.get(f"{ROOT}/models", json={"models": []})
-    Client().models()
+    Client().models.list()
     assert mock.calls[0].request.headers["Authorization"] == f"Bearer {KEY}"
 
 
 def test_agent_without_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MANTYX_API_KEY", KEY)
     monkeypatch.setenv("MANTYX_WORKSPACE", "acme")
-    assert Agent(system_prompt="p").client.config.workspace == "acme"
+    with Agent(system_prompt="p") as agent:
+        assert agent.client.config.workspace == "acme"
 
 
 @pytest.mark.parametrize(
@@ -173,8 +174,8 @@ def test_oauth_token_goes_in_the_same_header(mock: responses.RequestsMock) -> No
     mock.get(f"{ROOT}/models", json={"models": []})
     mock.post(f"{ROOT}/agent-runs/r/cancel", status=204)
     client = Client(OAUTH_TOKEN, workspace="acme", base_url=BASE)
-    client.models()
-    client.cancel("r")
+    client.models.list()
+    client.runs.cancel("r")
     for call in mock.calls:
         assert call.request.headers["Authorization"] == f"Bearer {OAUTH_TOKEN}"
 
@@ -192,7 +193,7 @@ def test_secret_never_in_api_errors(mock: responses.RequestsMock, secret: str) -
     )
     client = Client(secret, workspace="acme", base_url=BASE, max_retries=0)
     with pytest.raises(AuthError) as info:
-        client.models()
+        client.models.list()
     for text in (str(info.value), repr(info.value), info.value.message):
         assert secret not in text
     assert "expired" in str(info.value)
@@ -204,9 +205,9 @@ LOG_SCRIPT = textwrap.dedent(
     import mantyx_sync
 
     client = mantyx_sync.Client()
-    catalog = client.models()
+    catalog = client.models.list()
     try:
-        client.get_run("run_missing")
+        client.runs.get("run_missing")
     except mantyx_sync.NotFoundError as exc:
         print("not found:", exc.status)
     # A careless library message that carries the key must still be masked.

@@ -101,3 +101,50 @@ def test_an_old_keyword_warns_once_and_still_works() -> None:
     with pytest.raises(mantyx_sync.ArgumentTypeError, match="request_timeout"):
         mantyx_sync.Client(api_key="k", workspace="w", timeout=7.0, request_timeout=7.0)
     client.close()
+
+
+FLAT_METHODS = {
+    "get_run": "client.runs.get()",
+    "cancel": "client.runs.cancel()",
+    "start_run": "client.runs.start()",
+    "attach_run": "client.runs.attach()",
+    "list_runs": "client.runs.list()",
+    "create_session": "client.sessions.create()",
+    "get_session": "client.sessions.get()",
+    "list_sessions": "client.sessions.list()",
+    "end_session": "client.sessions.end()",
+    "session_events": "client.sessions.events()",
+    "resume_session": "client.sessions.resume()",
+    "list_feedback": "client.feedback.list()",
+}
+
+
+def test_each_old_client_method_warns_once_and_calls_its_resource(emulator: Any) -> None:
+    client = emulator.client(in_memory=True)
+    spec = mantyx_sync.AgentSpec.build(system_prompt="s")
+    run = _old_call(lambda: client.start_run(spec, "x"), FLAT_METHODS["start_run"])
+    result = run.wait()
+    assert _old_call(lambda: client.get_run(run.id), "client.runs.get()").id == run.id
+    _old_call(lambda: client.cancel(run.id), "client.runs.cancel()")
+    listed = _old_call(lambda: list(client.list_runs()), "client.runs.list()")
+    assert run.id in [r.id for r in listed]
+    _old_call(lambda: client.attach_run(run.id, settle=0.05), "client.runs.attach()").close()
+    session = _old_call(lambda: client.create_session(spec), "client.sessions.create()")
+    assert _old_call(lambda: client.get_session(session.id), "client.sessions.get()").id
+    assert _old_call(lambda: list(client.list_sessions()), "client.sessions.list()")
+    _old_call(lambda: list(client.session_events(session.id)), "client.sessions.events()")
+    _old_call(lambda: client.resume_session(session.id), "client.sessions.resume()")
+    _old_call(lambda: client.end_session(session.id), "client.sessions.end()")
+    given = _old_call(lambda: client.feedback(result.run_id, "up"), "client.feedback.create(")
+    assert given.created is True
+    assert _old_call(lambda: list(client.list_feedback()), "client.feedback.list()")
+    catalog = _old_call(lambda: client.models(), "client.models.list()")
+    assert catalog == client.models.list()
+    assert client.get_run.__doc__ and "client.runs.get()" in client.get_run.__doc__
+    agent = mantyx_sync.Agent(client, system_prompt="s")
+    assert _old_call(lambda: agent.run("x", timeout=30), "run_timeout=").text
+    assert _old_call(lambda: agent.start("x", timeout=30), "run_timeout=").wait().text
+    with agent.session() as chat:
+        assert _old_call(lambda: chat.run("x", timeout=30), "run_timeout=").text
+    assert _old_call(lambda: agent.start("x").wait(timeout=30), "run_timeout=").text
+    client.close()

@@ -428,10 +428,11 @@ ANY_ON_PURPOSE = {
     # would refuse; each item is checked when the spec is built instead.
     "SpecKeywords.tools": "mixed tool lists",
     "OverrideKeywords.tools": "mixed tool lists",
-    "Client.attach_run(tools)": "mixed tool lists",
-    "Client.resume_session(tools)": "mixed tool lists",
+    "Runs.attach(tools)": "mixed tool lists",
+    "Sessions.resume(tools)": "mixed tool lists",
     "Evals.start(tools)": "mixed tool lists",
-    "Client.feedback(content_snapshot)": "any JSON value, sent as it is",
+    "Feedbacks.create(content_snapshot)": "any JSON value, sent as it is",
+    "Feedbacks.__call__(content_snapshot)": "any JSON value, sent as it is",
     "RunResult.feedback(content_snapshot)": "any JSON value, sent as it is",
     "Evals.start(tool_mocks)": "sent to the server as it is; the shape is the server's",
     "LocalTool.__call__(args)": "the user's own function's arguments",
@@ -482,7 +483,18 @@ def test_no_public_signature_says_any_where_a_type_exists() -> None:
     assert sorted(set(ANY_ON_PURPOSE) - found) == [], "stale ANY_ON_PURPOSE entries"
 
 
-HANDED_OUT = ("Run", "Session", "EvalRun", "Evals", "Listing", "EventReplay")
+HANDED_OUT = (
+    "Run",
+    "Session",
+    "EvalRun",
+    "Evals",
+    "Runs",
+    "Sessions",
+    "Feedbacks",
+    "Models",
+    "Listing",
+    "EventReplay",
+)
 
 
 def _wiring(cls: type) -> set[str]:

@@ -29,6 +29,11 @@ EXPECTED = {
     "Agent",
     "Session",
     "Run",
+    # what a Client reaches: client.runs, .sessions, .feedback, .models
+    "Runs",
+    "Sessions",
+    "Feedbacks",
+    "Models",
     # spec values
     "AgentSpec",
     "LoopDetection",
@@ -311,7 +316,7 @@ echo = mantyx_sync.define_local_tool(
 
 def main() -> None:
     client = Client("mantyx_key", workspace="w", request_timeout=(2.0, 30.0), max_retries=2)
-    catalog: ModelCatalog = client.models()
+    catalog: ModelCatalog = client.models.list()
     print(catalog.default_model_id, add(1, 2))
     tools = [
         add,
@@ -340,9 +345,9 @@ def main() -> None:
         chat.run("x", reasoning_level="low")
     with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
         chat.run("x", tools=[add], supervisor=True, metadata={"k": "v"})
-    client.create_session(agent.spec, fallback_model_id="m2").end()
+    client.sessions.create(agent.spec, fallback_model_id="m2").end()
     try:
-        client.get_run("r")
+        client.runs.get("r")
     except mantyx_sync.APIStatusError as exc:
         status: int = exc.status
         print(status, exc.hint)
@@ -389,7 +394,7 @@ def main(client: Client) -> None:
     Agent(client, modle_id="m")  # wrong
     Agent(client, loop_detection="off")  # wrong
     Agent(client, supervisor="yes", plan=3)  # wrong
-    client.create_session(fallback_model_id=1)  # wrong
+    client.sessions.create(fallback_model_id=1)  # wrong
     agent = Agent(client, system_prompt="p")
     with agent.session(tool_budgets=["add"]) as chat:  # wrong
         chat.run("x", model_id="m")  # wrong

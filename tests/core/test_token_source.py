@@ -196,7 +196,7 @@ def test_client_with_a_source_ignores_the_env_key(
     with responses.RequestsMock() as mock:
         mock.get(f"{ROOT}/models", json={"models": []})
         client = Client(token_source=source, workspace="acme", base_url=BASE)
-        client.models()
+        client.models.list()
         assert mock.calls[0].request.headers["Authorization"] == "Bearer mantyx_at_1"
     assert client.config.api_key is None
     assert "mantyx_at_" not in repr(client) and "token_source=***" in repr(client)

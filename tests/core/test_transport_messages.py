@@ -32,7 +32,7 @@ def _free_port() -> int:
 
 def _failure(client: mantyx_sync.Client) -> APIConnectionError:
     with pytest.raises(APIConnectionError) as info:
-        client.models()
+        client.models.list()
     client.close()
     err = info.value
     for noise in _NOISE:

@@ -237,7 +237,7 @@ class Soak:
                 cancelled = False
                 for event in run:
                     if plan.cancel and not cancelled and event.type == "local_tool_call":
-                        client.cancel(run.id)
+                        client.runs.cancel(run.id)
                         cancelled = True
             assert run.result is not None
             if run.result.text != plan.expected_text():
