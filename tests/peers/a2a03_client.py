@@ -29,7 +29,7 @@ async def main() -> None:
     headers = {}
     if "--token" in sys.argv:
         headers["Authorization"] = "Bearer " + sys.argv[sys.argv.index("--token") + 1]
-    async with httpx.AsyncClient(headers=headers, request_timeout=30) as http:
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
         client = await ClientFactory.connect(
             url, client_config=ClientConfig(streaming=stream, httpx_client=http)
         )

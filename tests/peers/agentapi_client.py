@@ -24,7 +24,7 @@ def main() -> None:
     url, text = sys.argv[1], sys.argv[2]
     session = sys.argv[sys.argv.index("--session") + 1] if "--session" in sys.argv else None
     token = sys.argv[sys.argv.index("--token") + 1] if "--token" in sys.argv else None
-    client = HTTPAgentAPIClient(url, token=token, request_timeout=30)
+    client = HTTPAgentAPIClient(url, token=token, timeout=30)
     events = []
     final = None
     answer = None

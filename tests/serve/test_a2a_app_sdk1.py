@@ -37,7 +37,7 @@ async def _collect(
     context_id: str | None = None,
     headers: dict[str, str] | None = None,
 ) -> list[pb.StreamResponse]:
-    async with httpx.AsyncClient(headers=headers or {}, request_timeout=30) as http:
+    async with httpx.AsyncClient(headers=headers or {}, timeout=30) as http:
         client = await create_client(url, ClientConfig(streaming=streaming, httpx_client=http))
         try:
             return [item async for item in client.send_message(_request(text, context_id))]
@@ -134,7 +134,7 @@ def test_cancel_mid_run_cancels_the_mantyx_run(
     url = serve_wsgi(serve.a2a_app(agent, heartbeat=0.2)).url
 
     async def scenario() -> tuple[list[pb.StreamResponse], pb.Task]:
-        async with httpx.AsyncClient(request_timeout=30) as http:
+        async with httpx.AsyncClient(timeout=30) as http:
             client = await create_client(url, ClientConfig(streaming=True, httpx_client=http))
             items: list[pb.StreamResponse] = []
             cancelled: pb.Task | None = None
