@@ -41,9 +41,12 @@ intersphinx_mapping: dict[str, tuple[str, str | None]] = {}
 # the emulator (back to its default model), in a new empty folder; a page runs
 # as a script does (``__name__``, which Flask reads). All else is on the page:
 # each guide page's visible code is also run in order as one script in a fresh
-# interpreter (``_scripts.py``), and a hidden block fails the build.
+# interpreter (``_scripts.py``), and a hidden block fails the build. An example
+# that uses a deprecated name fails the build: the guide shows only the current API.
 doctest_global_setup = """
 __name__ = "__main__"
+import warnings
+warnings.filterwarnings("error", message=".* is deprecated: use ", category=DeprecationWarning)
 __import__("_emulator").fresh()
 """
 doctest_global_cleanup = '__import__("_emulator").fresh()'

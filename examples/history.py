@@ -48,20 +48,20 @@ def main() -> int:
             make_some_history(client)
 
         # Pages of 5, fetched one at a time as the loop needs them.
-        runs = client.list_runs(metadata={"parity": "1"}, limit=5, include_total=True)
+        runs = client.runs.list(metadata={"parity": "1"}, limit=5, include_total=True)
         print(f"odd runs (the server counts {runs.total}):")
         for run in runs:
             print(f"  {run.id}  {run.status:<10} {run.input_preview!r} -> {run.output_preview!r}")
 
         print("\nthe 3 newest runs of any kind:")
-        for run in client.list_runs(max_items=3):
+        for run in client.runs.list(max_items=3):
             tokens = run.tokens.total_tokens if run.tokens else "n/a"
             print(f"  {run.id}  {run.created_at}  tokens={tokens}")
 
         print("\nsessions:")
-        for session in client.list_sessions(max_items=5):
+        for session in client.sessions.list(max_items=5):
             print(f"  {session.id}  {session.status:<6} {session.summary!r}")
-            for event in client.session_events(session.id):
+            for event in client.sessions.events(session.id):
                 print(f"    #{event.seq} {event.role}: {event.text}")
     return 0
 

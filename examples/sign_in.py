@@ -82,7 +82,7 @@ def main() -> int:
 
         if emulator is not None:
             emulator.advance_clock(3600)  # an hour later: the access token has expired
-            client.models()
+            client.models.list()
             print(f"An hour later the token was refreshed {source.refresh_count} time(s)")
             oauth.revoke(source)
             print("Signed out: the refresh token is revoked")

@@ -31,7 +31,8 @@ from ._version import __version__
 # The error classes are tiny and stdlib-only: loaded eagerly, so `except
 # mantyx_sync.MantyxError` never triggers an import.
 from .errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     ArgumentTypeError,
     AuthError,
     ConfigurationError,
@@ -41,18 +42,18 @@ from .errors import (
     MantyxError,
     NotFoundError,
     OutputParseError,
-    PermissionDenied,
+    PermissionDeniedError,
     RateLimitError,
-    RunCancelled,
+    RequestTimeoutError,
+    RunCancelledError,
     RunError,
+    RunTimeoutError,
     ServerError,
     SignInError,
     SpecError,
     StreamError,
-    Timeout,
     ToolError,
     ToolResolutionError,
-    TransportError,
     WireFormatError,
 )
 from .errors import (
@@ -76,8 +77,13 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .client import Client
 
-    # Timeout's old name, for type checkers; at run time __getattr__ warns.
+    # The exceptions' 0.1 names, for type checkers; at run time __getattr__ warns.
+    from .errors import APIError as APIError
+    from .errors import PermissionDenied as PermissionDenied
+    from .errors import RunCancelled as RunCancelled
+    from .errors import Timeout as Timeout
     from .errors import TimeoutError_ as TimeoutError_
+    from .errors import TransportError as TransportError
     from .evals import (
         EvalCase,
         EvalCaseComparison,
@@ -125,6 +131,7 @@ if TYPE_CHECKING:
     from .history import EventReplay, Listing, RunSummary, SessionEvent, SessionSummary
     from .messages import Attachment, Message
     from .oauth import OAuth, RefreshingTokenSource, ServerMetadata, UserInfo
+    from .resources import Feedbacks, Models, Runs, Sessions
     from .results import Model, ModelCatalog, Pricing, RunResult, RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
@@ -151,7 +158,8 @@ __all__ = (
     "UNSET",
     "A2AConnection",
     "A2ATool",
-    "APIError",
+    "APIConnectionError",
+    "APIStatusError",
     "Agent",
     "AgentApiConnection",
     "AgentSpec",
@@ -183,6 +191,7 @@ __all__ = (
     "EventReplay",
     "EventType",
     "Feedback",
+    "Feedbacks",
     "HttpRequest",
     "HttpResponse",
     "InvalidRequestError",
@@ -204,12 +213,13 @@ __all__ = (
     "ModelCatalog",
     "ModelFallback",
     "ModelInfo",
+    "Models",
     "NotFoundError",
     "OAuth",
     "OutputParseError",
     "OutputSchema",
     "OverrideKeywords",
-    "PermissionDenied",
+    "PermissionDeniedError",
     "Plan",
     "PlanStep",
     "PlanTransition",
@@ -220,14 +230,17 @@ __all__ = (
     "RateLimits",
     "ReasoningTrigger",
     "RefreshingTokenSource",
+    "RequestTimeoutError",
     "ResultPayload",
     "Run",
-    "RunCancelled",
+    "RunCancelledError",
     "RunError",
     "RunEvent",
     "RunResult",
     "RunSnapshot",
     "RunSummary",
+    "RunTimeoutError",
+    "Runs",
     "SchemaWarning",
     "ServerError",
     "ServerMetadata",
@@ -236,6 +249,7 @@ __all__ = (
     "SessionEvent",
     "SessionInfo",
     "SessionSummary",
+    "Sessions",
     "SignInError",
     "SpecError",
     "SpecKeywords",
@@ -248,7 +262,6 @@ __all__ = (
     "TaskPlanUpdate",
     "TextPiece",
     "ThinkingDelta",
-    "Timeout",
     "TokenSet",
     "TokenSource",
     "TokenUsage",
@@ -265,7 +278,6 @@ __all__ = (
     "ToolResolutionError",
     "ToolResultEvent",
     "Transport",
-    "TransportError",
     "UnknownPayload",
     "UnsetType",
     "UserInfo",
@@ -314,6 +326,7 @@ _LAZY: dict[str, str] = {
     "._engine.executor": "ToolActivity",
     ".run": "Run",
     ".session": "Session",
+    ".resources": "Feedbacks Models Runs Sessions",
     ".client": "Client",
     ".agent": "Agent",
     ".evals": (

@@ -2,40 +2,31 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import atexit
+import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
 from ._base.redact import mask
 from ._base.transport_hook import wrapped, wrapped_token_source
 from ._base.types import Closing
-from ._engine.executor import ToolActivity
-from ._models.checks import check_text
-from .errors import ArgumentTypeError, ConfigurationError, SpecError
-from .messages import AttachmentLike, MessageLike, turn_input
-from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs, typed_output
-from .tools import ToolLike
+from .errors import ArgumentTypeError, ConfigurationError, renamed_argument
+from .resources import Feedbacks, Models, Runs, Sessions, moved
 
 if TYPE_CHECKING:
     import requests
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
-    from typing_extensions import Unpack  # typing.Unpack from Python 3.11
 
-    # The engine (requests, the HTTP stack, runs and sessions) is imported by the
-    # first Client and the methods that use it, evaluations, history and
-    # feedback by theirs: a plain script's import pays for none of them
+    # The engine (requests, the HTTP stack) is imported by the first Client,
+    # evaluations by client.evals: a plain script's import pays for neither
     # (benchmarks/README.md, row 4b).
     from ._engine.evals import Evals
     from ._http.auth import TokenSource
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimits
     from ._http.transport import Transport
-    from .feedback import Feedback
-    from .history import EventReplay, Listing, RunSummary, SessionSummary
-    from .results import ModelCatalog, OutputT, RunSnapshot, SessionInfo
-    from .run import Run, RunOptions
-    from .session import Session
 
 __all__ = ["Client"]
 
@@ -74,8 +65,11 @@ class Client(Closing):
         choices when there are several).
     :param workspace: workspace slug.
     :param base_url: API origin, default ``https://app.mantyx.io``.
-    :param timeout: read timeout in seconds for JSON requests, or a
-        ``(connect, read)`` pair.
+    :param request_timeout: the limit on one request: seconds to wait for the
+        server's answer to a JSON request (or to connect), or a
+        ``(connect, read)`` pair. Past it,
+        :class:`~mantyx_sync.RequestTimeoutError`. A whole run's limit is
+        another setting, ``run_timeout=`` (see :meth:`Agent.start`).
     :param max_retries: retries of a safe request after its first attempt.
     :param stream_idle_timeout: seconds without an event before a stream is
         considered dead and resumed (keep-alives do not count).
@@ -99,7 +93,7 @@ class Client(Closing):
     Example::
 
         with mantyx_sync.Client() as client:
-            print(client.models().default_model_id)
+            print(client.models.list().default_model_id)
     """
 
     @checked(
@@ -115,7 +109,7 @@ class Client(Closing):
         token_source: TokenSource | None = None,
         workspace: str | None = None,
         base_url: str | None = None,
-        timeout: float | tuple[float, float] | None = None,
+        request_timeout: float | tuple[float, float] | None = None,
         max_retries: int | None = None,
         stream_idle_timeout: float | None = None,
         stream_reconnects: int | None = None,
@@ -126,20 +120,21 @@ class Client(Closing):
         transport: Transport | None = None,
         tracer_provider: TracerProvider | None = None,
         meter_provider: MeterProvider | None = None,
+        timeout: float | tuple[float, float] | None = None,
     ) -> None:
         from ._engine.tracing import Telemetry
         from ._http.api import Api  # the HTTP stack and requests, with the first Client
         from ._http.client_config import client_config
         from ._http.transport import RequestsTransport
 
-        if token_source is not None:  # a cassette that only replays asks it nothing
-            token_source = wrapped_token_source(token_source)
         self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
             workspace=workspace,
             base_url=base_url,
-            timeout=timeout,
+            timeout=renamed_argument(
+                request_timeout, timeout, old="timeout", new="request_timeout", where="Client"
+            ),
             max_retries=max_retries,
             stream_idle_timeout=stream_idle_timeout,
             stream_reconnects=stream_reconnects,
@@ -150,8 +145,18 @@ class Client(Closing):
         if transport is not None and http_session is not None:
             raise ConfigurationError("pass either http_session= or transport=, not both")
         transport = transport or RequestsTransport(self.config.base_url, session=http_session)
+        if token_source is not None:  # a cassette that only replays asks it nothing
+            token_source = wrapped_token_source(token_source)
         self._api = Api(self.config, wrapped(transport), token_source=token_source)
-        self._telemetry = Telemetry(tracer_provider, meter_provider, self.config.base_url)
+        telemetry = Telemetry(tracer_provider, meter_provider, self.config.base_url)
+        self.runs: Runs = Runs(self._api, telemetry)
+        """Runs: ``start``, ``get``, ``list``, ``cancel``, ``attach``."""
+        self.sessions: Sessions = Sessions(self._api, telemetry)
+        """Sessions: ``create``, ``get``, ``list``, ``end``, ``events``, ``resume``."""
+        self.feedback: Feedbacks = Feedbacks(self._api)
+        """Feedback on runs: ``create``, ``list``."""
+        self.models: Models = Models(self._api)
+        """The models this workspace can run: ``list``."""
 
     def __repr__(self) -> str:
         credential = (
@@ -184,317 +189,76 @@ class Client(Closing):
 
         return Evals(self._api)
 
-    def models(self) -> ModelCatalog:
-        """The models this workspace can run (``GET /models``).
-
-        :raises APIError: e.g. :class:`~mantyx_sync.AuthError` for a bad key.
-        """
-        from ._http.routes import models
-        from .results import ModelCatalog
-
-        return ModelCatalog.from_wire(models(self._api) or {})
-
-    def get_run(self, run_id: str) -> RunSnapshot:
-        """A run's current state without following its events (``GET /agent-runs/{id}``)."""
-        from ._http.routes import get_run
-        from .results import RunSnapshot
-
-        return RunSnapshot.from_wire(get_run(self._api, run_id) or {})
-
-    def cancel(self, run_id: str) -> None:
-        """Cancel a run (idempotent). Its stream ends with a ``cancelled`` event."""
-        from ._http.routes import cancel_run
-
-        cancel_run(self._api, run_id)
-
-    @keyword_docs(SpecKeywords)
-    @checked(ArgumentTypeError)
-    def create_session(
-        self,
-        spec: AgentSpec | None = None,
-        *,
-        max_workers: int | None = None,
-        on_tool: Callable[[ToolActivity], None] | None = None,
-        **fields: Unpack[SpecKeywords],
-    ) -> Session:
-        """Create a session (``POST /agent-sessions``) with these defaults for every message.
-
-        Client-resolved tools are connected now and stay open until the session ends.
-
-        :param spec: a prepared :class:`~mantyx_sync.AgentSpec`; spec keywords
-            given replace its fields.
-        :raises SpecError: the spec breaks a documented limit (nothing is sent).
-        """
-        from ._engine.resolution import resolve_tools
-        from ._http.routes import create_session
-        from .session import Session
-
-        if spec is None:
-            spec = AgentSpec.build(**fields)
-        elif fields:
-            spec = spec.replace(**fields)
-        spec.check_session()
-        resolved = resolve_tools(spec.tools)
-        try:
-            session_id = create_session(self._api, spec.to_body(resolved.refs))
-        except BaseException:
-            resolved.close()
-            raise
-        options = self._run_options(max_workers, on_tool, spec.output_schema)
-        return Session(self._api, session_id, tools=resolved, options=options)
-
-    @checked(ArgumentTypeError)
-    def start_run(
-        self,
-        spec: AgentSpec,
-        prompt: str | None = None,
-        *,
-        messages: Sequence[MessageLike] | None = None,
-        attachments: Sequence[AttachmentLike] | None = None,
-        max_workers: int | None = None,
-        on_tool: Callable[[ToolActivity], None] | None = None,
-        timeout: float | None = None,
-        output_type: type[OutputT] | None = None,
-    ) -> Run[OutputT]:
-        """Start a one-shot run of ``spec`` (``POST /agent-runs``); see :meth:`Agent.start`.
-
-        Client-resolved tools are connected first and closed when the run ends.
-
-        :raises SpecError: bad input (nothing is sent).
-        :raises ToolResolutionError: an MCP server or A2A peer is unreachable.
-        """
-        from ._engine.resolution import resolve_tools
-        from .run import start_run
-
-        body = turn_input(prompt, messages, attachments, instructed=spec.instructed, streamed=True)
-        schema = typed_output(output_type)
-        if schema is not None:
-            spec = spec.replace(output_schema=schema)
-        options = self._run_options(max_workers, on_tool, spec.output_schema, timeout, output_type)
-        resolved = resolve_tools(spec.tools)
-        body.update(spec.to_body(resolved.refs))
-        return start_run(self._api, body, resolved, options, owns_tools=True)  # type: ignore[return-value]
-
-    @checked(ArgumentTypeError)
-    def resume_session(
-        self,
-        session_id: str,
-        *,
-        tools: Sequence[ToolLike] = (),
-        output_schema: OutputSchema | Mapping[str, Any] | None = None,
-        max_workers: int | None = None,
-        on_tool: Callable[[ToolActivity], None] | None = None,
-    ) -> Session:
-        """Re-attach to an existing session, e.g. in a new process.
-
-        The server keeps tool *definitions*, not handlers: pass the same
-        ``tools`` again so this process can answer their calls.
-
-        :raises NotFoundError: the session does not exist.
-        """
-        from ._engine.resolution import resolve_tools
-        from .session import Session
-
-        options = self._run_options(max_workers, on_tool, output_schema)  # checked before sending
-        self.get_session(session_id)
-        return Session(self._api, session_id, tools=resolve_tools(tools), options=options)
-
-    @checked(ArgumentTypeError)
-    def attach_run(
-        self,
-        run_id: str,
-        *,
-        tools: Sequence[ToolLike] = (),
-        output_schema: OutputSchema | Mapping[str, Any] | None = None,
-        max_workers: int | None = None,
-        on_tool: Callable[[ToolActivity], None] | None = None,
-        settle: float = 0.5,
-    ) -> Run:
-        """Follow a run that is already going, e.g. after the process that started
-        it died, and answer its pending local tool calls with ``tools``.
-
-        The run's event log is read first, until it has been quiet for ``settle``
-        seconds, so that a call already answered (by any process) is never run
-        again; then the returned :class:`Run` replays those events and goes on
-        live. Iterate it or :meth:`Run.wait` as usual.
-
-        :raises NotFoundError: the run does not exist.
-        """
-        from ._engine.resolution import resolve_tools
-        from .run import attach_run
-
-        options = self._run_options(max_workers, on_tool, output_schema)
-        return attach_run(self._api, run_id, resolve_tools(tools), options, settle=settle)
-
-    def _run_options(
-        self,
-        max_workers: int | None,
-        on_tool: Callable[[ToolActivity], None] | None,
-        output_schema: OutputSchema | Mapping[str, Any] | None,
-        timeout: float | None = None,
-        output_type: type[Any] | None = None,
-    ) -> RunOptions:
-        from .run import RunOptions
-
-        return RunOptions(
-            max_workers=max_workers or self.config.max_workers,
-            tool_timeout=self.config.tool_timeout,
-            on_tool=on_tool,
-            output_schema=None if output_schema is None else OutputSchema.coerce(output_schema),
-            timeout=timeout,
-            telemetry=self._telemetry,
-            output_type=output_type,
-        )
-
-    def list_runs(
-        self,
-        *,
-        status: str | None = None,
-        model_id: str | None = None,
-        agent_id: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        include_total: bool = False,
-        max_items: int | None = None,
-    ) -> Listing[RunSummary]:
-        """Past runs, newest first (``GET /agent-runs``), as a lazy :class:`Listing`.
-
-        Each page is one request, made only when iteration reaches it.
-
-        :param metadata: only runs whose metadata has all these ``key: value`` pairs.
-        :param limit: page size sent to the server (1-200; default: the server's 50).
-        :param include_total: ask the server to count the matches (:attr:`Listing.total`).
-        :param max_items: stop after this many runs.
-        :raises SpecError: a filter is invalid (nothing is sent).
-        """
-        from ._http.routes import run_pages
-        from ._models.paging import paged
-        from .history import RunSummary, metadata_query
-
-        params: dict[str, Any] = {}
-        for key, value, path in (
-            ("status", status, "status"),
-            ("modelId", model_id, "model_id"),
-            ("agentId", agent_id, "agent_id"),
-        ):
-            if value is not None:
-                params[key] = check_text(value, path)
-        params.update(metadata_query(metadata))
-        if not isinstance(include_total, bool):
-            raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")
-        if include_total:
-            params["includeTotal"] = 1
-        pages = run_pages(self._api)
-        return paged(pages, params, "runs", RunSummary.from_wire, limit=limit, max_items=max_items)
-
-    def list_sessions(
-        self,
-        *,
-        status: str | None = None,
-        metadata: Mapping[str, str] | None = None,
-        limit: int | None = None,
-        max_items: int | None = None,
-    ) -> Listing[SessionSummary]:
-        """Sessions, newest first (``GET /agent-sessions``), as a lazy :class:`Listing`.
-
-        :param status: ``"active"`` or ``"ended"``.
-        :param metadata: only sessions whose metadata has all these pairs.
-        :param limit: page size sent to the server (1-200).
-        :param max_items: stop after this many sessions.
-        :raises SpecError: a filter is invalid (nothing is sent).
-        """
-        from ._http.routes import session_pages
-        from ._models.paging import paged
-        from .history import SessionSummary, metadata_query
-
-        if status is not None and status not in ("active", "ended"):
-            raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
-        params: dict[str, Any] = {} if status is None else {"status": status}
-        params.update(metadata_query(metadata))
-        build = SessionSummary.from_wire
-        pages = session_pages(self._api)
-        return paged(pages, params, "sessions", build, limit=limit, max_items=max_items)
-
-    def session_events(
-        self, session_id: str, *, last: int | None = None, full: bool = False
-    ) -> EventReplay:
-        """A session's conversation, oldest first (``GET /agent-sessions/{id}/events``).
-
-        :param last: only the newest ``last`` events (default: all of them).
-        :param full: whole texts instead of the server's shortened ones.
-        :raises SpecError: an argument is invalid (nothing is sent).
-        """
-        from ._http.routes import session_event_pages
-        from .history import replay_session
-
-        return replay_session(session_event_pages(self._api, session_id), last=last, full=full)
-
-    def feedback(
-        self,
-        run_id: str,
-        verdict: str,
-        explanation: str | None = None,
-        content_snapshot: Any = None,
-    ) -> Feedback:
-        """Thumbs up or down on a run (``POST /agent-runs/{id}/feedback``).
-
-        A run has one feedback: the first call creates it (``created`` is
-        ``True``), later calls replace it, so a retry is harmless.
-
-        :param verdict: ``"up"`` or ``"down"``.
-        :param explanation: why, at most 8000 characters.
-        :param content_snapshot: what was judged, e.g. the reply text (JSON).
-        :raises SpecError: bad arguments (nothing is sent).
-        :raises NotFoundError: no such run.
-        """
-        from ._http.routes import feedback_poster
-        from .feedback import send_feedback
-
-        poster = feedback_poster(self._api)
-        return send_feedback(
-            poster, run_id, verdict, explanation=explanation, content_snapshot=content_snapshot
-        )
-
-    def list_feedback(
-        self,
-        *,
-        run_id: str | None = None,
-        verdict: str | None = None,
-        limit: int | None = None,
-        max_items: int | None = None,
-    ) -> Listing[Feedback]:
-        """Feedback given in this workspace (``GET /reply-feedback``), as a lazy :class:`Listing`.
-
-        :param run_id: only this run's feedback.
-        :param verdict: only ``"up"`` or only ``"down"``.
-        :raises SpecError: bad arguments (nothing is sent).
-        """
-        from ._http.routes import feedback_pages
-        from ._models.paging import paged
-        from .feedback import Feedback, wire_verdict
-
-        params: dict[str, Any] = {}
-        if run_id is not None:
-            params["agentRunId"] = check_text(run_id, "run_id")
-        if verdict is not None:
-            params["verdict"] = wire_verdict(verdict)
-        build = Feedback.from_wire
-        pages = feedback_pages(self._api)
-        return paged(pages, params, "feedback", build, limit=limit, max_items=max_items)
-
-    def get_session(self, session_id: str) -> SessionInfo:
-        """A session's state and history (``GET /agent-sessions/{id}``)."""
-        from ._http.routes import get_session
-        from .results import SessionInfo
-
-        return SessionInfo.from_wire(get_session(self._api, session_id) or {})
-
-    def end_session(self, session_id: str) -> None:
-        """End a session (``DELETE``); an in-flight run is cancelled. Idempotent."""
-        from ._http.routes import end_session
-
-        end_session(self._api, session_id)
+    # The 0.1 flat methods, each now a resource's: they warn, then call it.
+    get_run, cancel = moved(Runs.get, "get_run"), moved(Runs.cancel, "cancel")
+    start_run, attach_run = moved(Runs.start, "start_run"), moved(Runs.attach, "attach_run")
+    list_runs, list_feedback = moved(Runs.list, "list_runs"), moved(Feedbacks.list, "list_feedback")
+    create_session = moved(Sessions.create, "create_session")
+    get_session, end_session = (
+        moved(Sessions.get, "get_session"),
+        moved(Sessions.end, "end_session"),
+    )
+    list_sessions = moved(Sessions.list, "list_sessions")
+    session_events = moved(Sessions.events, "session_events")
+    resume_session = moved(Sessions.resume, "resume_session")
+    # client.models() and client.feedback(...) are the resources' deprecated __call__.
 
     def close(self) -> None:
         """Close pooled connections. The client must not be used afterwards."""
         self._api.close()
+
+
+class _Shared:
+    """The process's default client: made by the first ``Agent()`` given none,
+    closed when the last such agent is closed (or at exit). A forked child
+    inherits it: the transport builds the child its own pool."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.client: Client | None = None
+        self.users = 0
+
+    def acquire(self) -> Client:
+        with self.lock:
+            if self.client is None:
+                self.client = Client()
+            self.users += 1
+            return self.client
+
+    def release(self, client: Client) -> None:
+        with self.lock:
+            if client is not self.client:
+                return
+            self.users -= 1
+            if self.users > 0:
+                return
+            self.client = None
+        client.close()
+
+    def close(self) -> None:
+        with self.lock:
+            client, self.client, self.users = self.client, None, 0
+        if client is not None:
+            client.close()
+
+    def after_fork(self) -> None:
+        self.lock = threading.Lock()  # another thread may have held it at the fork
+
+
+_SHARED = _Shared()
+atexit.register(_SHARED.close)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_SHARED.after_fork)
+
+
+def shared_client() -> Client:
+    """The process's default :class:`Client` (from the environment), one more user of it.
+
+    :raises ConfigurationError: the environment lacks the key or workspace.
+    """
+    return _SHARED.acquire()
+
+
+def release_shared_client(client: Client) -> None:
+    """One user fewer of the default client ``client``; the last closes it."""
+    _SHARED.release(client)

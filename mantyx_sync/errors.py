@@ -2,21 +2,33 @@
 what failed (configuration, input, transport, an API status, a run, sign-in, a
 tool), each saying when it is raised.
 
+Every class name ends in ``Error``. The HTTP status errors share one base,
+:class:`APIStatusError`; the failures to get any answer share another,
+:class:`APIConnectionError`. The two limits a caller sets have their own
+errors, both builtin ``TimeoutError`` subclasses: :class:`RequestTimeoutError`
+(one request's ``request_timeout``) and :class:`RunTimeoutError` (a run's
+``run_timeout``).
+
 Messages and reprs are built from fields that never hold secrets: API keys,
-tokens and header values are not stored on errors. ``TimeoutError_``, the old
-name of :class:`Timeout`, still works (the same class) with a ``DeprecationWarning``.
+tokens and header values are not stored on errors.
+
+The names of 0.1 still work for one release, each with a
+``DeprecationWarning`` naming its replacement (see :data:`RENAMED`).
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._base.root_error import MantyxError
 
 __all__ = [
-    "APIError",
+    "APIConnectionError",
+    "APIStatusError",
     "ArgumentTypeError",
     "AuthError",
     "ConfigurationError",
@@ -26,18 +38,18 @@ __all__ = [
     "MantyxError",
     "NotFoundError",
     "OutputParseError",
-    "PermissionDenied",
+    "PermissionDeniedError",
     "RateLimitError",
-    "RunCancelled",
+    "RequestTimeoutError",
+    "RunCancelledError",
     "RunError",
+    "RunTimeoutError",
     "ServerError",
     "SignInError",
     "SpecError",
     "StreamError",
-    "Timeout",
     "ToolError",
     "ToolResolutionError",
-    "TransportError",
     "WireFormatError",
 ]
 
@@ -70,23 +82,30 @@ class ArgumentTypeError(SpecError, ConfigurationError, TypeError):
     """
 
 
-class TransportError(MantyxError):
-    """No usable HTTP answer: the connection failed, timed out or broke."""
+class APIConnectionError(MantyxError):
+    """No usable HTTP answer: the connection failed, timed out or broke.
 
-
-class ConnectError(TransportError):
-    """The TCP/TLS connection could not be made (the server cannot have acted)."""
-
-
-class Timeout(TransportError):
-    """A connect or read timeout expired.
-
-    .. versionchanged:: 0.2.0 renamed from ``TimeoutError_``, which still works
-       (the same class) with a ``DeprecationWarning``.
+    .. versionchanged:: 0.2.0 renamed from ``TransportError``.
     """
 
 
-class StreamError(TransportError):
+class ConnectError(APIConnectionError):
+    """The TCP/TLS connection could not be made (the server cannot have acted)."""
+
+
+class RequestTimeoutError(APIConnectionError, TimeoutError):
+    """One request got no answer within the client's ``request_timeout``
+    (connecting, or waiting for the server to send), or a run's stream stayed
+    quiet past ``stream_idle_timeout`` and could not be resumed.
+
+    A builtin ``TimeoutError`` as well: ``except TimeoutError`` catches it and
+    :class:`RunTimeoutError` alike.
+
+    .. versionchanged:: 0.2.0 renamed from ``Timeout``.
+    """
+
+
+class StreamError(APIConnectionError):
     """The run's event stream broke and could not be resumed within the retry budget."""
 
     def __init__(self, message: str, *, run_id: str | None = None) -> None:
@@ -101,8 +120,10 @@ class WireFormatError(MantyxError, ValueError):
     names the field)."""
 
 
-class APIError(MantyxError):
-    """The server answered with an error status.
+class APIStatusError(MantyxError):
+    """The server answered with an error status: the base of every HTTP status error.
+
+    .. versionchanged:: 0.2.0 renamed from ``APIError``.
 
     :ivar status: HTTP status code.
     :ivar code: machine-readable ``error`` code from the body (e.g. ``invalid_model``).
@@ -150,16 +171,18 @@ class APIError(MantyxError):
         )
 
 
-class InvalidRequestError(APIError):
+class InvalidRequestError(APIStatusError):
     """400: the server rejected the body (``invalid_request``, ``invalid_model``, ...)."""
 
 
-class AuthError(APIError):
+class AuthError(APIStatusError):
     """401: the API key or access token is missing, invalid or expired."""
 
 
-class PermissionDenied(APIError):
+class PermissionDeniedError(APIStatusError):
     """403: the credential may not do this.
+
+    .. versionchanged:: 0.2.0 renamed from ``PermissionDenied``.
 
     :ivar required_scopes: for OAuth tokens lacking a scope, the scopes the route needs.
     """
@@ -169,15 +192,15 @@ class PermissionDenied(APIError):
         super().__init__(message, **kw)
 
 
-class NotFoundError(APIError):
+class NotFoundError(APIStatusError):
     """404: unknown workspace, run, session or tool use. ``hint`` may name the right slug."""
 
 
-class ConflictError(APIError):
+class ConflictError(APIStatusError):
     """409: e.g. ``run_terminal`` for a tool result that arrived after the run ended."""
 
 
-class RateLimitError(APIError):
+class RateLimitError(APIStatusError):
     """429: too many requests.
 
     :ivar retry_after: seconds to wait: the server's ``Retry-After``, else the
@@ -191,7 +214,7 @@ class RateLimitError(APIError):
         super().__init__(message, **kw)
 
 
-class ServerError(APIError):
+class ServerError(APIStatusError):
     """5xx: the server failed; safe requests are retried before this is raised."""
 
 
@@ -255,8 +278,25 @@ class RunError(MantyxError):
         super().__init__(f"{text}: {message}")
 
 
-class RunCancelled(RunError):
-    """The run was cancelled (by :meth:`Run.cancel`, Ctrl-C, or another client)."""
+class RunCancelledError(RunError):
+    """The run was cancelled (by :meth:`Run.cancel`, Ctrl-C, or another client).
+
+    .. versionchanged:: 0.2.0 renamed from ``RunCancelled``.
+    """
+
+
+class RunTimeoutError(MantyxError, TimeoutError):
+    """A run did not end within its ``run_timeout``: it was cancelled.
+
+    Counted from the run's start, however quiet or slow the server is. A
+    builtin ``TimeoutError`` as well (see :class:`RequestTimeoutError`).
+
+    :ivar run_id: the run, when it had started.
+    """
+
+    def __init__(self, message: str, *, run_id: str | None = None) -> None:
+        super().__init__(message)
+        self.run_id = run_id
 
 
 class OutputParseError(MantyxError, ValueError):
@@ -305,29 +345,85 @@ class ToolResolutionError(MantyxError):
     """A client-resolved tool (MCP server, A2A peer) could not be started, reached or listed."""
 
 
-def renamed(name: str) -> type[MantyxError] | None:
-    """:class:`Timeout` for its old name ``TimeoutError_``, after a ``DeprecationWarning``;
-    ``None`` for any other name.
+RENAMED: dict[str, tuple[type[BaseException], str]] = {
+    "APIError": (APIStatusError, "mantyx_sync.APIStatusError, the same class"),
+    "TransportError": (APIConnectionError, "mantyx_sync.APIConnectionError, the same class"),
+    "PermissionDenied": (
+        PermissionDeniedError,
+        "mantyx_sync.PermissionDeniedError, the same class",
+    ),
+    "RunCancelled": (RunCancelledError, "mantyx_sync.RunCancelledError, the same class"),
+    # A run's deadline and a request's limit were both ``Timeout``: the old name
+    # is the builtin both now subclass, so an ``except`` catches what it did.
+    "Timeout": (
+        TimeoutError,
+        "mantyx_sync.RequestTimeoutError (a request), mantyx_sync.RunTimeoutError (a run's "
+        "run_timeout) or the builtin TimeoutError (either)",
+    ),
+    "TimeoutError_": (TimeoutError, "mantyx_sync.RequestTimeoutError or the builtin TimeoutError"),
+}
+"""Each 0.1 exception name -> (what it is now, the replacement its warning names)."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def deprecated(old: str, new: str) -> None:
+    """Warn that ``old`` is deprecated, naming ``new``: one ``DeprecationWarning``,
+    attributed to the first caller outside this package (the line to change)."""
+    frame, level = sys._getframe(1), 2
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(f"{old} is deprecated: use {new}", DeprecationWarning, stacklevel=level)
+
+
+_T = TypeVar("_T")
+
+
+def renamed_argument(new_value: _T, old_value: _T, *, old: str, new: str, where: str) -> _T:
+    """``new_value``, or the value given under the argument's deprecated name
+    ``old`` (after a warning naming ``new``) when only that one was given.
+
+    :raises ArgumentTypeError: both names were given.
+    """
+    if old_value is None:
+        return new_value
+    if new_value is not None:
+        raise ArgumentTypeError(f"pass {new}= only: {old}= is its deprecated name", path=new)
+    deprecated(f"{where}({old}=)", f"{new}=")
+    return old_value
+
+
+def renamed(name: str, module: str = "mantyx_sync") -> type[BaseException] | None:
+    """The class an old exception ``name`` stands for, after a ``DeprecationWarning``
+    naming its replacement; ``None`` for any other name.
 
     Called by this module's and the package's ``__getattr__``, so the warning
-    points at the caller's line.
+    points at the caller's line. Not cached, so every use warns (the warnings
+    filter shows it once per line).
     """
-    if name != "TimeoutError_":
+    entry = RENAMED.get(name)
+    if entry is None:
         return None
-    warnings.warn(
-        f"mantyx_sync.{name} is deprecated: use mantyx_sync.Timeout, the same class",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return Timeout
+    if sys._getframe(2).f_code.co_filename.startswith("<frozen importlib"):
+        # ``from mantyx_sync import Old`` asks twice (hasattr, then the import):
+        # the import's own ask warns, so the statement warns once.
+        return entry[0]
+    deprecated(f"{module}.{name}", entry[1])
+    return entry[0]
 
 
 if TYPE_CHECKING:
-    TimeoutError_ = Timeout
+    APIError = APIStatusError
+    TransportError = APIConnectionError
+    PermissionDenied = PermissionDeniedError
+    RunCancelled = RunCancelledError
+    Timeout = TimeoutError
+    TimeoutError_ = TimeoutError
 else:
 
-    def __getattr__(name: str) -> type[MantyxError]:
-        cls = renamed(name)
+    def __getattr__(name: str) -> type[BaseException]:
+        cls = renamed(name, __name__)
         if cls is None:
             raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
         return cls

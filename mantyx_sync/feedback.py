@@ -82,7 +82,7 @@ def send_feedback(
     explanation: str | None = None,
     content_snapshot: Any = None,
 ) -> Feedback:
-    """Create or replace ``run_id``'s feedback (see :meth:`Client.feedback`).
+    """Create or replace ``run_id``'s feedback (see :meth:`Feedbacks.create`).
 
     :param verdict: ``"up"`` or ``"down"`` (any case).
     :param explanation: at most 8000 characters.

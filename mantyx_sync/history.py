@@ -144,7 +144,7 @@ class SessionEvent(FromWire):
         return None if role is None else Message(role, self.text or "", self.attachments)
 
 
-@handed_out("Session.events() and Client.session_events() return one")
+@handed_out("Session.events() and Sessions.events return one")
 class EventReplay:
     """A session's conversation, replayed oldest-first (``GET …/events``).
 
@@ -249,7 +249,7 @@ def metadata_query(metadata: Any) -> dict[str, list[str]]:
 
 def replay_session(get: Getter, *, last: int | None = None, full: bool = False) -> EventReplay:
     """An :class:`EventReplay` of one session's events route ``get`` (see
-    :meth:`Client.session_events`).
+    :meth:`Sessions.events`).
 
     :raises SpecError: ``last`` or ``full`` is invalid (nothing is sent).
     """

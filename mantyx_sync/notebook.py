@@ -57,7 +57,7 @@ def show(
     Elsewhere the text streams to ``out`` (default ``sys.stdout``) as plain
     lines. A :class:`RunResult` is simply displayed.
 
-    :raises RunError: the run failed (``RunCancelled``: it was cancelled); the
+    :raises RunError: the run failed (``RunCancelledError``: it was cancelled); the
         display shows it first.
     :raises KeyboardInterrupt: the cell was interrupted; the run was cancelled.
     :raises SpecError: a wrong argument (nothing is displayed).

@@ -13,7 +13,7 @@ from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.wire import ALIASES, RAW, WIRE, FromWire
 from ._tools.validator import schema_check
-from .errors import MantyxError, OutputParseError
+from .errors import MantyxError, OutputParseError, deprecated
 from .events import ModelInfo, StructuredOutputInfo, TokenUsage
 from .messages import Message
 from .spec import OutputSchema
@@ -78,8 +78,8 @@ class RunResult(Generic[OutputT]):
     :ivar model_fallbacks: every switch to the fallback model, in order.
     :ivar output_type: the class the reply was asked for in (``output_type=``), if any.
 
-    A result returned by a run (or carried by its :class:`~mantyx_sync.RunError`)
-    can send feedback on that run with :meth:`feedback`.
+    A plain value: it does no I/O. Feedback on the run goes through the
+    client, ``client.feedback.create(result.run_id, "up")``.
     """
 
     run_id: str
@@ -105,7 +105,7 @@ class RunResult(Generic[OutputT]):
         explanation: str | None = None,
         content_snapshot: Any = None,
     ) -> Feedback:
-        """Thumbs up or down on this run: :meth:`Client.feedback` for :attr:`run_id`.
+        """Thumbs up or down on this run: :meth:`Feedbacks.create` for :attr:`run_id`.
 
         :param verdict: ``"up"`` or ``"down"``.
         :param explanation: why, at most 8000 characters.
@@ -114,11 +114,12 @@ class RunResult(Generic[OutputT]):
         :raises MantyxError: this result was not produced by a client in this
             process (e.g. it was unpickled elsewhere).
         """
+        deprecated("RunResult.feedback()", "client.feedback.create(result.run_id, ...)")
         post = None if self._feedback_link is None else self._feedback_link.post
         if post is None:
             raise MantyxError(
                 f"run {self.run_id}: this result is not connected to a client (it was copied "
-                "between processes); use client.feedback(run_id, ...) instead"
+                "between processes); use client.feedback.create(run_id, ...) instead"
             )
         # Feedback (and its listing machinery) loads with the first feedback sent.
         from .feedback import send_feedback

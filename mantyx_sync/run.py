@@ -24,9 +24,16 @@ from ._engine.tracing import NO_TRACE, SPAN_EVENT_TYPES, RunTrace, Telemetry
 from ._http.api import Api
 from ._http.poster import PostGate, ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
-from ._http.stream import DeadlineExceeded, RunStream, check_timeout, read_backlog
+from ._http.stream import RunStream, check_timeout, read_backlog
 from ._models.progress import OBSERVED_TYPES, RunProgress
-from .errors import ArgumentTypeError, MantyxError, RunCancelled, RunError, Timeout
+from .errors import (
+    ArgumentTypeError,
+    MantyxError,
+    RunCancelledError,
+    RunError,
+    RunTimeoutError,
+    renamed_argument,
+)
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, OutputT, RunResult
 from .spec import OutputSchema
@@ -80,7 +87,7 @@ def start_run(
     try:
         try:
             if deadline is not None and time.monotonic() >= deadline:
-                raise Timeout("the time ran out before the run was created")
+                raise RunTimeoutError("the time ran out before the run was created")
             run_id, stream_path = create_run(
                 api,
                 dict(body),
@@ -88,10 +95,10 @@ def start_run(
                 deadline=deadline,
                 headers=trace.headers(),
             )
-        except Timeout as exc:
+        except TimeoutError as exc:  # the request's (RequestTimeoutError) or the run's
             if deadline is None or time.monotonic() < deadline:
                 raise  # the request's own limit, not the run's
-            raise Timeout(
+            raise RunTimeoutError(
                 f"the run did not start within its timeout of {options.timeout:g}s "
                 f"(connecting its tools and creating it count): {exc}; pass a larger "
                 "timeout= (or timeout=None for no limit)"
@@ -118,7 +125,7 @@ def start_run(
 
 def _error_type(exc: BaseException) -> str:
     """How a run's span names the exception that ended it."""
-    return "timeout" if isinstance(exc, Timeout) else type(exc).__qualname__
+    return "timeout" if isinstance(exc, TimeoutError) else type(exc).__qualname__
 
 
 def _abandon(api: Api, run_id: str, resources: ReleaseOnce) -> None:
@@ -153,7 +160,7 @@ def attach_run(
 
 @handed_out(
     "Agent.start() and Agent.stream() return one, as do a Session's start() and "
-    "stream(), Client.start_run() and Client.attach_run()"
+    "stream(), Runs.start and Runs.attach"
 )
 class Run(Followed, Generic[OutputT]):
     """A live agent run: iterate it for events, :meth:`wait` for the result
@@ -163,7 +170,7 @@ class Run(Followed, Generic[OutputT]):
     event. Iterating yields every :class:`~mantyx_sync.RunEvent` once, in ``seq``
     order, including the terminal one; after an ``error`` terminal or a
     non-success ``result`` the next step raises :class:`~mantyx_sync.RunError`,
-    after ``cancelled`` :class:`~mantyx_sync.RunCancelled` — a failure is never
+    after ``cancelled`` :class:`~mantyx_sync.RunCancelledError` — a failure is never
     silent. Local tool calls are answered on a thread pool while you iterate.
 
     Stopping early: leaving a ``with run:`` block, or calling :meth:`close`,
@@ -171,9 +178,9 @@ class Run(Followed, Generic[OutputT]):
     closes the connection; nothing is left burning tokens. A Run dropped
     without either is cancelled the same way when it is garbage-collected. Ctrl-C while
     iterating or waiting does the same, then re-raises ``KeyboardInterrupt``.
-    So does running out of time: past the ``timeout=`` given when the run was
+    So does running out of time: past the ``run_timeout=`` given when the run was
     started, or to :meth:`wait`, the run is cancelled and
-    :class:`~mantyx_sync.Timeout` raised.
+    :class:`~mantyx_sync.RunTimeoutError` raised.
 
     Thread-safety: iterate or :meth:`wait` from one thread; :meth:`cancel` and
     :meth:`close` may be called from any thread (a Flask "stop" button, a
@@ -313,7 +320,7 @@ class Run(Followed, Generic[OutputT]):
             self._trace.end(error_type=_error_type(exc))
             self._interrupt()
             raise
-        except DeadlineExceeded as exc:
+        except RunTimeoutError as exc:
             self._trace.end(error_type=_error_type(exc), error=exc)
             log.info("run %s: out of time; cancelling it on the server", self.id)
             self.close()
@@ -345,19 +352,24 @@ class Run(Followed, Generic[OutputT]):
         self,
         on_event: Callable[[AnyRunEvent], None] | None = None,
         *,
+        run_timeout: float | None = None,
         timeout: float | None = None,
     ) -> RunResult[OutputT]:
         """Read the remaining events and return the result.
 
         :param on_event: called with each event on this thread as it arrives.
-        :param timeout: seconds to wait at most (``None``: no limit; a limit
-            given when the run was started still holds, whichever ends first).
-        :raises RunError: the run failed; ``RunCancelled`` when it was cancelled.
-        :raises Timeout: the run did not end in time; it was cancelled.
+        :param run_timeout: seconds, from now, the run may still take (``None``:
+            no new limit; one given when the run was started still holds,
+            whichever ends first). ``timeout=`` is its deprecated name.
+        :raises RunError: the run failed; ``RunCancelledError`` when it was cancelled.
+        :raises RunTimeoutError: the run did not end in time; it was cancelled.
         :raises StreamError: the stream broke and could not be resumed.
         :raises OutputParseError: the reply does not fit the run's ``output_type``.
         """
-        self._stream.limit(timeout)
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Run.wait"
+        )
+        self._stream.limit(run_timeout)
         try:
             for event in self:
                 if on_event is not None:
@@ -379,7 +391,7 @@ class Run(Followed, Generic[OutputT]):
     def close(self, *, cancel: bool = True) -> None:
         """Stop following the run. Before its end, the run is cancelled (best effort).
 
-        ``cancel=False`` leaves it going for another process to :meth:`Client.attach_run`
+        ``cancel=False`` leaves it going for another process to :meth:`Runs.attach`
         (a job handed over); answers of calls still running here are never sent.
         Nothing is posted once it has returned: an answer already on the wire is
         waited for (at most its request's timeout).
@@ -432,7 +444,7 @@ class Run(Followed, Generic[OutputT]):
         if failure is None:
             self._trace.end(result)
         else:
-            code = "cancelled" if isinstance(failure, RunCancelled) else failure.code
+            code = "cancelled" if isinstance(failure, RunCancelledError) else failure.code
             self._trace.end(result, error_type=code or type(failure).__qualname__, error=failure)
         log.debug("run %s ended with %s", self.id, event.type)
         self._release()

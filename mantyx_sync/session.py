@@ -17,7 +17,7 @@ from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
 from ._models.controls import plan_only
-from .errors import ArgumentTypeError
+from .errors import ArgumentTypeError, renamed_argument
 from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import OutputT, RunResult, SessionInfo
 from .run import Run, RunOptions, start_run
@@ -40,7 +40,7 @@ __all__ = ["Session"]
 log = logging.getLogger(__name__)
 
 
-@handed_out("Agent.session(), Client.create_session() and Client.resume_session() return one")
+@handed_out("Agent.session(), client.sessions.create() and client.sessions.resume() return one")
 class Session:
     """A MANTYX agent session: each :meth:`run` sees the conversation so far.
 
@@ -85,6 +85,7 @@ class Session:
         *,
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
         output_type: type[OutputT] | None = None,
         **overrides: Unpack[OverrideKeywords],
@@ -95,15 +96,19 @@ class Session:
         ``attachments`` go on the last user message (see :class:`~mantyx_sync.Attachment`).
         Spec keywords given apply to this one run only.
 
-        :param timeout: seconds the run may take (``None``: no limit); past it
-            the run is cancelled and :class:`~mantyx_sync.Timeout` raised.
-            :meth:`run` and :meth:`stream` take it too.
+        :param run_timeout: seconds the run may take, as for :meth:`Agent.start`
+            (``None``: no limit); past it the run is cancelled and
+            :class:`~mantyx_sync.RunTimeoutError` raised. :meth:`run` and
+            :meth:`stream` take it too. (``timeout=`` is its deprecated name.)
         :param output_type: ask for the reply as this class, as
             :meth:`Agent.start` does (it replaces ``output_schema`` for this run).
         :raises SpecError: bad input or override (nothing is sent).
         """
-        # Checks the timeout first; the run's time counts from this call.
-        options = attrs.evolve(self._options, timeout=timeout, since=time.monotonic())
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Session.start"
+        )
+        # Checks the limit first; the run's time counts from this call.
+        options = attrs.evolve(self._options, timeout=run_timeout, since=time.monotonic())
         body = turn_input(prompt, messages, attachments, streamed=True)
         schema = typed_output(output_type)
         if schema is not None:
@@ -128,22 +133,26 @@ class Session:
         messages: Sequence[MessageLike] | None = None,
         attachments: Sequence[AttachmentLike] | None = None,
         on_event: Callable[[AnyRunEvent], None] | None = None,
+        run_timeout: float | None = None,
         timeout: float | None = None,
         output_type: type[OutputT] | None = None,
         **overrides: Unpack[OverrideKeywords],
     ) -> RunResult[OutputT]:
-        """Send a message and block until the run ends; ``timeout`` and spec keywords
-        as for :meth:`start`.
+        """Send a message and block until the run ends; ``run_timeout`` and spec
+        keywords as for :meth:`start`.
 
-        :raises RunError: the run failed (``RunCancelled`` if cancelled).
-        :raises Timeout: the run did not end within ``timeout``; it was cancelled.
+        :raises RunError: the run failed (``RunCancelledError`` if cancelled).
+        :raises RunTimeoutError: the run did not end within ``run_timeout``; it was cancelled.
         :raises OutputParseError: the reply does not fit ``output_type``.
         """
+        run_timeout = renamed_argument(
+            run_timeout, timeout, old="timeout", new="run_timeout", where="Session.run"
+        )
         with self.start(
             prompt,
             messages=messages,
             attachments=attachments,
-            timeout=timeout,
+            run_timeout=run_timeout,
             output_type=output_type,
             **overrides,
         ) as run:

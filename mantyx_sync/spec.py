@@ -3,7 +3,7 @@
 The spec keywords are declared once, in :class:`SpecKeywords` (those a session
 message may also give in :class:`OverrideKeywords`): their names, types and
 docs serve :class:`~mantyx_sync.Agent`, :meth:`AgentSpec.build`,
-:meth:`~mantyx_sync.Client.create_session`, sessions and the command line.
+:meth:`~Sessions.create`, sessions and the command line.
 ``loop_detection``/``tool_budgets`` left :data:`~mantyx_sync.UNSET` are not
 sent, so the server's defaults apply.
 """

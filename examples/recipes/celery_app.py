@@ -23,7 +23,7 @@ run and no tool call is answered twice, whatever happens to the workers:
   every worker runs in turn.
 * The job's state lives in Redis under ``mantyx:job:<key>:`` -- ``run``: the
   MANTYX run id, written before any event is read (a worker that comes back to
-  the job attaches to that run, ``Client.attach_run``, and answers only the
+  the job attaches to that run, ``Runs.attach``, and answers only the
   calls still pending); ``lease``: which worker follows the run, expiring
   ``JOB_LEASE_SECONDS`` after its last renewal; ``answer``: the outcome;
   ``prompt``: what :func:`sweep` queues again, kept only while the job is open.
@@ -303,8 +303,8 @@ def _open_run(job_key: str, prompt: str) -> tuple[mantyx_sync.Run, bool]:
     store.set(run_key, STARTING, ex=KEEP_S)
     spec = agent.spec.replace(metadata={**(agent.spec.metadata or {}), "job": job_key})
     try:
-        run = client.start_run(spec, prompt, on_tool=_log_tool)
-    except (mantyx_sync.TransportError, mantyx_sync.ServerError) as exc:
+        run = client.runs.start(spec, prompt, on_tool=_log_tool)
+    except (mantyx_sync.APIConnectionError, mantyx_sync.ServerError) as exc:
         if isinstance(exc, mantyx_sync.ConnectError):
             raise  # nothing reached the server
         # The server may have made the run: never create again before the lookup
@@ -328,14 +328,14 @@ def _open_run(job_key: str, prompt: str) -> tuple[mantyx_sync.Run, bool]:
 
 def _made_earlier(job_key: str) -> str | None:
     """The id of the run an earlier attempt made for the job, if the server has one."""
-    found = list(client.list_runs(metadata={"job": job_key}, max_items=1))
+    found = list(client.runs.list(metadata={"job": job_key}, max_items=1))
     return found[0].id if found else None
 
 
 def _attach(job_key: str, run_id: str) -> mantyx_sync.Run:
     log.info("job %s: attaching to run %s", job_key, run_id)
     store.set(_key(job_key, "run"), run_id, ex=KEEP_S)
-    return client.attach_run(run_id, tools=[sales_total], on_tool=_log_tool)
+    return client.runs.attach(run_id, tools=[sales_total], on_tool=_log_tool)
 
 
 def cancel_job(job_key: str) -> None:
@@ -345,7 +345,7 @@ def cancel_job(job_key: str) -> None:
     _close_job(job_key, cancelled, only_if_open=True)
     run_id = store.get(_key(job_key, "run"))
     if run_id and run_id != STARTING:
-        client.cancel(run_id)
+        client.runs.cancel(run_id)
 
 
 def submit(prompt: str, job_key: str | None = None) -> AsyncResult:
@@ -425,7 +425,7 @@ def _sweep_forever() -> None:
     bind=True,
     # Safe to retry: a run that may exist is looked up before any other is made.
     autoretry_for=(
-        mantyx_sync.TransportError,
+        mantyx_sync.APIConnectionError,
         mantyx_sync.ServerError,
         redis.ConnectionError,
         redis.TimeoutError,

@@ -87,10 +87,10 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return run(argv[0])
-    except mantyx_sync.RunError as exc:  # RunCancelled too
+    except mantyx_sync.RunError as exc:  # RunCancelledError too
         fail(str(exc))
         return RUN_FAILED
-    except (mantyx_sync.AuthError, mantyx_sync.PermissionDenied) as exc:
+    except (mantyx_sync.AuthError, mantyx_sync.PermissionDeniedError) as exc:
         fail(str(exc))
         return AUTH
     except (
@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
     ) as exc:
         fail(str(exc))
         return USAGE
-    except (mantyx_sync.TransportError, mantyx_sync.APIError) as exc:
+    except (mantyx_sync.APIConnectionError, mantyx_sync.APIStatusError) as exc:
         fail(str(exc))
         return TRANSPORT
     except KeyboardInterrupt:

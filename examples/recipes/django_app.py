@@ -81,7 +81,7 @@ def cancel(request: HttpRequest, run_id: str) -> HttpResponse:
     if not web_stream.RUN_ID.fullmatch(run_id):
         raise Http404("no such run")
     try:
-        client.cancel(run_id)
+        client.runs.cancel(run_id)
     except mantyx_sync.NotFoundError:
         raise Http404("no such run") from None
     return HttpResponse(status=204)

@@ -52,7 +52,7 @@ def cancel(run_id: str) -> tuple[str, int]:
     if not web_stream.RUN_ID.fullmatch(run_id):
         abort(404)
     try:
-        client.cancel(run_id)
+        client.runs.cancel(run_id)
     except mantyx_sync.NotFoundError:
         abort(404)
     return "", 204

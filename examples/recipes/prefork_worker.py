@@ -92,7 +92,7 @@ def run_task(prompt: str) -> dict[str, Any]:
 
 def main(argv: list[str]) -> int:
     prompts = argv or [f"How many units of {sku} are in stock?" for sku in STOCK]
-    client.models()  # the parent may well use the client before forking; that is fine
+    client.models.list()  # the parent may well use the client before forking; that is fine
     pool = multiprocessing.get_context("fork").Pool(processes=3)
     failed = 0
     try:

@@ -9,7 +9,7 @@ glue. Three things here are worth copying into your own app:
 * :func:`sse_run` turns one MANTYX run into Server-Sent Events and cancels the
   run when the browser goes away, so nothing keeps burning tokens;
 * the page's Stop button posts to a cancel view that calls
-  ``client.cancel(run_id)``; the run's own stream then ends with "cancelled".
+  ``client.runs.cancel(run_id)``; the run's own stream then ends with "cancelled".
 
 No state is kept between requests: each stream request owns its run, and the
 run id travels to the page (and back with Stop) instead of living in a
@@ -108,7 +108,7 @@ def sse_run(agent: mantyx_sync.Agent, prompt: str) -> Iterator[bytes]:
             for event in run:
                 if event.type == "assistant_delta" and event.text:
                     yield _frame("delta", {"text": event.text})
-        except mantyx_sync.RunCancelled:
+        except mantyx_sync.RunCancelledError:
             yield _frame("end", {"status": "cancelled"})
             return
         except mantyx_sync.MantyxError as exc:  # RunError, or a stream that broke for good

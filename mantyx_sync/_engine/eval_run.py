@@ -31,7 +31,7 @@ from .._http.poster import PostGate, ResultPoster
 from .._http.routes import cancel_eval, get_eval, run_stream
 from .._http.stream import RunStream, read_backlog
 from .._models.evals import EvalRunDetail, EvalRunSummary
-from ..errors import ArgumentTypeError, MantyxError, RunCancelled, RunError
+from ..errors import ArgumentTypeError, MantyxError, RunCancelledError, RunError
 from ..events import EventType, MalformedEvent, RunEvent, envelope_of, event_of
 from .calls import note_answer, submit_call
 from .executor import ToolActivity, ToolExecutor
@@ -191,7 +191,7 @@ class EvalRun(Followed):
     :class:`~mantyx_sync.RunEvent` (numbered locally; progress events pass
     through as the server sent them) and ends after ``run_completed``; after
     ``run_error`` or ``run_cancelled`` the next step raises
-    :class:`~mantyx_sync.RunError` / :class:`~mantyx_sync.RunCancelled`.
+    :class:`~mantyx_sync.RunError` / :class:`~mantyx_sync.RunCancelledError`.
 
     Leaving a ``with`` block (or :meth:`close`) before the end cancels the
     evaluation (best effort); so does dropping an unfinished handle, when it
@@ -275,7 +275,7 @@ class EvalRun(Followed):
     def wait(self, on_event: Callable[[AnyRunEvent], None] | None = None) -> EvalRunDetail:
         """Follow the evaluation to its end and return its results (``GET /eval-runs/{id}``).
 
-        :raises RunError: the evaluation failed (``RunCancelled``: it was cancelled).
+        :raises RunError: the evaluation failed (``RunCancelledError``: it was cancelled).
         :raises StreamError: the stream broke and the evaluation could not be followed.
         """
         for event in self:
@@ -335,7 +335,7 @@ class EvalRun(Followed):
         message = data.get("error") or data.get("message")
         text = message if isinstance(message, str) else None
         if event.type == "run_cancelled":
-            self._failure = RunCancelled(
+            self._failure = RunCancelledError(
                 f"evaluation {self.id} was cancelled", run_id=self.id, code="cancelled"
             )
         elif event.type == "run_error":

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from .._base.types import Closing
 from .._models.terminal import ErrorPayload, RunOutcome
-from ..errors import RunCancelled, RunError
+from ..errors import RunCancelledError, RunError
 from ..results import RunResult
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ def failure_of(outcome: RunOutcome, result: RunResult, run_id: str) -> RunError 
     if outcome.status == "succeeded":
         return None
     if outcome.status == "cancelled":
-        return RunCancelled(message, run_id=run_id, code=outcome.code, result=result)
+        return RunCancelledError(message, run_id=run_id, code=outcome.code, result=result)
     error = outcome.payload if isinstance(outcome.payload, ErrorPayload) else ErrorPayload()
     return RunError(
         message,

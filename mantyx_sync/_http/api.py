@@ -3,9 +3,9 @@
 Everything that is not bytes over a connection happens here, so it works the
 same over every transport: the credential (an OAuth token is refreshed, and
 the request repeated once, after a ``401``), JSON in and out, a non-2xx status
-as the most specific :class:`~mantyx_sync.APIError` (:mod:`.api_errors`),
+as the most specific :class:`~mantyx_sync.APIStatusError` (:mod:`.api_errors`),
 rate-limit headers, retries, and a transport's builtin ``OSError`` as a
-:class:`~mantyx_sync.TransportError` (:mod:`.failures`).
+:class:`~mantyx_sync.APIConnectionError` (:mod:`.failures`).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 
 import attrs
 
-from ..errors import ConfigurationError, MantyxError, TransportError
+from ..errors import APIConnectionError, ConfigurationError, MantyxError
 from .api_errors import api_error
 from .auth import TokenSource
 from .body import encode_body
@@ -53,6 +53,8 @@ class EventSource:
     def __iter__(self) -> Iterator[bytes]:
         try:
             yield from self._response
+        except APIConnectionError:  # already ours (and, for a timeout, an OSError too)
+            raise
         except OSError as exc:
             raise translate(exc, self._url, read_timeout=self._idle_timeout, reading=True) from exc
 
@@ -113,8 +115,8 @@ class Api:
         sending and the whole answer, however slowly the bytes come), and every
         attempt by ``deadline`` (``time.monotonic()``) if given.
 
-        :raises APIError: (a subclass per status) for a non-2xx answer.
-        :raises TransportError: when no answer could be had; :class:`Timeout`
+        :raises APIStatusError: (a subclass per status) for a non-2xx answer.
+        :raises APIConnectionError: when no answer could be had; :class:`RequestTimeoutError`
             past a deadline.
         :raises WireFormatError: a 2xx answer that is not JSON, or a body past the cap.
         """
@@ -138,7 +140,7 @@ class Api:
 
         try:
             return send() if policy is None else policy.call(send, label=f"{method} {path}")
-        except TransportError as exc:
+        except APIConnectionError as exc:
             # Say how hard we tried; the transport's own exception stays the cause.
             raise gave_up(exc, attempts, time.monotonic() - started) from exc.__cause__
 
@@ -216,14 +218,14 @@ class Api:
             response = (
                 self.transport.stream(authorized) if stream else self.transport.send(authorized)
             )
+        except APIConnectionError as exc:  # before OSError: a RequestTimeoutError is both
+            log.debug("%s %s failed: %s", request.method, request.url, exc)
+            raise
         except OSError as exc:
             url, (connect, read) = request.url, request.timeout
             raise translate(
                 exc, url, connect_timeout=connect, read_timeout=read, deadline=request.deadline
             ) from exc
-        except TransportError as exc:
-            log.debug("%s %s failed: %s", request.method, request.url, exc)
-            raise
         self.rate_limits.record(response.headers)
         return response
 

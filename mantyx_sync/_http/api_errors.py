@@ -1,4 +1,4 @@
-"""What a non-2xx answer of the MANTYX API means, as the most specific :class:`APIError`.
+"""What a non-2xx answer of the MANTYX API means, as the most specific :class:`APIStatusError`.
 
 The status picks the class; the body and the headers fill it in. Everything
 kept from the body is redacted. No HTTP library is involved.
@@ -17,12 +17,12 @@ from typing import Any
 from .._base.bounded import decode_json
 from .._base.redact import redact_text, redact_value
 from ..errors import (
-    APIError,
+    APIStatusError,
     AuthError,
     ConflictError,
     InvalidRequestError,
     NotFoundError,
-    PermissionDenied,
+    PermissionDeniedError,
     RateLimitError,
     ServerError,
 )
@@ -44,10 +44,10 @@ def _retry_after_seconds(value: str | None) -> float | None:
     return max(0.0, parsed.timestamp() - time.time())
 
 
-_STATUS_ERRORS: dict[int, type[APIError]] = {
+_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
     400: InvalidRequestError,
     401: AuthError,
-    403: PermissionDenied,
+    403: PermissionDeniedError,
     404: NotFoundError,
     409: ConflictError,
     422: InvalidRequestError,
@@ -89,8 +89,8 @@ def _required_scopes(fields: Mapping[str, Any], challenge: Mapping[str, str]) ->
 
 def api_error(
     status: int, headers: Mapping[str, str], content: bytes, reason: str | None = None
-) -> APIError:
-    """The most specific :class:`APIError` for a non-2xx answer.
+) -> APIStatusError:
+    """The most specific :class:`APIStatusError` for a non-2xx answer.
 
     :param headers: the response headers (a case-insensitive mapping).
     :param content: the body as received; read as JSON when it is JSON.
@@ -130,8 +130,8 @@ def api_error(
         "retry_after": _retry_after_seconds(headers.get("Retry-After")),
     }
     message = redact_text(message)
-    cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else APIError)
-    if cls is PermissionDenied:
+    cls = _STATUS_ERRORS.get(status) or (ServerError if status >= 500 else APIStatusError)
+    if cls is PermissionDeniedError:
         challenge = _bearer_params(headers.get("WWW-Authenticate"))
         if kw["code"] is None and challenge.get("error"):
             kw["code"] = code = challenge["error"]
@@ -139,7 +139,7 @@ def api_error(
         scopes = _required_scopes(fields, challenge)
         if scopes and message == code:
             message = f"the credential lacks the scope(s) {', '.join(scopes)}"
-        return PermissionDenied(redact_text(str(message)), required_scopes=scopes, **kw)
+        return PermissionDeniedError(redact_text(str(message)), required_scopes=scopes, **kw)
     if cls is RateLimitError:
         limit = parse_rate_limit(headers)
         if kw["retry_after"] is None and limit is not None:

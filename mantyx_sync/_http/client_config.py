@@ -33,7 +33,7 @@ def client_config(
     if isinstance(timeout, tuple):
         if len(timeout) != 2:
             raise ConfigurationError(
-                f"timeout must be seconds or a (connect, read) pair, got {timeout!r}"
+                f"request_timeout must be seconds or a (connect, read) pair, got {timeout!r}"
             )
         options["connect_timeout"], options["read_timeout"] = timeout
     elif timeout is not None:

@@ -21,7 +21,7 @@ import urllib3.exceptions
 
 from .._base.bounded import BodyTooLarge, NotJSON, decode_json, read_capped
 from .._base.redact import redact_text
-from ..errors import ConnectError, Timeout, TransportError, WireFormatError
+from ..errors import APIConnectionError, ConnectError, RequestTimeoutError, WireFormatError
 
 __all__ = ["NETWORK_ERRORS", "gave_up", "translate", "whole_body", "wire_json"]
 
@@ -98,12 +98,14 @@ def translate(
     read_timeout: float | None = None,
     deadline: float | None = None,
     reading: bool = False,
-) -> TransportError:
+) -> APIConnectionError:
     """``exc`` in the package's words; ``deadline`` (``time.monotonic()``): the
     request's total deadline, named as the cause once it has passed."""
     host = _host(url)
     if deadline is not None and time.monotonic() >= deadline:
-        return Timeout(f"timed out: {host} did not answer in full before the request's deadline")
+        return RequestTimeoutError(
+            f"timed out: {host} did not answer in full before the request's deadline"
+        )
     connecting = not reading and not isinstance(exc, requests.exceptions.ChunkedEncodingError)
     if isinstance(exc, requests.exceptions.SSLError) or _caused_by(exc, (ssl.SSLError,)):
         return ConnectError(f"could not connect to {host}: TLS failure ({_ssl_reason(exc)})")
@@ -122,21 +124,21 @@ def translate(
         exc, (urllib3.exceptions.ReadTimeoutError, TimeoutError, socket.timeout)
     ):
         # A streaming read timeout arrives as requests.ConnectionError.
-        return Timeout(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
+        return RequestTimeoutError(f"timed out: {host} sent nothing{_seconds(read_timeout)}")
     if connecting and _caused_by(
         exc, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
     ):
-        return TransportError(f"{host} closed the connection without answering")
+        return APIConnectionError(f"{host} closed the connection without answering")
     if isinstance(exc, requests.exceptions.ChunkedEncodingError) or _caused_by(
         exc, (urllib3.exceptions.ProtocolError, http.client.IncompleteRead)
     ):
-        return TransportError(f"{host} closed the connection before the answer was complete")
-    return TransportError(f"connection to {host} failed: {describe(exc)}")
+        return APIConnectionError(f"{host} closed the connection before the answer was complete")
+    return APIConnectionError(f"connection to {host} failed: {describe(exc)}")
 
 
-def gave_up(exc: TransportError, attempts: int, elapsed: float) -> TransportError:
+def gave_up(exc: APIConnectionError, attempts: int, elapsed: float) -> APIConnectionError:
     """``exc`` again, its message saying after how many attempts and how long."""
-    if type(exc) not in (TransportError, ConnectError, Timeout):
+    if type(exc) not in (APIConnectionError, ConnectError, RequestTimeoutError):
         return exc
     tries = "1 attempt" if attempts == 1 else f"{attempts} attempts"
     return type(exc)(f"{exc} (gave up after {tries} in {elapsed:.1f}s)")
@@ -146,7 +148,7 @@ def whole_body(chunks: Iterable[bytes], url: str, limit: int, deadline: float | 
     """A body read whole, to at most ``limit`` bytes and by ``deadline``.
 
     :raises WireFormatError: the body is larger than ``limit`` (reading stopped there).
-    :raises Timeout: the deadline passed first.
+    :raises RequestTimeoutError: the deadline passed first.
     """
     try:
         return read_capped(

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from ..errors import APIError, ConnectError, MantyxError
+from ..errors import APIStatusError, ConnectError, MantyxError
 from .api import Api
 from .retry import Backoff, RetryPolicy, Safety
 from .routes import post_tool_result
@@ -144,8 +144,8 @@ class ResultPoster:
                 try:
                     post_tool_result(self._api, self.run_id, body)
                 except MantyxError as exc:
-                    if not isinstance(exc, (ConnectError, APIError)) or (
-                        isinstance(exc, APIError) and exc.status >= 500
+                    if not isinstance(exc, (ConnectError, APIStatusError)) or (
+                        isinstance(exc, APIStatusError) and exc.status >= 500
                     ):
                         attempts.may_have_landed = True
                     raise
@@ -153,13 +153,13 @@ class ResultPoster:
         try:
             self._policy.run(send, label=label, abort=self._gate.closed)
         except MantyxError as exc:
-            if isinstance(exc, APIError) and 400 <= exc.status < 500 and exc.status != 429:
+            if isinstance(exc, APIStatusError) and 400 <= exc.status < 500 and exc.status != 429:
                 return self._classify(tool_use_id, exc, attempts)
             return self._gave_up(tool_use_id, exc)
         log.debug("run %s: delivered result for %s", self.run_id, tool_use_id)
         return Delivery.DELIVERED
 
-    def _classify(self, tool_use_id: str, exc: APIError, attempts: _Attempts) -> Delivery:
+    def _classify(self, tool_use_id: str, exc: APIStatusError, attempts: _Attempts) -> Delivery:
         if exc.status == 409:
             log.debug(
                 "run %s: result for %s arrived after the run ended (%s)",

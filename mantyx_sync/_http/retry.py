@@ -24,12 +24,12 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import attrs
 
 from ..errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     ConnectError,
     MantyxError,
     RateLimitError,
     ServerError,
-    TransportError,
 )
 from .config import ClientConfig
 from .progress import report
@@ -65,8 +65,8 @@ def _retryable(safety: Safety, exc: BaseException) -> bool:
     if isinstance(exc, ConnectError):
         return True
     if safety is Safety.CREATE:
-        return isinstance(exc, APIError) and exc.status in (429, 503)
-    if isinstance(exc, TransportError):
+        return isinstance(exc, APIStatusError) and exc.status in (429, 503)
+    if isinstance(exc, APIConnectionError):
         return True
     return isinstance(exc, (RateLimitError, ServerError))
 

@@ -19,7 +19,14 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .._base.sse import FrameError, FrameTooLarge, read_events
-from ..errors import MantyxError, SpecError, StreamError, Timeout, TransportError
+from ..errors import (
+    APIConnectionError,
+    MantyxError,
+    RequestTimeoutError,
+    RunTimeoutError,
+    SpecError,
+    StreamError,
+)
 from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
 from .api import Api, EventSource
 from .progress import report
@@ -28,7 +35,7 @@ from .retry import Attempts, reconnect_policy
 if TYPE_CHECKING:
     from ..events import AnyRunEvent
 
-__all__ = ["DeadlineExceeded", "RunStream", "check_timeout", "read_backlog"]
+__all__ = ["RunStream", "check_timeout", "read_backlog"]
 
 log = logging.getLogger(__name__)
 
@@ -37,22 +44,19 @@ FrameParser = Callable[..., "AnyRunEvent | None"]
 """``parse(data_text, event=, id=)``; ``None`` skips the frame."""
 
 
-class _Interrupted(TransportError):
+class _Interrupted(APIConnectionError):
     pass
 
 
-class DeadlineExceeded(Timeout):
-    """The stream's overall ``timeout`` passed."""
-
-
 def check_timeout(timeout: float | None) -> None:
-    """Refuse an overall ``timeout`` that is not a number of seconds > 0 or ``None``.
+    """Refuse a ``run_timeout`` that is not a number of seconds > 0 or ``None``.
 
     :raises SpecError: naming the argument and what it must be.
     """
     if timeout is not None and (isinstance(timeout, bool) or not timeout > 0):
         raise SpecError(
-            f"timeout must be a number of seconds > 0, or None for no limit; got {timeout!r}"
+            f"must be a number of seconds > 0, or None for no limit; got {timeout!r}",
+            path="run_timeout",
         )
 
 
@@ -76,7 +80,7 @@ class _Watch:
                 counted = self.seen
                 last_event = resumed
             if time.monotonic() - last_event > self.idle_timeout:
-                raise Timeout(f"no event for {self.idle_timeout:g}s")
+                raise RequestTimeoutError(f"no event for {self.idle_timeout:g}s")
             if self._deadline is not None:
                 self._deadline()
             yield chunk
@@ -94,7 +98,7 @@ class RunStream:
     is waiting on us (one of its local tools is still being answered). Only a
     new event starts the count again. With ``timeout`` (seconds from
     ``started``, default now; see :meth:`limit`) the stream ends with
-    :class:`DeadlineExceeded` once that time has passed, however the server behaves.
+    :class:`RunTimeoutError` once that time has passed, however the server behaves.
 
     Other streams of the same kind (an evaluation's flat events) plug in their
     own ``parse``, ``terminal`` event types and ``follows`` (what messages call
@@ -159,7 +163,7 @@ class RunStream:
         return self._events
 
     def limit(self, timeout: float | None, *, since: float | None = None) -> None:
-        """End the stream with :class:`DeadlineExceeded` ``timeout`` seconds from
+        """End the stream with :class:`RunTimeoutError` ``timeout`` seconds from
         ``since`` (``time.monotonic()``; default now), or at the earlier limit
         already set (``None``: no new limit).
 
@@ -176,9 +180,10 @@ class RunStream:
 
     def _check_deadline(self) -> None:
         if self._deadline is not None and time.monotonic() >= self._deadline:
-            raise DeadlineExceeded(
-                f"{self._name} did not end within its timeout of {self._timeout:g}s: "
-                "pass a larger timeout= (or timeout=None for no limit)"
+            raise RunTimeoutError(
+                f"{self._name} did not end within its run_timeout of {self._timeout:g}s: "
+                "pass a larger run_timeout= (or run_timeout=None for no limit)",
+                run_id=self.run_id,
             )
 
     def close(self) -> None:
@@ -242,15 +247,15 @@ class RunStream:
             except MantyxError as exc:
                 if self._closed.is_set():
                     return
-                if isinstance(exc, DeadlineExceeded):
+                if isinstance(exc, RunTimeoutError):
                     raise
                 try:
                     self._check_deadline()
-                except DeadlineExceeded as late:
+                except RunTimeoutError as late:
                     raise late from exc
                 if not self._policy.should_retry(exc):
                     raise
-                quiet = opened and isinstance(exc, Timeout)
+                quiet = opened and isinstance(exc, RequestTimeoutError)
                 if quiet and self._until_quiet:
                     return
                 # A quiet connection is a failure like any other (a stalled or
@@ -316,7 +321,7 @@ def read_backlog(api: Api, path: str, *, run_id: str, quiet: float) -> list[AnyR
     new connection, so ``quiet`` seconds with no event means the replay is over.
     A stream that cannot be opened raises instead of passing for an empty log.
 
-    :raises APIError: the run cannot be read (e.g. 404 unknown run).
+    :raises APIStatusError: the run cannot be read (e.g. 404 unknown run).
     :raises StreamError: no connection could be opened within the reconnect budget.
     """
     stream = RunStream(api, path, run_id=run_id, idle_timeout=quiet, until_quiet=True)

@@ -59,7 +59,7 @@ class HttpRequest:
         done, however the bytes come (``None``: no total limit): for
         :meth:`Transport.send` connecting, sending and the whole answer; for
         :meth:`Transport.stream` until the headers are in (and the whole body
-        of a non-2xx answer). Past it: :class:`~mantyx_sync.Timeout`.
+        of a non-2xx answer). Past it: :class:`~mantyx_sync.RequestTimeoutError`.
     :ivar max_body: the most bytes a body read whole may have; past it the
         reading stops with :class:`~mantyx_sync.WireFormatError`.
     """
@@ -98,9 +98,9 @@ class Transport(Protocol):
     """How :class:`~mantyx_sync.Client` reaches the server: ``Client(transport=...)``.
 
     Two calls and a close. Both calls may run on many threads at once; a
-    failure to get an answer raises :class:`~mantyx_sync.TransportError` or a
+    failure to get an answer raises :class:`~mantyx_sync.APIConnectionError` or a
     builtin :class:`OSError` (:class:`TimeoutError` when a read timed out),
-    which the client words as a :class:`~mantyx_sync.TransportError`. Any
+    which the client words as a :class:`~mantyx_sync.APIConnectionError`. Any
     status is an answer, not an error: the client turns non-2xx into errors.
     """
 

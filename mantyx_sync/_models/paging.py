@@ -53,7 +53,7 @@ def page_of(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> Pag
     )
 
 
-@handed_out("Client.list_runs(), Client.list_sessions() and Client.list_feedback() return one")
+@handed_out("Runs.list, Sessions.list and Feedbacks.list return one")
 class Listing(Generic[T]):
     """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
 
@@ -65,7 +65,7 @@ class Listing(Generic[T]):
 
     Example::
 
-        for run in client.list_runs(status="failed", max_items=20):
+        for run in client.runs.list(status="failed", max_items=20):
             print(run.id, run.error)
     """
 

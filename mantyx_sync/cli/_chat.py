@@ -46,13 +46,13 @@ def _cancel_running(client: Client, session: Session, term: Terminal) -> None:
     # the session may still be going elsewhere (another terminal, a web app).
     running = [
         summary.id
-        for summary in client.list_runs(status="running", max_items=200)
+        for summary in client.runs.list(status="running", max_items=200)
         if summary.session_id == session.id
     ]
     if not running:
         term.note(term.dim("nothing is running in this session (Ctrl-C stops a reply)"))
     for run_id in running:
-        client.cancel(run_id)
+        client.runs.cancel(run_id)
         term.note(term.dim(f"cancelled run {run_id}"))
 
 
@@ -64,9 +64,9 @@ def cmd_chat(args: argparse.Namespace, term: Terminal) -> int:
     with Client() as client:
         with reaching(client, term):
             if args.session:
-                session = client.resume_session(args.session, tools=tools)
+                session = client.sessions.resume(args.session, tools=tools)
             else:
-                session = client.create_session(agent_spec(args, tools))
+                session = client.sessions.create(agent_spec(args, tools))
         term.note(term.dim(f"session {session.id} · {_HELP}"))
         while True:
             try:

@@ -155,16 +155,16 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
         view = RunView(term, quiet=args.quiet, show_thinking=args.reasoning_level is not None)
     with Client() as client, reaching(client, term, view):
         if args.session:
-            session = client.resume_session(args.session, tools=tools)
+            session = client.sessions.resume(args.session, tools=tools)
             run = session.start(
-                prompt, attachments=attachments or None, timeout=args.timeout, **overrides
+                prompt, attachments=attachments or None, run_timeout=args.timeout, **overrides
             )
         else:
-            run = client.start_run(
+            run = client.runs.start(
                 agent_spec(args, tools),
                 prompt,
                 attachments=attachments or None,
-                timeout=args.timeout,
+                run_timeout=args.timeout,
             )
         try:
             follow(run, view)
@@ -177,7 +177,7 @@ def cmd_run(args: argparse.Namespace, term: Terminal) -> int:
 def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync models``: one line per model, the default marked ``*``."""
     with Client() as client, reaching(client, term):
-        catalog = client.models()
+        catalog = client.models.list()
     if args.json:
         rows = [
             {
@@ -206,7 +206,7 @@ def cmd_models(args: argparse.Namespace, term: Terminal) -> int:
 def cmd_run_info(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync run-info ID``: the run's state, usage and answer."""
     with Client() as client, reaching(client, term):
-        snapshot = client.get_run(args.run_id)
+        snapshot = client.runs.get(args.run_id)
     if args.json:
         term.line(json.dumps(snapshot.raw, ensure_ascii=False, default=str))
         return OK
@@ -237,11 +237,11 @@ _ENDED = frozenset({"succeeded", "failed", "cancelled"})
 def cmd_cancel(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync cancel ID``: cancel the run, or say it had already ended (exit 5)."""
     with Client() as client, reaching(client, term):
-        status = client.get_run(args.run_id).status
+        status = client.runs.get(args.run_id).status
         if status not in _ENDED:
-            client.cancel(args.run_id)
+            client.runs.cancel(args.run_id)
             # It may have ended on its own just before the cancel reached it.
-            status = client.get_run(args.run_id).status
+            status = client.runs.get(args.run_id).status
             if status not in ("succeeded", "failed"):
                 term.note(f"cancelled run {args.run_id}")
                 return OK
@@ -320,12 +320,12 @@ def _listing(
 def cmd_runs(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync runs``: recent runs, newest first."""
     with Client() as client, reaching(client, term):
-        runs = list(client.list_runs(status=args.status, max_items=args.limit))
+        runs = list(client.runs.list(status=args.status, max_items=args.limit))
     return _listing(args, term, runs, _run_row, "runs")
 
 
 def cmd_sessions(args: argparse.Namespace, term: Terminal) -> int:
     """``mantyx-sync sessions``: sessions, newest first."""
     with Client() as client, reaching(client, term):
-        sessions = list(client.list_sessions(status=args.status, max_items=args.limit))
+        sessions = list(client.sessions.list(status=args.status, max_items=args.limit))
     return _listing(args, term, sessions, _session_row, "sessions")

@@ -5,15 +5,16 @@ from __future__ import annotations
 from typing import Final
 
 from ..errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     AuthError,
     ConfigurationError,
     InvalidRequestError,
     NotFoundError,
-    PermissionDenied,
+    PermissionDeniedError,
+    RunTimeoutError,
     SpecError,
     ToolResolutionError,
-    TransportError,
 )
 
 __all__ = ["ALREADY_ENDED", "INTERRUPTED", "OK", "UsageError", "exit_code_for"]
@@ -30,13 +31,14 @@ class UsageError(Exception):
 def exit_code_for(exc: Exception) -> int:
     """The exit status for an error that ended a command: a request refused as
     invalid (400) or naming nothing (404) is a usage error; a server failure
-    (5xx, 429) or an unreachable MCP server is a transport failure; a failed run
+    (5xx, 429), an unreachable MCP server or a run past ``--timeout`` is a
+    transport failure (4, as it was when both timeouts were one class); a failed run
     (:class:`~mantyx_sync.RunError`) or anything else is 1."""
     usage = (UsageError, SpecError, ConfigurationError, InvalidRequestError, NotFoundError)
     if isinstance(exc, usage):
         return USAGE
-    if isinstance(exc, (AuthError, PermissionDenied)):
+    if isinstance(exc, (AuthError, PermissionDeniedError)):
         return AUTH
-    if isinstance(exc, (TransportError, ToolResolutionError, APIError)):
+    if isinstance(exc, (APIConnectionError, RunTimeoutError, ToolResolutionError, APIStatusError)):
         return TRANSPORT
     return RUN_FAILED

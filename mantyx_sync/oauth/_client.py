@@ -23,13 +23,13 @@ from .._http.retry import RetryPolicy, Safety
 from .._http.transport import HttpRequest, HttpResponse, RequestsTransport
 from .._version import __version__
 from ..errors import (
-    APIError,
+    APIStatusError,
     ArgumentTypeError,
     AuthError,
     ConfigurationError,
     InvalidRequestError,
     MantyxError,
-    Timeout,
+    RequestTimeoutError,
     WireFormatError,
 )
 from ._redirect import LoopbackRedirect, pkce_pair, show_url
@@ -66,7 +66,7 @@ class OAuth:
         ``https://app.mantyx.io``.
     :param timeout: the most seconds one request to the server may take in
         all (connecting, the whole answer, retries), e.g. a token refresh;
-        past it a :class:`~mantyx_sync.Timeout` is raised, however
+        past it a :class:`~mantyx_sync.RequestTimeoutError` is raised, however
         slowly the server keeps sending.
     :param http_session: a ``requests.Session`` to use (proxies, custom TLS).
 
@@ -125,7 +125,7 @@ class OAuth:
         body = None
         try:
             body = self._call("GET", f"{self.base_url}{_METADATA_PATH}", policy=_SAFE)
-        except APIError as exc:
+        except APIStatusError as exc:
             log.debug("no OAuth metadata (HTTP %d): using the fallback paths", exc.status)
         except WireFormatError:
             # A web app that answers every unknown path with its HTML page.
@@ -281,7 +281,7 @@ class OAuth:
         ``mantyx.identity:read``). Default: the last sign-in or token source
         made by this ``OAuth``.
 
-        :raises PermissionDenied: the token lacks ``mantyx.identity:read``.
+        :raises PermissionDeniedError: the token lacks ``mantyx.identity:read``.
         """
         if token is None:
             token = self._last
@@ -354,10 +354,10 @@ class OAuth:
             request = HttpRequest(method, url, headers, body, timeouts, deadline)
             try:
                 response = self._transport.send(request)
-            except Timeout as exc:
+            except RequestTimeoutError as exc:
                 if time.monotonic() < deadline:
                     raise
-                raise Timeout(too_slow) from exc
+                raise RequestTimeoutError(too_slow) from exc
             content = b"".join(response)  # read by send(): closing loses nothing
             response.close()
             log.debug("%s -> %d", label, response.status)
@@ -370,7 +370,7 @@ class OAuth:
         return chosen.call(once, label=label)
 
 
-def _oauth_error(response: HttpResponse, content: bytes) -> APIError:
+def _oauth_error(response: HttpResponse, content: bytes) -> APIStatusError:
     """RFC 6749 §5.2 errors (``error``, ``error_description``) as AuthError or
     InvalidRequestError; anything else as the transport would map it. What the
     body says is redacted: a server may echo the form, client secret included."""

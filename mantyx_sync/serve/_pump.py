@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Final
 
-from ..errors import MantyxError, RunCancelled, RunError
+from ..errors import MantyxError, RunCancelledError, RunError
 from ..events import RunEvent
 from ..results import RunResult
 from ..run import Run
@@ -144,7 +144,7 @@ class RunPump:
                     self._queue.put(event)
             self.result = self.run.result
             self.outcome = Outcome.COMPLETED if self.run.done else Outcome.CANCELED
-        except RunCancelled as exc:
+        except RunCancelledError as exc:
             self.result = exc.result
             self.outcome = Outcome.CANCELED
         except RunError as exc:

@@ -69,7 +69,7 @@ class Canned:
 
 def ending(exc: BaseException) -> str:
     """How an answer broke: a read that timed out (the builtin ``TimeoutError``,
-    or the client's ``Timeout``, which this package cannot import), else ``"broken"``."""
+    or the client's timeout errors, which this package cannot import), else ``"broken"``."""
     names = {cls.__name__ for cls in type(exc).__mro__}
     return "timeout" if names & {"TimeoutError", "Timeout"} else "broken"
 

@@ -36,7 +36,7 @@ def test_models_json(mantyx_server: LocalMantyx) -> None:
 
 def test_run_info_shows_state_usage_and_answer(mantyx_server: LocalMantyx) -> None:
     with mantyx_server.client() as client:
-        result = client.start_run(AgentSpec.build(system_prompt="s"), "hello").wait()
+        result = client.runs.start(AgentSpec.build(system_prompt="s"), "hello").wait()
     done = run_cli("run-info", result.run_id, server=mantyx_server)
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines()[:2] == [f"run      {result.run_id}", "status   succeeded"]
@@ -72,7 +72,7 @@ def test_cancel_cancels_a_running_run(mantyx_server: LocalMantyx, release: threa
 
     mantyx_server.set_model(model)
     with mantyx_server.client() as client:
-        run = client.start_run(AgentSpec.build(system_prompt="s"), "x")
+        run = client.runs.start(AgentSpec.build(system_prompt="s"), "x")
         with run:
             done = run_cli("cancel", run.id, server=mantyx_server)
             assert done.returncode == 0, done.stderr
@@ -84,7 +84,7 @@ def test_cancel_of_a_finished_run_says_it_had_ended_and_exits_5(
     mantyx_server: LocalMantyx,
 ) -> None:
     with mantyx_server.client() as client:
-        result = client.start_run(AgentSpec.build(system_prompt="s"), "x").wait()
+        result = client.runs.start(AgentSpec.build(system_prompt="s"), "x").wait()
     done = run_cli("cancel", result.run_id, server=mantyx_server)
     assert done.returncode == 5, done.stderr
     assert done.stderr == f"run {result.run_id} had already ended (succeeded): nothing to cancel\n"
@@ -148,9 +148,9 @@ def test_runs_lists_recent_runs_newest_first(mantyx_server: LocalMantyx) -> None
 
 def test_sessions_lists_sessions(mantyx_server: LocalMantyx) -> None:
     with mantyx_server.client() as client:
-        kept = client.create_session(system_prompt="s")
+        kept = client.sessions.create(system_prompt="s")
         kept.run("hello")
-        ended = client.create_session(system_prompt="s")
+        ended = client.sessions.create(system_prompt="s")
         ended.end()
     done = run_cli("sessions", server=mantyx_server)
     assert done.returncode == 0, done.stderr

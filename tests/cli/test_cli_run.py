@@ -100,7 +100,7 @@ def test_the_prompt_can_come_on_stdin(mantyx_server: LocalMantyx) -> None:
 
 def test_session_continues_a_conversation(mantyx_server: LocalMantyx) -> None:
     with mantyx_server.client() as client:
-        session = client.create_session(system_prompt="You are terse.")
+        session = client.sessions.create(system_prompt="You are terse.")
         session.run("first")
     done = run_cli("run", "second", "--session", session.id, "-q", server=mantyx_server)
     assert done.returncode == 0, done.stderr
@@ -111,7 +111,7 @@ def test_session_continues_a_conversation(mantyx_server: LocalMantyx) -> None:
 
 def test_session_takes_only_the_options_a_message_may_give(mantyx_server: LocalMantyx) -> None:
     with mantyx_server.client() as client:
-        session = client.create_session(system_prompt="You are terse.")
+        session = client.sessions.create(system_prompt="You are terse.")
     done = run_cli(
         "run", "again", "--session", session.id, "--reasoning", "high", "-q", server=mantyx_server
     )

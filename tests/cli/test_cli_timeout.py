@@ -31,7 +31,7 @@ def slow_server() -> Iterator[LocalMantyx]:
 def test_a_run_past_its_timeout_is_cancelled_and_exits_4(slow_server: LocalMantyx) -> None:
     done = run_cli("run", "--timeout", "0.5", "hello", server=slow_server)
     assert done.returncode == 4, done.stderr
-    assert "within its timeout of 0.5s" in done.stderr
+    assert "within its run_timeout of 0.5s" in done.stderr
     assert slow_server.wait_for_run(status="cancelled", timeout=5).status == "cancelled"
 
 

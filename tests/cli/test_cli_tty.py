@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from cli_support import PtyProcess, cli_env
 
-from mantyx_sync import RunCancelled
+from mantyx_sync import RunCancelledError
 from mantyx_sync.testing import Faults, LocalMantyx, ModelContext, Turn
 
 DIM = "\x1b[2m"
@@ -191,12 +191,12 @@ def test_slash_cancel_stops_a_reply_running_elsewhere_in_the_session(
         (session_id,) = mantyx_server.sessions
         # Another process (here: this test) sends a message to the same session.
         with mantyx_server.client() as client:
-            elsewhere = client.resume_session(session_id).start("slow")
+            elsewhere = client.sessions.resume(session_id).start("slow")
             with elsewhere:
                 mantyx_server.wait_for_run(elsewhere.id, status="running", timeout=10)
                 term.send("/cancel")
                 term.expect(f"cancelled run {elsewhere.id}")
-                with pytest.raises(RunCancelled):
+                with pytest.raises(RunCancelledError):
                     elsewhere.wait()
         assert mantyx_server.runs[elsewhere.id].status == "cancelled"
         term.expect("you> ")

@@ -57,13 +57,13 @@ class Ctx:
 # Where a wrong type would fail late: label -> (callable given a Ctx, valid arguments).
 TARGETS: dict[str, tuple[Callable[[Ctx], Callable[..., Any]], dict[str, Any]]] = {
     "Client": (lambda c: mantyx_sync.Client, {"api_key": "mantyx_k", "workspace": "w"}),
-    "Client.create_session": (lambda c: c.client.create_session, {"system_prompt": "s"}),
-    "Client.start_run": (
-        lambda c: c.client.start_run,
+    "Sessions.create": (lambda c: c.client.sessions.create, {"system_prompt": "s"}),
+    "Runs.start": (
+        lambda c: c.client.runs.start,
         {"spec": mantyx_sync.AgentSpec.build(system_prompt="s"), "prompt": "x"},
     ),
-    "Client.resume_session": (lambda c: c.client.resume_session, {"session_id": "s"}),
-    "Client.attach_run": (lambda c: c.client.attach_run, {"run_id": "r"}),
+    "Sessions.resume": (lambda c: c.client.sessions.resume, {"session_id": "s"}),
+    "Runs.attach": (lambda c: c.client.runs.attach, {"run_id": "r"}),
     "Agent": (lambda c: mantyx_sync.Agent, {"client": None, "system_prompt": "s"}),
     "Agent.run": (lambda c: c.agent.run, {"prompt": "x"}),
     "Session.run": (lambda c: c.session.run, {"prompt": "x"}),
@@ -136,10 +136,10 @@ USED_AT_ONCE: dict[str, str] = {
     "Run.close": "cancel= decides in the call whether to cancel",
     **dict.fromkeys(
         (
-            "Client.get_run",
-            "Client.cancel",
-            "Client.get_session",
-            "Client.end_session",
+            "Runs.get",
+            "Runs.cancel",
+            "Sessions.get",
+            "Sessions.end",
             "Evals.dataset",
             "Evals.get",
             "Evals.compare",
@@ -149,11 +149,11 @@ USED_AT_ONCE: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "Client.list_runs",
-            "Client.list_sessions",
-            "Client.session_events",
-            "Client.feedback",
-            "Client.list_feedback",
+            "Runs.list",
+            "Sessions.list",
+            "Sessions.events",
+            "Feedbacks.create",
+            "Feedbacks.list",
             "RunResult.feedback",
             "Evals.list",
             "OAuth.refresh",
@@ -243,12 +243,16 @@ NOT_USER_INPUT = {
     "serve.A2AApp",  # by serve.a2a_app()
     "serve.AgentApiApp",  # by serve.agent_api_app()
     "Evals",  # by Client.evals
+    "Runs",  # Client.runs
+    "Sessions",  # Client.sessions
+    "Feedbacks",  # Client.feedback
+    "Models",  # Client.models
     "EvalRun",  # by Evals.start()
     "RefreshingTokenSource",  # by OAuth.refresh_token_source()
     "ClientConfig",  # Client.config, from the Client's checked arguments
     "RateLimits",  # Client.rate_limits
     "EventReplay",  # by Session.events()
-    "Listing",  # by Client.list_runs() and the other listings
+    "Listing",  # by Runs.list and the other listings
     "McpConnection",  # by LocalMcp.connect(), as a run starts
     "A2AConnection",  # by LocalA2A.connect()
     "AgentApiConnection",  # by LocalAgentApi.connect()
@@ -274,6 +278,24 @@ NOT_USER_INPUT = {
 
 # Public methods with arguments that are not in the table, and why.
 NOT_USER_METHODS = {
+    # Client's deprecated 0.1 methods: each calls the resource method the table covers
+    *(
+        f"Client.{old}"
+        for old in [
+            "get_run",
+            "cancel",
+            "start_run",
+            "attach_run",
+            "list_runs",
+            "create_session",
+            "get_session",
+            "list_sessions",
+            "end_session",
+            "session_events",
+            "resume_session",
+            "list_feedback",
+        ]
+    ),
     # build values from the server's answers (they raise their own errors on a bad body)
     "from_wire",
     "from_frame",

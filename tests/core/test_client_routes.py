@@ -32,6 +32,7 @@ import mantyx_sync
 from mantyx_sync import (
     A2ATool,
     Agent,
+    APIConnectionError,
     AuthError,
     Client,
     ConflictError,
@@ -44,17 +45,16 @@ from mantyx_sync import (
     Message,
     ModelCatalog,
     NotFoundError,
-    PermissionDenied,
+    PermissionDeniedError,
     Plan,
     PluginTool,
     RateLimitError,
+    RequestTimeoutError,
     RunError,
     RunSnapshot,
     ServerError,
     SessionInfo,
-    Timeout,
     ToolBudget,
-    TransportError,
 )
 from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
@@ -164,7 +164,7 @@ def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.fixture
 def client(waits: list[float]) -> Iterator[Client]:
-    c = Client(KEY, workspace="acme", base_url=BASE, timeout=5.0)
+    c = Client(KEY, workspace="acme", base_url=BASE, request_timeout=5.0)
     yield c
     c.close()
 
@@ -422,7 +422,7 @@ def test_models_route_and_catalog(client: Client, mock: responses.RequestsMock) 
             "defaultModelId": "platform:cm6abc123",
         },
     )
-    catalog = client.models()
+    catalog = client.models.list()
     assert isinstance(catalog, ModelCatalog)
     assert catalog.default_model_id == "platform:cm6abc123"
     assert [m.id for m in catalog] == ["platform:cm6abc123", "provider:cm6def456"]
@@ -523,7 +523,7 @@ def test_get_run_snapshot_with_usage(client: Client, mock: responses.RequestsMoc
         f"{ROOT}/agent-runs/run_1",
         json={"id": "run_1", "status": "completed", "finalText": "hi", **USAGE},
     )
-    snapshot = client.get_run("run_1")
+    snapshot = client.runs.get("run_1")
     assert isinstance(snapshot, RunSnapshot)
     assert (snapshot.id, snapshot.status, snapshot.final_text) == ("run_1", "completed", "hi")
     assert snapshot.tokens == TokenUsage(
@@ -552,7 +552,7 @@ def test_get_run_snapshot_without_usage(
     client: Client, mock: responses.RequestsMock, extra: dict[str, Any]
 ) -> None:
     mock.get(f"{ROOT}/agent-runs/run_1", json={"runId": "run_1", "status": "running", **extra})
-    snapshot = client.get_run("run_1")
+    snapshot = client.runs.get("run_1")
     assert snapshot.id == "run_1"
     assert (snapshot.tokens, snapshot.turns, snapshot.model) == (None, None, None)
 
@@ -686,7 +686,7 @@ def test_stream_open_404_is_raised(client: Client, mock: responses.RequestsMock)
             RunError,
             "error_local_tool_timeout",
         ),
-        (frame(2, "cancelled", {"reason": "user"}), mantyx_sync.RunCancelled, "cancelled"),
+        (frame(2, "cancelled", {"reason": "user"}), mantyx_sync.RunCancelledError, "cancelled"),
     ],
 )
 def test_failed_terminal_raises(
@@ -878,7 +878,7 @@ def test_session_keeps_client_resolved_tools_until_it_ends(
     definition = _FakeMcpDefinition()
     mock.post(f"{ROOT}/agent-sessions", json={"sessionId": "ses_t"}, status=201)
     mock.delete(f"{ROOT}/agent-sessions/ses_t", status=204)
-    with client.create_session(system_prompt="p", tools=[definition]) as session:
+    with client.sessions.create(system_prompt="p", tools=[definition]) as session:
         assert json_of(request_of(mock, 0))["tools"] == [definition.connections[0].wire_ref()]
         assert not definition.connections[0].closed.is_set()
         assert session.id == "ses_t"
@@ -891,7 +891,7 @@ def test_session_keeps_client_resolved_tools_until_it_ends(
 
 def test_client_cancel(client: Client, mock: responses.RequestsMock) -> None:
     mock.post(f"{ROOT}/agent-runs/run_1/cancel", json={"ok": True})
-    client.cancel("run_1")
+    client.runs.cancel("run_1")
     sent = request_of(mock, 0)
     assert (sent.method, sent.url) == ("POST", f"{ROOT}/agent-runs/run_1/cancel")
     assert_auth(sent)
@@ -914,7 +914,7 @@ def test_run_cancel_from_another_thread(client: Client, mock: responses.Requests
         worker.start()
         worker.join(5)
         assert not worker.is_alive()
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             run.wait()
     assert [u for _, u in calls(mock)].count(f"{ROOT}/agent-runs/run_1/cancel") == 1
 
@@ -935,7 +935,7 @@ def test_leaving_the_block_early_cancels(client: Client, mock: responses.Request
 
 def test_create_session_full_body(client: Client, mock: responses.RequestsMock) -> None:
     mock.post(f"{ROOT}/agent-sessions", json={"sessionId": "ses_abc"}, status=201)
-    session = client.create_session(**FULL_SPEC)
+    session = client.sessions.create(**FULL_SPEC)
     assert session.id == "ses_abc"
     sent = request_of(mock, 0)
     assert (sent.method, sent.url) == ("POST", f"{ROOT}/agent-sessions")
@@ -972,7 +972,7 @@ def test_create_session_guard_semantics(
     budget_wire: Any,
 ) -> None:
     mock.post(f"{ROOT}/agent-sessions", json={"sessionId": "ses_g"}, status=201)
-    client.create_session(system_prompt="p", **guard_kwargs(loop_arg, budget_arg))
+    client.sessions.create(system_prompt="p", **guard_kwargs(loop_arg, budget_arg))
     assert_guards(json_of(request_of(mock, 0)), loop_wire, budget_wire)
 
 
@@ -985,7 +985,7 @@ def test_get_session(client: Client, mock: responses.RequestsMock) -> None:
         "spec": {"systemPrompt": "p"},
     }
     mock.get(f"{ROOT}/agent-sessions/ses_abc", json=body)
-    info = client.get_session("ses_abc")
+    info = client.sessions.get("ses_abc")
     assert isinstance(info, SessionInfo)
     assert (info.id, info.status, info.metadata) == ("ses_abc", "active", {"env": "prod"})
     assert info.messages == (Message("user", "hi"), Message("assistant", "yo"))
@@ -999,7 +999,7 @@ def test_get_session(client: Client, mock: responses.RequestsMock) -> None:
 def test_session_info_history_and_resume(client: Client, mock: responses.RequestsMock) -> None:
     body = {"sessionId": "ses_abc", "messages": [{"role": "user", "content": "hi"}]}
     mock.get(f"{ROOT}/agent-sessions/ses_abc", json=body)
-    session = client.resume_session("ses_abc", tools=[add])
+    session = client.sessions.resume("ses_abc", tools=[add])
     assert session.id == "ses_abc"
     assert session.info().status is None
     assert session.history() == [Message("user", "hi")]
@@ -1009,12 +1009,12 @@ def test_session_info_history_and_resume(client: Client, mock: responses.Request
 def test_resume_unknown_session_is_not_found(client: Client, mock: responses.RequestsMock) -> None:
     mock.get(f"{ROOT}/agent-sessions/ses_x", status=404, json={"error": "not_found"})
     with pytest.raises(NotFoundError):
-        client.resume_session("ses_x")
+        client.sessions.resume("ses_x")
 
 
 def _session(client: Client, mock: responses.RequestsMock) -> mantyx_sync.Session:
     mock.post(f"{ROOT}/agent-sessions", json={"sessionId": "ses_abc"}, status=201)
-    return client.create_session(system_prompt="p", tools=[add])
+    return client.sessions.create(system_prompt="p", tools=[add])
 
 
 def test_session_message_plain_body(client: Client, mock: responses.RequestsMock) -> None:
@@ -1080,7 +1080,7 @@ def test_session_message_guard_semantics(
 
 def test_end_session_routes(client: Client, mock: responses.RequestsMock) -> None:
     mock.delete(f"{ROOT}/agent-sessions/ses_abc", status=204)
-    client.end_session("ses_abc")
+    client.sessions.end("ses_abc")
     sent = request_of(mock, 0)
     assert (sent.method, sent.url) == ("DELETE", f"{ROOT}/agent-sessions/ses_abc")
     assert_auth(sent)
@@ -1128,7 +1128,7 @@ def test_invalid_model_with_candidates(client: Client, mock: responses.RequestsM
 def test_401_from_models(waits: list[float], mock: responses.RequestsMock) -> None:
     mock.get(f"{ROOT}/models", status=401, json={"error": "unauthorized", "message": "bad key"})
     with pytest.raises(AuthError) as info:
-        _no_retry_client().models()
+        _no_retry_client().models.list()
     assert (info.value.status, info.value.code) == (401, "unauthorized")
     assert KEY not in str(info.value)
 
@@ -1143,8 +1143,8 @@ def test_403_insufficient_scope(
         json={"error": "insufficient_scope", "required": required},
         headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="runs:write"'},
     )
-    with pytest.raises(PermissionDenied) as info:
-        client.create_session(system_prompt="p")
+    with pytest.raises(PermissionDeniedError) as info:
+        client.sessions.create(system_prompt="p")
     expected = [required] if isinstance(required, str) else required
     assert info.value.required_scopes == expected
     assert info.value.code == "insufficient_scope"
@@ -1158,7 +1158,7 @@ def test_404_with_hint(client: Client, mock: responses.RequestsMock) -> None:
         json={"error": "not_found", "message": "Unknown workspace", "hint": "acme-prod"},
     )
     with pytest.raises(NotFoundError) as info:
-        client.get_run("run_1")
+        client.runs.get("run_1")
     assert info.value.hint == "acme-prod"
     assert "acme-prod" in str(info.value)
     assert len(mock.calls) == 1
@@ -1185,7 +1185,7 @@ def test_429_retry_after(waits: list[float], mock: responses.RequestsMock) -> No
         headers={"Retry-After": "7"},
     )
     with pytest.raises(RateLimitError) as info:
-        _no_retry_client().get_session("s")
+        _no_retry_client().sessions.get("s")
     assert info.value.retry_after == 7.0
     assert waits == []
 
@@ -1194,7 +1194,7 @@ def test_429_retry_after(waits: list[float], mock: responses.RequestsMock) -> No
 def test_5xx_is_server_error(waits: list[float], mock: responses.RequestsMock, status: int) -> None:
     mock.get(f"{ROOT}/models", status=status, body="<html>oops</html>")
     with pytest.raises(ServerError) as info:
-        _no_retry_client().models()
+        _no_retry_client().models.list()
     assert info.value.status == status
 
 
@@ -1219,11 +1219,11 @@ def _transient() -> list[tuple[str, Any]]:
 
 
 SAFE_CALLS: list[tuple[str, str, str, Callable[[Client], Any]]] = [
-    ("models", "GET", "/models", lambda c: c.models()),
-    ("get_run", "GET", "/agent-runs/r1", lambda c: c.get_run("r1")),
-    ("get_session", "GET", "/agent-sessions/s1", lambda c: c.get_session("s1")),
-    ("cancel", "POST", "/agent-runs/r1/cancel", lambda c: c.cancel("r1")),
-    ("end_session", "DELETE", "/agent-sessions/s1", lambda c: c.end_session("s1")),
+    ("models", "GET", "/models", lambda c: c.models.list()),
+    ("get_run", "GET", "/agent-runs/r1", lambda c: c.runs.get("r1")),
+    ("get_session", "GET", "/agent-sessions/s1", lambda c: c.sessions.get("s1")),
+    ("cancel", "POST", "/agent-runs/r1/cancel", lambda c: c.runs.cancel("r1")),
+    ("end_session", "DELETE", "/agent-sessions/s1", lambda c: c.sessions.end("s1")),
 ]
 SAFE_OK: dict[str, dict[str, Any]] = {
     "models": {"json": {"models": []}},
@@ -1280,12 +1280,12 @@ def test_client_errors_are_not_retried(
 def test_max_retries_bounds_safe_requests(waits: list[float], mock: responses.RequestsMock) -> None:
     mock.get(f"{ROOT}/models", status=500, json={"error": "internal"})
     with pytest.raises(ServerError):
-        Client(KEY, workspace="acme", base_url=BASE, max_retries=2).models()
+        Client(KEY, workspace="acme", base_url=BASE, max_retries=2).models.list()
     assert len(mock.calls) == 3
     assert len(waits) == 2
     mock.calls.reset()
     with pytest.raises(ServerError):
-        _no_retry_client().models()
+        _no_retry_client().models.list()
     assert len(mock.calls) == 1
 
 
@@ -1300,7 +1300,7 @@ def _create(client: Client, mock: responses.RequestsMock, which: str) -> Any:
     if which == "agent-runs":
         return Agent(client, system_prompt="p").start("hi")
     if which == "agent-sessions":
-        return client.create_session(system_prompt="p")
+        return client.sessions.create(system_prompt="p")
     session = _session(client, mock)
     mock.calls.reset()
     return session.start("hi")
@@ -1312,11 +1312,15 @@ def _create(client: Client, mock: responses.RequestsMock, which: str) -> Any:
         ("500", {"status": 500, "json": {"error": "internal"}}, ServerError),
         ("502", {"status": 502, "body": "bad gateway"}, ServerError),
         ("504", {"status": 504, "body": "gateway timeout"}, ServerError),
-        ("timeout", {"body": requests.exceptions.ReadTimeout("read timed out")}, Timeout),
+        (
+            "timeout",
+            {"body": requests.exceptions.ReadTimeout("read timed out")},
+            RequestTimeoutError,
+        ),
         (
             "dropped",
             {"body": requests.exceptions.ConnectionError("Connection reset by peer")},
-            TransportError,
+            APIConnectionError,
         ),
     ],
 )
@@ -1411,7 +1415,7 @@ def test_session_calls_honour_client_max_retries(
     no_retry = _no_retry_client()
     mock.post(f"{ROOT}/agent-sessions", json={"sessionId": "ses_abc"}, status=201)
     mock.delete(f"{ROOT}/agent-sessions/ses_abc", status=500, json={"error": "internal"})
-    session = no_retry.create_session(system_prompt="p")
+    session = no_retry.sessions.create(system_prompt="p")
     with pytest.raises(ServerError):
         session.end()
     assert [m for m, _ in calls(mock)].count("DELETE") == 1

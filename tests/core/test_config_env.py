@@ -62,14 +62,15 @@ def test_env_client_is_used_on_the_wire(
     monkeypatch.setenv("MANTYX_WORKSPACE", "acme")
     monkeypatch.setenv("MANTYX_BASE_URL", BASE)
     mock.get(f"{ROOT}/models", json={"models": []})
-    Client().models()
+    Client().models.list()
     assert mock.calls[0].request.headers["Authorization"] == f"Bearer {KEY}"
 
 
 def test_agent_without_client_reads_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MANTYX_API_KEY", KEY)
     monkeypatch.setenv("MANTYX_WORKSPACE", "acme")
-    assert Agent(system_prompt="p").client.config.workspace == "acme"
+    with Agent(system_prompt="p") as agent:
+        assert agent.client.config.workspace == "acme"
 
 
 @pytest.mark.parametrize(
@@ -99,10 +100,10 @@ def test_agent_without_environment_names_the_variable() -> None:
 
 
 BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
-    ({"timeout": 0}, "read_timeout"),
-    ({"timeout": -1.0}, "read_timeout"),
-    ({"timeout": (0, 5)}, "connect_timeout"),
-    ({"timeout": (5, 0)}, "read_timeout"),
+    ({"request_timeout": 0}, "read_timeout"),
+    ({"request_timeout": -1.0}, "read_timeout"),
+    ({"request_timeout": (0, 5)}, "connect_timeout"),
+    ({"request_timeout": (5, 0)}, "read_timeout"),
     ({"max_retries": -1}, "max_retries"),
     ({"max_retries": 1.5}, "max_retries"),
     ({"max_retries": True}, "max_retries"),
@@ -128,7 +129,7 @@ def test_bad_options(options: dict[str, Any], named: str) -> None:
 
 def test_timeout_tuple_of_wrong_length() -> None:
     with pytest.raises(ConfigurationError, match="timeout"):
-        Client(KEY, workspace="acme", base_url=BASE, timeout=(1.0, 2.0, 3.0))  # type: ignore[arg-type]
+        Client(KEY, workspace="acme", base_url=BASE, request_timeout=(1.0, 2.0, 3.0))  # type: ignore[arg-type]
 
 
 def test_good_options_are_kept() -> None:
@@ -136,7 +137,7 @@ def test_good_options_are_kept() -> None:
         KEY,
         workspace="acme",
         base_url=BASE,
-        timeout=(2.0, 30.0),
+        request_timeout=(2.0, 30.0),
         max_retries=0,
         stream_idle_timeout=15.0,
         max_workers=4,
@@ -145,7 +146,7 @@ def test_good_options_are_kept() -> None:
     assert (config.connect_timeout, config.read_timeout) == (2.0, 30.0)
     assert (config.max_retries, config.stream_idle_timeout) == (0, 15.0)
     assert (config.max_workers, config.tool_timeout) == (4, 9.0)
-    assert Client(KEY, workspace="acme", timeout=12).config.read_timeout == 12
+    assert Client(KEY, workspace="acme", request_timeout=12).config.read_timeout == 12
 
 
 def test_unknown_config_option_is_a_configuration_error() -> None:
@@ -173,8 +174,8 @@ def test_oauth_token_goes_in_the_same_header(mock: responses.RequestsMock) -> No
     mock.get(f"{ROOT}/models", json={"models": []})
     mock.post(f"{ROOT}/agent-runs/r/cancel", status=204)
     client = Client(OAUTH_TOKEN, workspace="acme", base_url=BASE)
-    client.models()
-    client.cancel("r")
+    client.models.list()
+    client.runs.cancel("r")
     for call in mock.calls:
         assert call.request.headers["Authorization"] == f"Bearer {OAUTH_TOKEN}"
 
@@ -192,7 +193,7 @@ def test_secret_never_in_api_errors(mock: responses.RequestsMock, secret: str) -
     )
     client = Client(secret, workspace="acme", base_url=BASE, max_retries=0)
     with pytest.raises(AuthError) as info:
-        client.models()
+        client.models.list()
     for text in (str(info.value), repr(info.value), info.value.message):
         assert secret not in text
     assert "expired" in str(info.value)
@@ -204,9 +205,9 @@ LOG_SCRIPT = textwrap.dedent(
     import mantyx_sync
 
     client = mantyx_sync.Client()
-    catalog = client.models()
+    catalog = client.models.list()
     try:
-        client.get_run("run_missing")
+        client.runs.get("run_missing")
     except mantyx_sync.NotFoundError as exc:
         print("not found:", exc.status)
     # A careless library message that carries the key must still be masked.
@@ -289,7 +290,7 @@ def test_a_server_on_this_machine_is_never_reached_through_a_proxy(
     for name in ("NO_PROXY", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
     with mantyx_server.client() as client:
-        assert client.models().default_model_id
+        assert client.models.list().default_model_id
 
 
 # Issue #29 item 18: a plain http:// base URL to another machine is said once.

@@ -14,7 +14,7 @@ import pytest
 from hostile_support import Conn, Hostile, answer, head
 
 import mantyx_sync
-from mantyx_sync import Timeout, WireFormatError
+from mantyx_sync import RequestTimeoutError, RunTimeoutError, WireFormatError
 from mantyx_sync._base.bounded import MAX_BODY_BYTES
 from mantyx_sync._engine import resolution
 from mantyx_sync._http.api import Api
@@ -62,10 +62,10 @@ def test_a_dripped_answer_ends_at_the_requests_deadline(hostile, headers_too: bo
         conn.drip(whole if headers_too else RUN)  # ~5-15 s in all
 
     server = hostile(serve(drip))
-    client = client_of(server, timeout=1.0, max_retries=0)
+    client = client_of(server, request_timeout=1.0, max_retries=0)
     started = time.monotonic()
-    with pytest.raises(Timeout, match="before the request's deadline"):
-        client.get_run("r1")
+    with pytest.raises(RequestTimeoutError, match="before the request's deadline"):
+        client.runs.get("r1")
     took = time.monotonic() - started
     assert 1.0 <= took < 3.5, took  # connect + read: 2 s for the whole answer
     client.close()
@@ -78,8 +78,8 @@ def test_a_runs_timeout_covers_creating_it(hostile) -> None:
     client = client_of(server)
     agent = mantyx_sync.Agent(client, system_prompt="You are terse.")
     started = time.monotonic()
-    with pytest.raises(Timeout, match=r"did not start within its timeout of 1\.5s"):
-        agent.run("hi", timeout=1.5)
+    with pytest.raises(RunTimeoutError, match=r"did not start within its timeout of 1\.5s"):
+        agent.run("hi", run_timeout=1.5)
     assert time.monotonic() - started < 3.0
     assert [r[0] for r in server.requests] == ["POST"]  # a create is never repeated
     client.close()
@@ -108,7 +108,7 @@ def test_an_endless_body_stops_at_the_cap(hostile, status: int) -> None:
     server = hostile(serve(lambda conn: conn.endless(head(status) + b"[")))
     client = client_of(server, max_retries=0)
     with pytest.raises(WireFormatError, match="larger than 67,108,864 bytes"):
-        client.get_run("r1")
+        client.runs.get("r1")
     client.close()
     # What the socket buffers held besides: far from the gigabytes of before.
     assert server.sent < MAX_BODY_BYTES + 16 * 1024 * 1024
@@ -120,7 +120,7 @@ def test_json_nested_past_the_parser_is_a_wire_format_error(hostile) -> None:
     server = hostile(serve(lambda conn: conn.write(answer(deep))))
     client = client_of(server, max_retries=0)
     with pytest.raises(WireFormatError, match="nested too deeply"):
-        client.get_run("r1")
+        client.runs.get("r1")
     client.close()
 
 
@@ -132,16 +132,16 @@ def test_a_2xx_body_that_is_not_json_names_its_content_type(hostile, call: str) 
     server = hostile(serve(lambda conn: conn.write(page)))
     client = client_of(server, max_retries=0)
     with pytest.raises(WireFormatError, match=r"is not JSON .*content type 'text/html'") as info:
-        client.models() if call == "models" else client.get_run("r1")
+        client.models.list() if call == "models" else client.runs.get("r1")
     assert isinstance(info.value, mantyx_sync.MantyxError)
     client.close()
 
 
 def test_the_deadline_leaves_ordinary_answers_and_kept_connections_alone(hostile) -> None:
     server = hostile(serve(lambda conn: conn.write(answer(RUN))))
-    client = client_of(server, timeout=1.0, max_retries=0)
+    client = client_of(server, request_timeout=1.0, max_retries=0)
     for _ in range(3):
-        assert client.get_run("r1").id == "r1"
+        assert client.runs.get("r1").id == "r1"
     client.close()
 
 
@@ -159,7 +159,7 @@ def test_a_runs_timeout_counts_connecting_its_tools(
     monkeypatch.setattr(resolution, "resolve_tools", slow_to_connect)
     client = emulator.client(in_memory=True)
     agent = mantyx_sync.Agent(client, system_prompt="You are terse.")
-    with pytest.raises(Timeout, match=r"did not start within its timeout of 0\.5s"):
-        agent.start("hi", timeout=0.5)
+    with pytest.raises(RunTimeoutError, match=r"did not start within its timeout of 0\.5s"):
+        agent.start("hi", run_timeout=0.5)
     assert not emulator.runs  # nothing was created
     client.close()

@@ -49,7 +49,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("http and peer protocols", frozenset({"_http", "_peers"})),
     ("engine", frozenset({"_engine"})),
-    ("facades", frozenset({"run", "session", "client", "agent"})),
+    ("facades", frozenset({"run", "session", "resources", "client", "agent"})),
     ("applications", frozenset({"serve", "cli", "notebook", "oauth", "evals", "credentials"})),
     # The package's face re-exports every public name, applications (OAuth) included.
     ("public face", frozenset({"__init__", "__main__"})),
@@ -57,7 +57,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
 # The emulator is outside the layers: it shares no code with the client, only _base.
 OUTSIDE = frozenset({"testing"})
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
-FACADE_ORDER = ("run", "session", "client", "agent", "__init__")
+FACADE_ORDER = ("run", "session", "resources", "client", "agent", "__init__")
 
 
 @attrs.frozen
@@ -207,7 +207,8 @@ def _describe(found: Iterable[object]) -> str:
 def test_the_checker_sees_the_package() -> None:
     # Guard against a silently empty scan making every rule pass.
     assert {"mantyx_sync.client", "mantyx_sync._http.transport", "mantyx_sync.spec"} <= set(MODULES)
-    assert {"run", "_http", "_engine"} <= _units_imported_by("client")
+    assert {"resources", "_http", "_engine"} <= _units_imported_by("client")
+    assert {"run", "session", "_http"} <= _units_imported_by("resources")
     assert "events" in _units_imported_by("_http")
     assert len(SDK_IMPORTS) > 50
 
@@ -395,18 +396,20 @@ def test_sibling_sub_packages_do_not_import_each_other() -> None:
 # still count everywhere above (layers, cycles), so a deferral cannot hide a cycle.
 DEFERRED = frozenset(
     {
-        # the engine (requests, the HTTP stack, runs, sessions) with the first Client
-        # and the methods that use it: a plain script's import needs none of it
-        *((f"{PKG}.client", f"{PKG}.{m}") for m in ("run", "session", "results")),
-        *((f"{PKG}.client", f"{PKG}._http.{m}") for m in ("api", "client_config", "routes")),
+        # the engine (requests, the HTTP stack) with the first Client; runs and
+        # sessions with the resource methods that use them: a plain script's
+        # import needs none of it
+        *((f"{PKG}.resources", f"{PKG}.{m}") for m in ("run", "session", "results")),
+        *((f"{PKG}.client", f"{PKG}._http.{m}") for m in ("api", "client_config")),
+        (f"{PKG}.resources", f"{PKG}._http.routes"),
         (f"{PKG}.client", f"{PKG}._http.transport"),
-        (f"{PKG}.client", f"{PKG}._engine.resolution"),
+        (f"{PKG}.resources", f"{PKG}._engine.resolution"),
         (f"{PKG}.client", f"{PKG}._engine.tracing"),
         # evaluations, listings and feedback are loaded by the methods that use them
         (f"{PKG}.client", f"{PKG}._engine.evals"),
-        (f"{PKG}.client", f"{PKG}.history"),
-        (f"{PKG}.client", f"{PKG}.feedback"),
-        (f"{PKG}.client", f"{PKG}._models.paging"),
+        (f"{PKG}.resources", f"{PKG}.history"),
+        (f"{PKG}.resources", f"{PKG}.feedback"),
+        (f"{PKG}.resources", f"{PKG}._models.paging"),
         (f"{PKG}.session", f"{PKG}.history"),
         (f"{PKG}.results", f"{PKG}.feedback"),
         # schema derivation from a signature (@local_tool) or a model class, not a dict

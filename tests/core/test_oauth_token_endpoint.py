@@ -15,7 +15,7 @@ from urllib.parse import parse_qsl
 
 import pytest
 
-from mantyx_sync import APIError, AuthError, OAuth, Timeout
+from mantyx_sync import APIStatusError, AuthError, OAuth, RequestTimeoutError
 from mantyx_sync.oauth import RefreshingTokenSource
 
 CLIENT_ID = "hostile-test-client"
@@ -134,7 +134,7 @@ def test_a_dripping_token_endpoint_times_out_at_the_deadline(
     endpoint.answers = [drip(headers_too=headers_too), tokens("mantyx_at_after_the_drip")]
     source = source_for(OAuth(CLIENT_ID, base_url=endpoint.url, timeout=1.0))
     started = time.monotonic()
-    with pytest.raises(Timeout, match=r"no complete answer within 1s") as info:
+    with pytest.raises(RequestTimeoutError, match=r"no complete answer within 1s") as info:
         source.token()
     took = time.monotonic() - started
     assert 0.9 <= took < 3.0, took
@@ -149,7 +149,7 @@ def test_nothing_reads_on_after_the_deadline(endpoint: Endpoint) -> None:
     endpoint.answers = [drip(headers_too=True)]
     oauth = OAuth(CLIENT_ID, base_url=endpoint.url, timeout=0.5)
     before = set(threading.enumerate())
-    with pytest.raises(Timeout):
+    with pytest.raises(RequestTimeoutError):
         oauth.refresh(REFRESH)
     # The request ran on this thread and its connection is closed: no thread
     # of ours is left reading the server.
@@ -161,7 +161,7 @@ def test_the_deadline_covers_the_code_exchange_too(endpoint: Endpoint) -> None:
     endpoint.answers = [drip(headers_too=False)]
     oauth = OAuth(CLIENT_ID, base_url=endpoint.url, timeout=0.5)
     started = time.monotonic()
-    with pytest.raises(Timeout):
+    with pytest.raises(RequestTimeoutError):
         oauth.refresh(REFRESH)
     assert time.monotonic() - started < 2.5
     assert len(endpoint.forms) == 1  # the time is spent: no second attempt
@@ -184,7 +184,7 @@ def test_a_transient_refusal_fails_that_call_and_the_next_one_asks_again(
 ) -> None:
     endpoint.answers = [refusal, tokens("mantyx_at_after_the_proxy")]
     source = source_for(OAuth(CLIENT_ID, base_url=endpoint.url))
-    with pytest.raises(APIError):
+    with pytest.raises(APIStatusError):
         source.token()
     assert source.token() == "mantyx_at_after_the_proxy"
     assert len(endpoint.forms) == 2
@@ -229,9 +229,9 @@ def test_an_endpoint_echoing_the_form_leaks_no_secret(
     secret, refresh, access = (f"{kind}_{secrets.token_urlsafe(16)}" for kind in "sra")
     endpoint.answers = [echo(status, shape)]
     oauth = OAuth(CLIENT_ID, secret, base_url=endpoint.url, timeout=5.0)
-    failures: list[APIError] = []
+    failures: list[APIStatusError] = []
     for call in (lambda: oauth.refresh(refresh), lambda: oauth.userinfo(access)):
-        with pytest.raises(APIError) as info:
+        with pytest.raises(APIStatusError) as info:
             call()
         failures.append(info.value)
     said = [form for form in endpoint.forms if form]

@@ -19,18 +19,18 @@ from mantyx_sync import Client, SpecError
 
 @pytest.fixture
 def client() -> Iterator[Client]:
-    c = Client(KEY, workspace="acme", base_url=BASE, timeout=5.0, max_retries=0)
+    c = Client(KEY, workspace="acme", base_url=BASE, request_timeout=5.0, max_retries=0)
     yield c
     c.close()
 
 
 CALLS: dict[str, Callable[[Client, str], Any]] = {
-    "get_run": lambda c, i: c.get_run(i),
-    "cancel": lambda c, i: c.cancel(i),
-    "get_session": lambda c, i: c.get_session(i),
-    "end_session": lambda c, i: c.end_session(i),
-    "feedback": lambda c, i: c.feedback(i, verdict="up"),
-    "session_events": lambda c, i: list(c.session_events(i)),
+    "get_run": lambda c, i: c.runs.get(i),
+    "cancel": lambda c, i: c.runs.cancel(i),
+    "get_session": lambda c, i: c.sessions.get(i),
+    "end_session": lambda c, i: c.sessions.end(i),
+    "feedback": lambda c, i: c.feedback.create(i, verdict="up"),
+    "session_events": lambda c, i: list(c.sessions.events(i)),
     "evals.get": lambda c, i: c.evals.get(i),
     "evals.cancel": lambda c, i: c.evals.cancel(i),
     "evals.dataset": lambda c, i: c.evals.dataset(i),

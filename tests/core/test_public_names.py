@@ -25,7 +25,6 @@ import sys
 import textwrap
 import types
 import typing
-import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -288,41 +287,6 @@ def test_the_walk_sees_callback_arguments_and_self_attributes() -> None:
     assert _undeclared_attributes(Holder) == ["Holder.hidden"]
 
 
-# Timeout's old name
-
-
-def test_timeout_is_the_transport_timeout() -> None:
-    assert issubclass(mantyx_sync.Timeout, mantyx_sync.TransportError)
-    assert "Timeout" in mantyx_sync.__all__
-    assert "TimeoutError_" not in mantyx_sync.__all__
-    assert "TimeoutError_" not in mantyx_sync.errors.__all__
-
-
-@pytest.mark.parametrize("owner", [mantyx_sync, mantyx_sync.errors], ids=["package", "errors"])
-def test_the_old_timeout_name_warns_and_is_the_same_class(owner: Any) -> None:
-    for _ in range(2):  # every access warns: the old name is never cached
-        with pytest.warns(DeprecationWarning, match="use mantyx_sync.Timeout") as caught:
-            old = owner.TimeoutError_
-        assert old is mantyx_sync.Timeout
-        assert caught[0].filename == __file__  # the warning points at the caller's line
-
-
-def test_importing_the_old_name_warns_and_star_import_does_not() -> None:
-    with pytest.warns(DeprecationWarning):
-        from mantyx_sync.errors import TimeoutError_
-    assert TimeoutError_ is mantyx_sync.Timeout
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        exec("from mantyx_sync import *", {})
-    with pytest.raises(AttributeError, match="no attribute 'TimeoutError'"):
-        mantyx_sync.TimeoutError  # noqa: B018
-
-
-def test_catching_the_old_name_catches_a_timeout() -> None:
-    with pytest.warns(DeprecationWarning), pytest.raises(mantyx_sync.errors.TimeoutError_):
-        raise mantyx_sync.Timeout("read timed out")
-
-
 # __all__
 
 
@@ -442,7 +406,15 @@ def test_the_lazy_table_and_the_type_checking_imports_agree() -> None:
     # of names in two forms, so they must not drift.
     lazy = {module: set(names.split()) for module, names in mantyx_sync._LAZY.items()}
     stated = _type_checking_imports()
-    assert stated.pop(".errors") == {"TimeoutError_"}
+    # The exceptions' 0.1 names, for type checkers only (at run time they warn).
+    assert stated.pop(".errors") == {
+        "APIError",
+        "PermissionDenied",
+        "RunCancelled",
+        "Timeout",
+        "TimeoutError_",
+        "TransportError",
+    }
     assert stated == lazy
     eager = {n for n in mantyx_sync.__all__ if n in vars(mantyx_sync)} - {"__version__"}
     assert set(mantyx_sync.__all__) == eager | set(mantyx_sync._MODULE_OF) | {"__version__"}
@@ -471,7 +443,8 @@ def test_importing_the_package_loads_no_lazy_name() -> None:
 
 # Where a public signature says Any on purpose: no narrower type says what it takes.
 ANY_ON_PURPOSE = {
-    "Client.feedback(content_snapshot)": "any JSON value, sent as it is",
+    "Feedbacks.create(content_snapshot)": "any JSON value, sent as it is",
+    "Feedbacks.__call__(content_snapshot)": "any JSON value, sent as it is",
     "RunResult.feedback(content_snapshot)": "any JSON value, sent as it is",
     "Evals.start(tool_mocks)": "sent to the server as it is; the shape is the server's",
     "LocalTool.invoke(return)": "the user's own function's return value",
@@ -524,7 +497,18 @@ def test_no_public_signature_says_any_where_a_type_exists() -> None:
     assert sorted(set(ANY_ON_PURPOSE) - found) == [], "stale ANY_ON_PURPOSE entries"
 
 
-HANDED_OUT = ("Run", "Session", "EvalRun", "Evals", "Listing", "EventReplay")
+HANDED_OUT = (
+    "Run",
+    "Session",
+    "EvalRun",
+    "Evals",
+    "Runs",
+    "Sessions",
+    "Feedbacks",
+    "Models",
+    "Listing",
+    "EventReplay",
+)
 
 
 def _wiring(cls: type) -> set[str]:

@@ -30,6 +30,11 @@ EXPECTED = {
     "Session",
     "Run",
     "AnyRunEvent",
+    # what a Client reaches: client.runs, .sessions, .feedback, .models
+    "Runs",
+    "Sessions",
+    "Feedbacks",
+    "Models",
     # spec values
     "AgentSpec",
     "LoopDetection",
@@ -121,21 +126,22 @@ EXPECTED = {
     "ConfigurationError",
     "SpecError",
     "ArgumentTypeError",
-    "TransportError",
+    "APIConnectionError",
     "ConnectError",
-    "Timeout",
+    "RequestTimeoutError",
     "StreamError",
-    "APIError",
+    "APIStatusError",
     "InvalidRequestError",
     "AuthError",
-    "PermissionDenied",
+    "PermissionDeniedError",
     "NotFoundError",
     "ConflictError",
     "RateLimitError",
     "ServerError",
     "SignInError",
     "RunError",
-    "RunCancelled",
+    "RunCancelledError",
+    "RunTimeoutError",
     "OutputParseError",
     "ToolError",
     "ToolResolutionError",
@@ -181,6 +187,14 @@ def test_errors_form_one_tree() -> None:
     assert len(errors) == 23
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
+        assert cls.__name__.endswith("Error"), cls
+    # The status errors share one base, the failures to get an answer another.
+    status = {"InvalidRequestError", "AuthError", "PermissionDeniedError", "NotFoundError"}
+    status |= {"ConflictError", "RateLimitError", "ServerError"}
+    for name in status:
+        assert issubclass(getattr(mantyx_sync, name), mantyx_sync.APIStatusError)
+    for name in ("ConnectError", "RequestTimeoutError", "StreamError"):
+        assert issubclass(getattr(mantyx_sync, name), mantyx_sync.APIConnectionError)
     for name in ("ConfigurationError", "SpecError", "OutputParseError", "WireFormatError"):
         assert issubclass(getattr(mantyx_sync, name), ValueError)
     # A wrong type is caught as the SpecError or ConfigurationError it was, and as a TypeError.
@@ -307,8 +321,8 @@ echo = mantyx_sync.define_local_tool(
 
 
 def main() -> None:
-    client = Client("mantyx_key", workspace="w", timeout=(2.0, 30.0), max_retries=2)
-    catalog: ModelCatalog = client.models()
+    client = Client("mantyx_key", workspace="w", request_timeout=(2.0, 30.0), max_retries=2)
+    catalog: ModelCatalog = client.models.list()
     print(catalog.default_model_id, add(1, 2))
     tools: list[mantyx_sync.ToolLike] = [
         add,
@@ -337,10 +351,10 @@ def main() -> None:
         chat.run("x", reasoning_level="low")
     with agent.session(model_id="m", plan="required", loop_detection=LoopDetection()) as chat:
         chat.run("x", tools=[add], supervisor=True, metadata={"k": "v"})
-    client.create_session(agent.spec, fallback_model_id="m2").end()
+    client.sessions.create(agent.spec, fallback_model_id="m2").end()
     try:
-        client.get_run("r")
-    except mantyx_sync.APIError as exc:
+        client.runs.get("r")
+    except mantyx_sync.APIStatusError as exc:
         status: int = exc.status
         print(status, exc.hint)
 '''
@@ -386,7 +400,7 @@ def main(client: Client) -> None:
     Agent(client, modle_id="m")  # wrong
     Agent(client, loop_detection="off")  # wrong
     Agent(client, supervisor="yes", plan=3)  # wrong
-    client.create_session(fallback_model_id=1)  # wrong
+    client.sessions.create(fallback_model_id=1)  # wrong
     agent = Agent(client, system_prompt="p")
     with agent.session(tool_budgets=["add"]) as chat:  # wrong
         chat.run("x", model_id="m")  # wrong

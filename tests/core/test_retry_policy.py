@@ -12,17 +12,17 @@ import pytest
 from mantyx_sync._http import progress
 from mantyx_sync._http.retry import Attempts, Backoff, RetryPolicy, Safety
 from mantyx_sync.errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     ConnectError,
     InvalidRequestError,
     RateLimitError,
+    RequestTimeoutError,
     ServerError,
-    Timeout,
-    TransportError,
 )
 
 
-def _api(cls: type[APIError], status: int, **kw: object) -> APIError:
+def _api(cls: type[APIStatusError], status: int, **kw: object) -> APIStatusError:
     return cls("x", status=status, **kw)  # type: ignore[arg-type]
 
 
@@ -30,8 +30,8 @@ def _api(cls: type[APIError], status: int, **kw: object) -> APIError:
     ("exc", "safe", "create"),
     [
         (ConnectError("refused"), True, True),
-        (Timeout("slow"), True, False),
-        (TransportError("dropped"), True, False),
+        (RequestTimeoutError("slow"), True, False),
+        (APIConnectionError("dropped"), True, False),
         (_api(RateLimitError, 429), True, True),
         (_api(ServerError, 503), True, True),
         (_api(ServerError, 500), True, False),
@@ -69,9 +69,9 @@ def test_call_is_bounded_by_attempts_and_reraises_last_error() -> None:
 
     def fn() -> None:
         calls.append(1)
-        raise Timeout("slow")
+        raise RequestTimeoutError("slow")
 
-    with pytest.raises(Timeout):
+    with pytest.raises(RequestTimeoutError):
         policy.call(fn)
     assert len(calls) == 3
     assert len(waits) == 2
@@ -128,8 +128,10 @@ def test_reconnects_count_failures_per_outage_through_tenacity() -> None:
         safety=Safety.SAFE, attempts=3, deadline=None, backoff=backoff, sleep=waits.append
     )
     reconnects = Attempts(policy, label="s", abort=threading.Event())
-    assert reconnects.failed(Timeout("quiet")) and reconnects.failed(Timeout("quiet"))
-    assert not reconnects.failed(Timeout("quiet"))  # the budget of 3 attempts is spent
+    assert reconnects.failed(RequestTimeoutError("quiet")) and reconnects.failed(
+        RequestTimeoutError("quiet")
+    )
+    assert not reconnects.failed(RequestTimeoutError("quiet"))  # the budget of 3 attempts is spent
     assert (waits, reconnects.failures) == ([0.5, 1.0], 3)
     reconnects.reset()  # an event came: a new outage, a fresh budget
     assert reconnects.failed(_api(RateLimitError, 429, retry_after=2.0))

@@ -18,7 +18,7 @@ def test_a_malformed_server_body_is_a_mantyx_error(mantyx_server: LocalMantyx) -
     mantyx_server.fail_next("GET", r"/models$", 200, json={"models": [{"label": "no id"}]})
     client = mantyx_server.client()
     with pytest.raises(mantyx_sync.MantyxError) as info:
-        client.models()
+        client.models.list()
     assert isinstance(info.value, WireFormatError)
     assert isinstance(info.value, ValueError)  # as it always was
     assert "models[0]" in str(info.value)  # names the field

@@ -19,7 +19,7 @@ from mantyx_sync._http import retry
 from mantyx_sync._http.api import Api
 from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
-from mantyx_sync.errors import SpecError, StreamError, Timeout
+from mantyx_sync.errors import RunTimeoutError, SpecError, StreamError
 
 # Connections past these get a 503 (a plain failure): with quiet connections
 # reset to a fresh budget, as they were, a client would use all of them up.
@@ -81,7 +81,7 @@ def test_quiet_while_our_own_tool_runs_is_not_a_failure() -> None:
         stream = RunStream(
             transport, "/agent-runs/r1/stream", run_id="r1", timeout=2.5, busy=lambda: True
         )
-        with pytest.raises(Timeout, match="within its timeout"):
+        with pytest.raises(RunTimeoutError, match="within its run_timeout"):
             next(stream)
         transport.close()
         assert server.connections >= 3  # more reopens than the budget of one
@@ -94,10 +94,10 @@ def test_the_overall_timeout_ends_any_stream(kind: str) -> None:
         transport = _transport(server, stream_idle_timeout=60.0)
         stream = RunStream(transport, "/agent-runs/r1/stream", run_id="r1", timeout=0.3)
         started = time.monotonic()
-        with pytest.raises(Timeout, match=r"within its timeout of 0\.3s") as info:
+        with pytest.raises(RunTimeoutError, match=r"within its run_timeout of 0\.3s") as info:
             next(stream)
         assert time.monotonic() - started < 30  # not the idle deadline's 60 s
-        assert "timeout=None for no limit" in str(info.value)
+        assert "run_timeout=None for no limit" in str(info.value)
         transport.close()
         assert server.connections == 1
 
@@ -108,7 +108,7 @@ def test_a_later_limit_only_ever_shortens_the_deadline() -> None:
         stream = RunStream(transport, "/agent-runs/r1/stream", run_id="r1", timeout=0.2)
         stream.limit(3600)
         stream.limit(None)
-        with pytest.raises(Timeout, match=r"timeout of 0\.2s"):
+        with pytest.raises(RunTimeoutError, match=r"run_timeout of 0\.2s"):
             next(stream)
         transport.close()
 
@@ -117,7 +117,7 @@ def test_a_later_limit_only_ever_shortens_the_deadline() -> None:
 def test_a_bad_timeout_is_refused(bad: float) -> None:
     with _server("silent") as server:
         transport = _transport(server)
-        with pytest.raises(SpecError, match="timeout must be a number of seconds > 0"):
+        with pytest.raises(SpecError, match="run_timeout: must be a number of seconds > 0"):
             RunStream(transport, "/agent-runs/r1/stream", run_id="r1", timeout=bad)
         transport.close()
         assert server.connections == 0

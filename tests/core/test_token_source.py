@@ -14,7 +14,7 @@ from mantyx_sync import (
     AuthError,
     Client,
     ConfigurationError,
-    PermissionDenied,
+    PermissionDeniedError,
     TokenSet,
     TokenSource,
 )
@@ -159,7 +159,7 @@ def test_insufficient_scope_read_from_the_header_when_the_body_does_not_say(
         responses.post(
             f"{ROOT}/agent-runs", status=403, json=body, headers={"WWW-Authenticate": header}
         )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         transport.request("POST", "/agent-runs", json_body={})
     assert info.value.required_scopes == expected
     assert info.value.code == "insufficient_scope"
@@ -171,7 +171,7 @@ def test_a_plain_403_has_no_required_scopes(transport: Api) -> None:
     responses.get(
         f"{ROOT}/models", status=403, json={"error": "forbidden", "code": "oauth_apps_plan"}
     )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         transport.request("GET", "/models")
     assert info.value.required_scopes == [] and info.value.code == "oauth_apps_plan"
 
@@ -196,7 +196,7 @@ def test_client_with_a_source_ignores_the_env_key(
     with responses.RequestsMock() as mock:
         mock.get(f"{ROOT}/models", json={"models": []})
         client = Client(token_source=source, workspace="acme", base_url=BASE)
-        client.models()
+        client.models.list()
         assert mock.calls[0].request.headers["Authorization"] == "Bearer mantyx_at_1"
     assert client.config.api_key is None
     assert "mantyx_at_" not in repr(client) and "token_source=***" in repr(client)

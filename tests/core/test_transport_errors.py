@@ -13,17 +13,17 @@ from mantyx_sync._http.api import Api
 from mantyx_sync._http.retry import RetryPolicy, Safety
 from mantyx_sync._http.transport import RequestsTransport
 from mantyx_sync.errors import (
-    APIError,
+    APIConnectionError,
+    APIStatusError,
     AuthError,
     ConflictError,
     ConnectError,
     InvalidRequestError,
     NotFoundError,
-    PermissionDenied,
+    PermissionDeniedError,
     RateLimitError,
+    RequestTimeoutError,
     ServerError,
-    Timeout,
-    TransportError,
 )
 
 
@@ -50,17 +50,17 @@ def test_empty_2xx_body_is_none(transport: Api) -> None:
     [
         (400, {"error": "invalid_request", "message": "prompt: required"}, InvalidRequestError),
         (401, {"error": "unauthorized", "message": "Missing API key"}, AuthError),
-        (403, {"error": "forbidden", "message": "nope"}, PermissionDenied),
+        (403, {"error": "forbidden", "message": "nope"}, PermissionDeniedError),
         (404, {"error": "not_found", "message": "no run"}, NotFoundError),
         (409, {"error": "run_terminal", "message": "ended"}, ConflictError),
         (429, {"error": "rate_limited", "message": "slow down"}, RateLimitError),
         (500, {"error": "internal", "message": "boom"}, ServerError),
-        (418, {"error": "teapot", "message": "short and stout"}, APIError),
+        (418, {"error": "teapot", "message": "short and stout"}, APIStatusError),
     ],
 )
 @responses.activate
 def test_status_maps_to_error_class(
-    transport: Api, status: int, body: dict[str, str], cls: type[APIError]
+    transport: Api, status: int, body: dict[str, str], cls: type[APIStatusError]
 ) -> None:
     responses.get(f"{ROOT}/models", json=body, status=status)
     with pytest.raises(cls) as info:
@@ -107,7 +107,7 @@ def test_insufficient_scope_exposes_required_scopes(transport: Api, required: ob
         status=403,
         headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="runs:write"'},
     )
-    with pytest.raises(PermissionDenied) as info:
+    with pytest.raises(PermissionDeniedError) as info:
         transport.request("POST", "/agent-runs", json_body={})
     expected = [required] if isinstance(required, str) else required
     assert info.value.required_scopes == expected
@@ -139,7 +139,7 @@ def test_non_json_error_body(transport: Api) -> None:
 @responses.activate
 def test_connection_refused_is_connect_error(transport: Api) -> None:
     responses.get(f"{ROOT}/models", body=requests.exceptions.ConnectionError("refused"))
-    with pytest.raises(TransportError):
+    with pytest.raises(APIConnectionError):
         transport.request("GET", "/models")
 
 
@@ -147,7 +147,7 @@ def test_connection_refused_is_connect_error(transport: Api) -> None:
 def test_timeouts_map(transport: Api) -> None:
     responses.get(f"{ROOT}/models", body=requests.exceptions.ReadTimeout("slow"))
     responses.get(f"{ROOT}/agent-runs/x", body=requests.exceptions.ConnectTimeout("slow"))
-    with pytest.raises(Timeout):
+    with pytest.raises(RequestTimeoutError):
         transport.request("GET", "/models")
     with pytest.raises(ConnectError):
         transport.request("GET", "/agent-runs/x")
@@ -226,7 +226,7 @@ def test_newer_error_bodies_with_code_field(transport: Api) -> None:
         status=429,
         headers={"Retry-After": "12", "X-RateLimit-Bucket": "reads"},
     )
-    with pytest.raises(PermissionDenied) as denied:
+    with pytest.raises(PermissionDeniedError) as denied:
         transport.request("POST", "/agent-runs", json_body={})
     assert denied.value.code == "api_keys_plan"
     assert denied.value.message == "API keys need a paid plan"
@@ -263,9 +263,9 @@ def test_body_cut_short_is_a_transport_error() -> None:
     cfg = ClientConfig(api_key=KEY, workspace="w", base_url=f"http://127.0.0.1:{port}")
     transport = Api(cfg)
     try:
-        with pytest.raises(TransportError):
+        with pytest.raises(APIConnectionError):
             transport.request("GET", "/models")
-        with pytest.raises(TransportError):
+        with pytest.raises(APIConnectionError):
             transport.request("POST", "/agent-runs/r/tool-results", json_body={"toolUseId": "t"})
     finally:
         server.join(5)

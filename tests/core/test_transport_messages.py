@@ -17,7 +17,7 @@ import requests
 import urllib3.util.connection
 
 import mantyx_sync
-from mantyx_sync.errors import ConnectError, Timeout, TransportError
+from mantyx_sync.errors import APIConnectionError, ConnectError, RequestTimeoutError
 from mantyx_sync.testing import LocalMantyx
 
 _NOISE = ("HTTPConnectionPool", "Max retries", "NewConnectionError", "urllib3", "object at 0x")
@@ -30,9 +30,9 @@ def _free_port() -> int:
     return port
 
 
-def _failure(client: mantyx_sync.Client) -> TransportError:
-    with pytest.raises(TransportError) as info:
-        client.models()
+def _failure(client: mantyx_sync.Client) -> APIConnectionError:
+    with pytest.raises(APIConnectionError) as info:
+        client.models.list()
     client.close()
     err = info.value
     for noise in _NOISE:
@@ -90,7 +90,7 @@ def test_connect_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
         raise TimeoutError("timed out")  # what a SYN into the void ends with
 
     monkeypatch.setattr(urllib3.util.connection, "create_connection", create_connection)
-    err = _failure(_client("http://10.255.255.1:8080", max_retries=1, timeout=(0.5, 5.0)))
+    err = _failure(_client("http://10.255.255.1:8080", max_retries=1, request_timeout=(0.5, 5.0)))
     assert type(err) is ConnectError
     assert str(err).startswith(
         "could not connect to 10.255.255.1:8080: timed out within 0.5s (gave up after 2 attempts in"
@@ -107,8 +107,8 @@ def silent_port() -> Iterator[int]:
 
 
 def test_read_timeout(silent_port: int) -> None:
-    err = _failure(_client(f"http://127.0.0.1:{silent_port}", max_retries=0, timeout=0.2))
-    assert type(err) is Timeout
+    err = _failure(_client(f"http://127.0.0.1:{silent_port}", max_retries=0, request_timeout=0.2))
+    assert type(err) is RequestTimeoutError
     assert str(err).startswith(
         f"timed out: 127.0.0.1:{silent_port} sent nothing within 0.2s (gave up after 1 attempt in"
     ), str(err)

@@ -3,7 +3,7 @@
 Everything above the seam works the same over any transport: the credential
 (and the refresh after a 401), JSON, statuses as errors, rate-limit headers,
 and each route's one retry rule. A transport's builtin ``OSError`` becomes a
-:class:`~mantyx_sync.TransportError`.
+:class:`~mantyx_sync.APIConnectionError`.
 """
 
 from __future__ import annotations
@@ -17,17 +17,17 @@ import pytest
 from core_support import BASE, KEY, ROOT
 
 from mantyx_sync import (
+    APIConnectionError,
     Client,
     ConfigurationError,
     ConnectError,
     HttpRequest,
     MantyxError,
     NotFoundError,
+    RequestTimeoutError,
     ServerError,
     SpecError,
-    Timeout,
     Transport,
-    TransportError,
 )
 from mantyx_sync._http import retry as retry_module
 from mantyx_sync._http import routes
@@ -88,8 +88,8 @@ def test_a_scripted_transport_is_a_transport() -> None:
 
 def test_the_client_sends_through_the_transport_it_is_given() -> None:
     transport = Scripted(Answer(200, {"models": [], "defaultModelId": "m"}))
-    client = _client(transport, timeout=(2.0, 7.0))
-    assert client.models().default_model_id == "m"
+    client = _client(transport, request_timeout=(2.0, 7.0))
+    assert client.models.list().default_model_id == "m"
     (sent,) = transport.requests
     assert (sent.method, sent.url, sent.timeout) == ("GET", f"{ROOT}/models", (2.0, 7.0))
     assert sent.headers["Authorization"] == f"Bearer {KEY}"
@@ -98,7 +98,7 @@ def test_the_client_sends_through_the_transport_it_is_given() -> None:
     client.close()
     assert transport.closed
     with pytest.raises(MantyxError, match="closed"):
-        client.models()
+        client.models.list()
     assert len(transport.requests) == 1
 
 
@@ -108,7 +108,7 @@ def test_statuses_and_rate_limits_are_read_above_the_seam() -> None:
     transport = Scripted(Answer(404, missing, limit))
     client = _client(transport)
     with pytest.raises(NotFoundError) as info:
-        client.get_run("run_1")
+        client.runs.get("run_1")
     assert (info.value.message, info.value.hint) == ("no such run", "acme")
     assert client.rate_limits["reads"].remaining == 4
 
@@ -123,7 +123,7 @@ def test_a_refreshed_token_repeats_the_request_over_any_transport() -> None:
 
     transport = Scripted(Answer(401, {"error": "invalid_token"}), Answer(200, {"models": []}))
     client = Client(workspace="acme", base_url=BASE, token_source=Source(), transport=transport)
-    client.models()
+    client.models.list()
     assert [r.headers["Authorization"] for r in transport.requests] == [
         "Bearer mantyx_at_old",
         "Bearer mantyx_at_new",
@@ -132,14 +132,17 @@ def test_a_refreshed_token_repeats_the_request_over_any_transport() -> None:
 
 @pytest.mark.parametrize(
     ("raised", "error"),
-    [(TimeoutError("slow"), Timeout), (ConnectionRefusedError(111, "refused"), ConnectError)],
+    [
+        (TimeoutError("slow"), RequestTimeoutError),
+        (ConnectionRefusedError(111, "refused"), ConnectError),
+    ],
 )
 def test_a_transport_s_os_error_is_a_transport_error(
-    raised: OSError, error: type[TransportError], waits: list[float]
+    raised: OSError, error: type[APIConnectionError], waits: list[float]
 ) -> None:
     transport = Scripted(raised, raised, raised)
     with pytest.raises(error, match=r"mantyx\.test.*gave up after 3 attempts"):
-        _client(transport, max_retries=2).models()
+        _client(transport, max_retries=2).models.list()
     assert len(transport.requests) == 3 and len(waits) == 2
 
 

@@ -228,7 +228,7 @@ class Soak:
             # The fault list is shared by every thread, so one run's attempts can
             # all draw refusals; whichever comes last (5xx or 429) is raised.
             return outcome("create_refused", repr(exc), None)
-        except mantyx_sync.TransportError as exc:
+        except mantyx_sync.APIConnectionError as exc:
             return outcome("create_lost", repr(exc), None)
         except Exception as exc:
             return outcome("unexpected", f"create: {exc!r}", None)
@@ -237,13 +237,13 @@ class Soak:
                 cancelled = False
                 for event in run:
                     if plan.cancel and not cancelled and event.type == "local_tool_call":
-                        client.cancel(run.id)
+                        client.runs.cancel(run.id)
                         cancelled = True
             assert run.result is not None
             if run.result.text != plan.expected_text():
                 return outcome("unexpected", f"text {run.result.text[:300]!r}", run.id)
             return outcome("ok", "", run.id)
-        except mantyx_sync.RunCancelled as exc:
+        except mantyx_sync.RunCancelledError as exc:
             return outcome("cancelled" if plan.cancel else "unexpected", repr(exc), run.id)
         except Exception as exc:
             return outcome("unexpected", repr(exc), run.id)

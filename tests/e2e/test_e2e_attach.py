@@ -68,7 +68,7 @@ def test_attach_answers_only_the_pending_calls(
     if stream_fault:  # a failed first open must not pass for an empty log
         mantyx_server.fail_next("GET", r".*/stream$", 503, json={"error": "unavailable"})
     client = mantyx_server.client()
-    run = client.attach_run(run_id, tools=[first, second], settle=0.3)
+    run = client.runs.attach(run_id, tools=[first, second], settle=0.3)
     result = run.wait()
     assert runs == ["second"]
     assert result.text == "first=1 | second=2"
@@ -81,7 +81,7 @@ def test_attach_answers_only_the_pending_calls(
 def test_attach_to_an_ended_run_returns_its_result(mantyx_server: LocalMantyx) -> None:
     agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
     done = agent.run("hello")
-    again = agent.client.attach_run(done.run_id, settle=0.3)
+    again = agent.client.runs.attach(done.run_id, settle=0.3)
     replayed = list(again)
     assert [e.seq for e in replayed] == [e.seq for e in done.events]
     assert again.wait().text == done.text
@@ -89,7 +89,7 @@ def test_attach_to_an_ended_run_returns_its_result(mantyx_server: LocalMantyx) -
 
 def test_attach_to_an_unknown_run(mantyx_server: LocalMantyx) -> None:
     with pytest.raises(mantyx_sync.NotFoundError):
-        mantyx_server.client().attach_run("run_does_not_exist", settle=0.2)
+        mantyx_server.client().runs.attach("run_does_not_exist", settle=0.2)
 
 
 def test_close_without_cancel_hands_the_run_over(mantyx_server: LocalMantyx) -> None:
@@ -134,7 +134,7 @@ def test_close_without_cancel_hands_the_run_over(mantyx_server: LocalMantyx) -> 
         """The second process's handler."""
         return "from the second process"
 
-    result = mantyx_server.client().attach_run(run.id, tools=[slow_again], settle=0.3).wait()
+    result = mantyx_server.client().runs.attach(run.id, tools=[slow_again], settle=0.3).wait()
     assert result.text == "slow=from the second process"
     posts = [r for r in mantyx_server.requests if r.path.endswith("/tool-results")]
     assert len(posts) == 1
@@ -185,7 +185,7 @@ def test_nothing_is_posted_once_close_has_returned(
     monkeypatch.undo()
     assert ended == ["run_terminal"]
     assert not [r for r in mantyx_server.requests if r.path.endswith("/tool-results")]
-    result = mantyx_server.client().attach_run(run.id, tools=[quick], settle=0.3).wait()
+    result = mantyx_server.client().runs.attach(run.id, tools=[quick], settle=0.3).wait()
     assert result.text == "quick=late"
     assert len([r for r in mantyx_server.requests if r.path.endswith("/tool-results")]) == 1
 

@@ -50,7 +50,7 @@ def test_close_after_one_run_with_one_tool_call_leaves_no_socket(
     threads_before = set(threading.enumerate())
     client = server.client(base_url=proxy.base_url)
     agent = mantyx_sync.Agent(client, system_prompt="s", tools=[ping])
-    with client.start_run(agent.spec, "x", on_tool=on_tool) as run:
+    with client.runs.start(agent.spec, "x", on_tool=on_tool) as run:
         assert run.wait().text == "done"
     client.close()
     # The poster's thread may still be reading its answer when the run ends.

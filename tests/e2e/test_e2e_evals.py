@@ -197,7 +197,7 @@ def test_cancelling_an_evaluation_ends_iteration_with_run_cancelled(server: Loca
     client, run, events, release = _eval_waiting_in_its_tool(server)
     with run:
         client.evals.cancel(run.id)
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             for _ in events:
                 pass
     release.set()

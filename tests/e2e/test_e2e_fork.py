@@ -23,7 +23,7 @@ def test_client_survives_fork(mantyx_server: LocalMantyx) -> None:
         code = 1
         try:
             signal.alarm(20)  # never let a broken child hang the suite
-            ok = "in the child" in agent.run("in the child").text and client.models().models
+            ok = "in the child" in agent.run("in the child").text and client.models.list().models
             code = 0 if ok else 2
         except BaseException as exc:
             print(f"child failed: {exc!r}", file=sys.stderr)

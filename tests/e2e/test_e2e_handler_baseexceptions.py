@@ -77,7 +77,7 @@ def test_keyboard_interrupt_in_a_worker_leaves_the_pool_serving(server: LocalMan
     )
     client = server.client()
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[first, second])
-    with client.start_run(agent.spec, "x", max_workers=1) as run:
+    with client.runs.start(agent.spec, "x", max_workers=1) as run:
         result = run.wait()
     assert sorted(result.text.split(" | ")) == [
         "first=ERR:KeyboardInterrupt",

@@ -50,7 +50,7 @@ def test_paging_through_250_runs_one_request_per_page(mantyx_server: LocalMantyx
     client = mantyx_server.client()
     mantyx_server.clear_requests()
 
-    runs = client.list_runs(limit=100, include_total=True)
+    runs = client.runs.list(limit=100, include_total=True)
     assert _list_gets(mantyx_server, "/agent-runs") == [], "nothing is fetched before iterating"
     first = next(runs)
     assert len(_list_gets(mantyx_server, "/agent-runs")) == 1
@@ -73,13 +73,13 @@ def test_paging_through_250_runs_one_request_per_page(mantyx_server: LocalMantyx
 
     # The same 250, filtered: every page carries the filters along with the cursor.
     mantyx_server.clear_requests()
-    odd = client.list_runs(metadata={"batch": "odd"}, status="succeeded", limit=50)
+    odd = client.runs.list(metadata={"batch": "odd"}, status="succeeded", limit=50)
     assert [int(r.metadata["n"]) for r in odd] == list(range(249, 0, -2))
     queries = _list_gets(mantyx_server, "/agent-runs")
     assert len(queries) == 3
     assert all(q["metadata"] == "batch:odd" and q["status"] == "succeeded" for q in queries)
     assert ["cursor" in q for q in queries] == [False, True, True]
-    fifths = client.list_runs(model_id=MODEL_B, limit=20, include_total=True)
+    fifths = client.runs.list(model_id=MODEL_B, limit=20, include_total=True)
     assert fifths.total == 50
     assert [r.id for r in fifths] == [ids[i] for i in range(245, -1, -5)]
 
@@ -88,24 +88,24 @@ def test_filters_combine_and_max_items_caps_the_requests(mantyx_server: LocalMan
     _seed_runs(mantyx_server, 40)
     client = mantyx_server.client()
 
-    even_b = list(client.list_runs(metadata={"batch": "even"}, model_id=MODEL_B, limit=3))
+    even_b = list(client.runs.list(metadata={"batch": "even"}, model_id=MODEL_B, limit=3))
     assert [r.metadata["n"] for r in even_b] == ["30", "20", "10", "0"]
     assert {r.model_id for r in even_b} == {MODEL_B}
 
-    both = list(client.list_runs(metadata={"batch": "odd", "n": "7"}))
+    both = list(client.runs.list(metadata={"batch": "odd", "n": "7"}))
     assert [r.metadata["n"] for r in both] == ["7"], "repeated metadata filters are ANDed"
 
     mantyx_server.clear_requests()
-    capped = list(client.list_runs(limit=10, max_items=25))
+    capped = list(client.runs.list(limit=10, max_items=25))
     assert len(capped) == 25
     assert len(_list_gets(mantyx_server, "/agent-runs")) == 3
 
     mantyx_server.clear_requests()
-    small = list(client.list_runs(max_items=5))
+    small = list(client.runs.list(max_items=5))
     assert len(small) == 5
     assert _list_gets(mantyx_server, "/agent-runs") == [{"limit": "5"}]
-    assert list(client.list_runs(status="failed")) == []
-    assert client.list_runs().total is None, "no count unless asked"
+    assert list(client.runs.list(status="failed")) == []
+    assert client.runs.list().total is None, "no count unless asked"
 
 
 def test_status_filter_finds_failed_runs(mantyx_server: LocalMantyx) -> None:
@@ -114,7 +114,7 @@ def test_status_filter_finds_failed_runs(mantyx_server: LocalMantyx) -> None:
     mantyx_server.queue_script([Fail("boom", code="provider_error")])
     with pytest.raises(mantyx_sync.RunError) as caught:
         agent.run("breaks")
-    failed = list(agent.client.list_runs(status="failed"))
+    failed = list(agent.client.runs.list(status="failed"))
     assert [r.id for r in failed] == [caught.value.run_id]
     assert failed[0].error == "boom"
 
@@ -138,7 +138,7 @@ def test_bad_list_arguments_raise_before_sending(
     client = mantyx_server.client()
     mantyx_server.clear_requests()
     with pytest.raises(mantyx_sync.SpecError) as caught:
-        client.list_runs(**kwargs)  # type: ignore[arg-type]
+        client.runs.list(**kwargs)  # type: ignore[arg-type]
     assert caught.value.path == path
     assert mantyx_server.requests == []
 
@@ -153,18 +153,18 @@ def test_sessions_list_filters_and_pages(mantyx_server: LocalMantyx) -> None:
         sessions.append(chat)
     sessions[1].end()
 
-    listed = list(client.list_sessions(limit=2))
+    listed = list(client.sessions.list(limit=2))
     assert all(isinstance(s, SessionSummary) for s in listed)
     assert [s.id for s in listed] == [s.id for s in reversed(sessions)]
     assert listed[-1].summary == "hello 0" and listed[-1].created_at
     assert len(_list_gets(mantyx_server, "/agent-sessions")) == 3
 
-    assert [s.id for s in client.list_sessions(status="ended")] == [sessions[1].id]
-    team_a = client.list_sessions(metadata={"team": "a"}, status="active")
+    assert [s.id for s in client.sessions.list(status="ended")] == [sessions[1].id]
+    team_a = client.sessions.list(metadata={"team": "a"}, status="active")
     assert team_a.total == 2
     assert [s.id for s in team_a] == [sessions[2].id, sessions[0].id]
     with pytest.raises(mantyx_sync.SpecError, match="active"):
-        client.list_sessions(status="open")
+        client.sessions.list(status="open")
     for chat in sessions:
         chat.end()
 
@@ -199,7 +199,7 @@ def test_session_replay_oldest_first_typed(mantyx_server: LocalMantyx) -> None:
         assert events[0].text == "first" and events[3].text == "second"
         assert events[5].text != long_prompt and events[5].text.startswith("word word")
 
-        replay = client.session_events(chat.id, last=3, full=True)
+        replay = client.sessions.events(chat.id, last=3, full=True)
         tail = list(replay)
         assert [e.seq for e in tail] == [5, 6, 7]
         assert tail[1].text == long_prompt
@@ -238,8 +238,8 @@ def test_every_summary_names_its_timestamps_alike(mantyx_server: LocalMantyx) ->
     client = mantyx_server.client()
     with mantyx_sync.Agent(client, system_prompt="s").session() as chat:
         chat.run("hello")
-        (run,) = client.list_runs()
-        (session,) = client.list_sessions()
+        (run,) = client.runs.list()
+        (session,) = client.sessions.list()
     assert run.created_at and session.created_at and session.last_interaction_at
     # The old names still answer, with a warning naming the new one.
     with pytest.warns(DeprecationWarning, match=r"use \.created_at"):
@@ -251,9 +251,9 @@ def test_every_summary_names_its_timestamps_alike(mantyx_server: LocalMantyx) ->
 def test_replay_of_an_unknown_session_is_not_found(mantyx_server: LocalMantyx) -> None:
     client = mantyx_server.client()
     with pytest.raises(mantyx_sync.NotFoundError):
-        list(client.session_events("ses_missing"))
+        list(client.sessions.events("ses_missing"))
     with pytest.raises(mantyx_sync.SpecError):
-        client.session_events("ses_x", last=0)
+        client.sessions.events("ses_x", last=0)
 
 
 def test_replay_pages_backwards_through_the_server(
@@ -282,7 +282,7 @@ def test_replay_pages_backwards_through_the_server(
         assert everything.total == 8
 
         mantyx_server.clear_requests()
-        tail = list(client.session_events(chat.id, last=5))
+        tail = list(client.sessions.events(chat.id, last=5))
         assert [e.seq for e in tail] == [4, 5, 6, 7, 8]
         assert _list_gets(mantyx_server, "/events") == [
             {"lastMessages": "3"},

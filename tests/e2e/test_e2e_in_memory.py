@@ -50,7 +50,7 @@ def test_the_guard_refuses_sockets(no_sockets: None) -> None:
     with pytest.raises(SocketUsed):
         socket.socket()
     with pytest.raises(SocketUsed):
-        mantyx_sync.Client("k", workspace="w", base_url="http://127.0.0.1:9").models()
+        mantyx_sync.Client("k", workspace="w", base_url="http://127.0.0.1:9").models.list()
 
 
 def test_an_agent_with_local_tools_runs_with_no_socket(emulator: LocalMantyx) -> None:
@@ -135,7 +135,7 @@ def test_attach_run_with_no_socket(emulator: LocalMantyx) -> None:
     )
 
     with emulator.client(in_memory=True) as client:
-        result = client.attach_run(run_id, tools=[first, second], settle=0.2).wait()
+        result = client.runs.attach(run_id, tools=[first, second], settle=0.2).wait()
     assert ran == ["second"]
     assert result.text == "first=1 | second=2"
 
@@ -144,12 +144,12 @@ def test_a_transport_answers_with_the_client_s_credential_and_rate_limits() -> N
     srv = LocalMantyx(rate_limits={"reads": 100})
     try:
         with srv.client(in_memory=True) as client:
-            assert client.models().default_model_id
+            assert client.models.list().default_model_id
             assert client.rate_limits["reads"].remaining == 99
         with (
             srv.client(in_memory=True, api_key="mantyx_wrong") as client,
             pytest.raises(mantyx_sync.AuthError),
         ):
-            client.models()
+            client.models.list()
     finally:
         srv.stop()

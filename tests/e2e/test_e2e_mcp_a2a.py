@@ -420,7 +420,7 @@ def test_resumed_session_reconnects_its_mcp_server(mantyx_server: LocalMantyx) -
     try:
         assert first.run("one").text == "py_get_sum=3"
         # As another process would: same definitions, its own server process.
-        with client.resume_session(first.id, tools=[_py_mcp()]) as resumed:
+        with client.sessions.resume(first.id, tools=[_py_mcp()]) as resumed:
             assert len(_stdio_children()) == 2
             assert resumed.run("two").text == "py_get_sum=3"
         assert len(_stdio_children()) == 1

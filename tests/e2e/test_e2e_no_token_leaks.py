@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import mantyx_sync
-from mantyx_sync import AuthError, Client, OAuth, PermissionDenied, credentials
+from mantyx_sync import AuthError, Client, OAuth, PermissionDeniedError, credentials
 from mantyx_sync.testing import LocalMantyx
 
 CLIENT_ID = "leak-check-app"
@@ -47,22 +47,22 @@ def test_no_secret_in_logs_output_reprs_or_errors(
         with agent.session() as chat:
             chat.run("hi")
             shown.extend(chat.events())
-        shown.extend(client.list_runs(include_total=True))
-        shown.extend(client.list_sessions())
+        shown.extend(client.runs.list(include_total=True))
+        shown.extend(client.sessions.list())
         try:
-            result.feedback("up")  # no feedback:write scope
-        except PermissionDenied as exc:
+            client.feedback.create(result.run_id, "up")  # no feedback:write scope
+        except PermissionDeniedError as exc:
             errors.append(exc)
         server.oauth.expire_access_tokens()
-        client.models()  # 401, one refresh, the request again
+        client.models.list()  # 401, one refresh, the request again
         server.advance_clock(3600)
-        client.models()  # due: refreshed before sending
+        client.models.list()  # due: refreshed before sending
         shown.extend([oauth.userinfo(), oauth.metadata(), source.tokens])
         shown.extend([tokens, stored, source, client, oauth, client.rate_limits, result])
         shown.extend(server.requests)
         old_refresh = source.refresh_token
         oauth.revoke(source)
-        for call in (client.models, lambda: oauth.refresh(old_refresh)):
+        for call in (client.models.list, lambda: oauth.refresh(old_refresh)):
             try:
                 call()
             except AuthError as exc:

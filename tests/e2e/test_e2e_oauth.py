@@ -24,7 +24,7 @@ from mantyx_sync import (
     Client,
     ConfigurationError,
     OAuth,
-    PermissionDenied,
+    PermissionDeniedError,
     SignInError,
     TokenSet,
 )
@@ -77,7 +77,7 @@ def test_pkce_sign_in_then_a_client_on_the_token_source(srv: LocalMantyx, oauth:
     with Client(token_source=source) as client:
         assert client.config.workspace == srv.workspace
         assert client.config.base_url == srv.base_url
-        assert client.models().default_model_id
+        assert client.models.list().default_model_id
         result = mantyx_sync.Agent(client, system_prompt=SYSTEM).run("hi")
         assert result.text
     assert source.refresh_count == 0  # the signed-in access token was still good
@@ -254,7 +254,7 @@ def _hammer(client: Client, threads: int = 50) -> list[BaseException]:
     def call() -> None:
         try:
             barrier.wait()
-            client.models()
+            client.models.list()
         except BaseException as exc:  # collected for the assertion
             errors.append(exc)
 
@@ -270,7 +270,7 @@ def test_fifty_threads_on_a_due_token_cause_one_refresh(srv: LocalMantyx, oauth:
     now = [time.time()]
     source = oauth.refresh_token_source(_sign_in(oauth), clock=lambda: now[0])
     with Client(token_source=source) as client:
-        client.models()
+        client.models.list()
         assert srv.oauth.refreshes == 0
         now[0] += 3600 - 30  # inside the 60 s before expiry: due on this side
         srv.advance_clock(3600 - 30)
@@ -281,7 +281,7 @@ def test_fifty_threads_on_a_due_token_cause_one_refresh(srv: LocalMantyx, oauth:
 def test_fifty_threads_on_a_refused_token_cause_one_refresh(srv: LocalMantyx, oauth: OAuth) -> None:
     source = oauth.refresh_token_source(_sign_in(oauth))
     with Client(token_source=source) as client:
-        client.models()
+        client.models.list()
         srv.oauth.expire_access_tokens()  # the client still believes it is good: 401s
         assert _hammer(client) == []
     assert srv.oauth.refreshes == 1 and source.refresh_count == 1
@@ -294,7 +294,7 @@ def test_fifty_threads_on_a_revoked_refresh_token_ask_the_server_once(
 ) -> None:
     source = oauth.refresh_token_source(_sign_in(oauth))
     with Client(token_source=source) as client:
-        client.models()
+        client.models.list()
         oauth.revoke(source)  # signed out elsewhere: access and refresh token both dead
         srv.clear_requests()
         errors = _hammer(client)
@@ -327,7 +327,7 @@ def test_scope_errors_name_the_missing_scope(srv: LocalMantyx, oauth: OAuth) -> 
     tokens = _sign_in(oauth, ["models:read", "runs:read"])
     client = Client(token_source=oauth.refresh_token_source(tokens), workspace=srv.workspace)
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
-    with pytest.raises(PermissionDenied) as body_form:
+    with pytest.raises(PermissionDeniedError) as body_form:
         agent.run("hi")
     assert body_form.value.required_scopes == ["runs:write"]
     assert "runs:write" in str(body_form.value)
@@ -339,8 +339,8 @@ def test_scope_errors_name_the_missing_scope(srv: LocalMantyx, oauth: OAuth) -> 
         json={"error": "insufficient_scope"},
         headers={"WWW-Authenticate": 'Bearer error="insufficient_scope", scope="models:read"'},
     )
-    with pytest.raises(PermissionDenied) as header_form:
-        client.models()
+    with pytest.raises(PermissionDeniedError) as header_form:
+        client.models.list()
     assert header_form.value.required_scopes == ["models:read"]
     assert header_form.value.code == "insufficient_scope"
 
@@ -349,7 +349,7 @@ def test_workspace_discovery_needs_the_identity_scope(srv: LocalMantyx, oauth: O
     tokens = _sign_in(oauth, ["models:read"])
     with pytest.raises(ConfigurationError, match="pass workspace=") as info:
         Client(token_source=oauth.refresh_token_source(tokens))
-    assert isinstance(info.value.__cause__, PermissionDenied)
+    assert isinstance(info.value.__cause__, PermissionDeniedError)
     assert info.value.__cause__.required_scopes == ["mantyx.identity:read"]
     srv.oauth.workspaces = ["acme", "beta"]
     rich = _sign_in(oauth)
@@ -365,7 +365,7 @@ def test_revoked_tokens_end_in_a_clear_auth_error(srv: LocalMantyx, oauth: OAuth
     oauth.revoke(source)
     assert not srv.oauth.is_active(tokens.access_token)
     with pytest.raises(AuthError) as info:
-        client.models()
+        client.models.list()
     assert info.value.code == "invalid_grant"
     oauth.revoke("mantyx_at_never_issued")  # unknown tokens are fine (RFC 7009)
 
@@ -415,14 +415,14 @@ def test_no_token_in_logs_reprs_errors_or_output(
     tokens = _sign_in(oauth)
     source = oauth.refresh_token_source(tokens)
     client = Client(token_source=source)
-    client.models()
+    client.models.list()
     srv.oauth.expire_access_tokens()
-    client.models()  # 401, refresh, retry
+    client.models.list()  # 401, refresh, retry
     refreshed = source.tokens
     assert refreshed is not None
     oauth.revoke(source)
     with pytest.raises(AuthError) as failure:
-        client.models()
+        client.models.list()
     texts = [
         caplog.text,
         repr(tokens),
@@ -452,7 +452,7 @@ def test_a_short_lived_token_is_not_refreshed_on_every_call(srv: LocalMantyx) ->
     source = oauth.refresh_token_source(_sign_in(oauth))
     with Client(token_source=source) as client:
         for _ in range(3):
-            client.models()
+            client.models.list()
     assert source.refresh_count == 0 and srv.oauth.refreshes == 0
 
 
@@ -460,7 +460,7 @@ def test_a_short_lived_token_is_not_refreshed_on_every_call(srv: LocalMantyx) ->
 def test_a_child_forked_mid_refresh_still_refreshes(srv: LocalMantyx, oauth: OAuth) -> None:
     source = oauth.refresh_token_source(_sign_in(oauth))
     client = Client(token_source=source)
-    client.models()  # pools hold live connections in the parent
+    client.models.list()  # pools hold live connections in the parent
     srv.oauth.expire_access_tokens()
     with source._lock:  # as if another thread were refreshing when the fork came
         pid = os.fork()
@@ -468,7 +468,7 @@ def test_a_child_forked_mid_refresh_still_refreshes(srv: LocalMantyx, oauth: OAu
             code = 1
             try:
                 signal.alarm(20)  # never let a broken child hang the suite
-                client.models()
+                client.models.list()
                 code = 0 if source.refresh_count == 1 else 2
             except BaseException as exc:
                 print(f"child failed: {exc!r}", file=sys.stderr)
@@ -476,5 +476,5 @@ def test_a_child_forked_mid_refresh_still_refreshes(srv: LocalMantyx, oauth: OAu
                 os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    client.models()  # and the parent refreshes on its own
+    client.models.list()  # and the parent refreshes on its own
     assert source.refresh_count == 1 and srv.oauth.refreshes == 2

@@ -52,7 +52,7 @@ SERVED_STATUS = {"succeeded": "completed", "failed": "failed", "cancelled": "can
 def _by_run(agent: mantyx_sync.Agent) -> tuple[str, str | None, Any]:
     try:
         result = agent.run("x")
-    except mantyx_sync.RunCancelled as exc:
+    except mantyx_sync.RunCancelledError as exc:
         return "cancelled", exc.message, exc.result
     except mantyx_sync.RunError as exc:
         return "failed", exc.message, exc.result

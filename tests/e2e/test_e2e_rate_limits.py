@@ -24,7 +24,7 @@ def _create_statuses(server: LocalMantyx) -> list[int]:
 def test_headers_land_in_client_rate_limits() -> None:
     with LocalMantyx(rate_limits={"runs": 50, "reads": 100}) as server:
         client = server.client()
-        client.models()
+        client.models.list()
         assert client.rate_limits["reads"].limit == 100
         assert client.rate_limits["reads"].remaining == 99
         mantyx_sync.Agent(client, system_prompt=SYSTEM).run("hi")

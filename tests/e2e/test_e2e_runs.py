@@ -96,7 +96,7 @@ def test_non_success_result_is_a_run_error(
     with pytest.raises(mantyx_sync.RunError) as info:
         agent.run("x")
     assert info.value.code == "error_max_turns"
-    assert not isinstance(info.value, mantyx_sync.RunCancelled)
+    assert not isinstance(info.value, mantyx_sync.RunCancelledError)
 
 
 def test_start_gives_id_before_events_and_wait(
@@ -125,7 +125,7 @@ def test_cancel_from_another_thread(mantyx_server: LocalMantyx) -> None:
     )
     watchdog.start()
     try:
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             run.wait()
     finally:
         release.set()
@@ -149,7 +149,7 @@ def test_a_best_effort_cancel_is_retried_like_any_cancel(
     mantyx_server: LocalMantyx, held_agent: mantyx_sync.Agent
 ) -> None:
     # A cancel is idempotent: leaving the block early retries it after a 503
-    # (within cancel_timeout), as Client.cancel and Run.cancel do, instead of
+    # (within cancel_timeout), as Runs.cancel and Run.cancel do, instead of
     # leaving the run burning.
     mantyx_server.fail_next("POST", r"/cancel$", 503, headers={"Retry-After": "0"})
     with held_agent.stream("x") as run:
@@ -275,24 +275,24 @@ def test_auth_and_workspace_errors(mantyx_server: LocalMantyx) -> None:
         "mantyx_wrong_key_000", workspace=mantyx_server.workspace, base_url=mantyx_server.base_url
     )
     with pytest.raises(mantyx_sync.AuthError):
-        bad_key.models()
+        bad_key.models.list()
     bad_ws = mantyx_sync.Client(
         mantyx_server.api_key, workspace="not-mine", base_url=mantyx_server.base_url
     )
     with pytest.raises(mantyx_sync.NotFoundError) as info:
-        bad_ws.models()
+        bad_ws.models.list()
     assert info.value.hint == mantyx_server.workspace
 
 
 def test_models_snapshot_and_cancel_routes(
     mantyx_server: LocalMantyx, agent: mantyx_sync.Agent
 ) -> None:
-    catalog = agent.client.models()
+    catalog = agent.client.models.list()
     assert catalog.models and catalog.default_model_id in {m.id for m in catalog.models}
     result = agent.run("x")
-    snap = agent.client.get_run(result.run_id)
+    snap = agent.client.runs.get(result.run_id)
     assert snap.status == "succeeded" and snap.final_text == result.text
-    agent.client.cancel(result.run_id)  # idempotent on an ended run
+    agent.client.runs.cancel(result.run_id)  # idempotent on an ended run
 
 
 def test_spec_errors_send_nothing(mantyx_server: LocalMantyx) -> None:
@@ -408,7 +408,7 @@ def test_stream_that_cannot_be_reopened_raises_stream_error(mantyx_server: Local
 @pytest.mark.parametrize(
     ("terminal", "data", "error"),
     [
-        ("cancelled", {"reason": {"by": "user"}}, mantyx_sync.RunCancelled),
+        ("cancelled", {"reason": {"by": "user"}}, mantyx_sync.RunCancelledError),
         ("error", {"error": "model exploded", "retryable": "yes"}, mantyx_sync.RunError),
         (
             "result",

@@ -66,16 +66,16 @@ def test_session_tools_answered_and_resume(emulator: LocalMantyx) -> None:
         ]
     )
     client = emulator.client(in_memory=True)
-    chat = client.create_session(system_prompt=SYSTEM, tools=[add])
+    chat = client.sessions.create(system_prompt=SYSTEM, tools=[add])
     assert chat.run("add").text == "sum is 5"
     # A new process would re-bind the handlers on the same session id.
-    again = emulator.client(in_memory=True).resume_session(chat.id, tools=[add])
+    again = emulator.client(in_memory=True).sessions.resume(chat.id, tools=[add])
     assert again.run("add again").text == "sum is 5"
     assert calls == [5, 5]
     again.end()
     again.end()  # idempotent
     with pytest.raises(mantyx_sync.NotFoundError):
-        client.resume_session("ses_does_not_exist", tools=[add])
+        client.sessions.resume("ses_does_not_exist", tools=[add])
 
 
 def test_session_message_tools_override(emulator: LocalMantyx) -> None:

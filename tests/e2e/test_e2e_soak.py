@@ -124,7 +124,7 @@ def test_soak_forked_processes_share_a_client_made_before_the_fork() -> None:
     server = LocalMantyx(tool_timeout=20.0).start()
     soak.arm(server)
     client = server.client(**_client_options())
-    client.models()  # the parent's pool holds a live connection when it forks
+    client.models.list()  # the parent's pool holds a live connection when it forks
     children = []
     for n in range(CHILDREN):
         read, write = os.pipe()
@@ -153,7 +153,7 @@ def test_soak_forked_processes_share_a_client_made_before_the_fork() -> None:
                 problems.append(f"child {pid}: {what} it started still open: {report[what]}")
     problems += soak.problems(server, outcomes)
     # The parent's client still works after its children used their own pools.
-    assert client.models().models
+    assert client.models.list().models
     client.close()
     server.stop()
     assert not problems, _report(seed, problems)

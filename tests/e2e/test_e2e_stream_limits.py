@@ -52,9 +52,11 @@ def test_a_quiet_stream_uses_up_the_reconnect_budget(quiet_server: LocalMantyx) 
 def test_run_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()  # idle deadline 120 s: only the timeout can end this
     agent = mantyx_sync.Agent(client, system_prompt=SYSTEM)
-    with pytest.raises(mantyx_sync.Timeout, match=r"within its timeout of 0\.3s") as info:
-        agent.run("x", timeout=0.3)
-    assert "timeout=None for no limit" in str(info.value)
+    with pytest.raises(
+        mantyx_sync.RunTimeoutError, match=r"within its run_timeout of 0\.3s"
+    ) as info:
+        agent.run("x", run_timeout=0.3)
+    assert "run_timeout=None for no limit" in str(info.value)
     assert _latest_run_cancelled(quiet_server)
     client.close()
 
@@ -62,8 +64,8 @@ def test_run_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
 def test_wait_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     run = mantyx_sync.Agent(client, system_prompt=SYSTEM).start("x")
-    with pytest.raises(mantyx_sync.Timeout):
-        run.wait(timeout=0.3)
+    with pytest.raises(mantyx_sync.RunTimeoutError):
+        run.wait(run_timeout=0.3)
     assert _latest_run_cancelled(quiet_server)
     assert not run.done
     client.close()
@@ -72,9 +74,9 @@ def test_wait_timeout_cancels_the_run(quiet_server: LocalMantyx) -> None:
 def test_iteration_with_a_timeout_yields_what_came_then_raises(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     seen = []
-    with pytest.raises(mantyx_sync.Timeout):
+    with pytest.raises(mantyx_sync.RunTimeoutError):
         # 1 s: ample for the "started" event already in the log to arrive first.
-        for event in mantyx_sync.Agent(client, system_prompt=SYSTEM).stream("x", timeout=1.0):
+        for event in mantyx_sync.Agent(client, system_prompt=SYSTEM).stream("x", run_timeout=1.0):
             seen.append(event.type)
     assert seen == ["started"]
     assert _latest_run_cancelled(quiet_server)
@@ -84,8 +86,8 @@ def test_iteration_with_a_timeout_yields_what_came_then_raises(quiet_server: Loc
 def test_session_runs_take_a_timeout(quiet_server: LocalMantyx) -> None:
     client = quiet_server.client()
     with mantyx_sync.Agent(client, system_prompt=SYSTEM).session() as chat:
-        with pytest.raises(mantyx_sync.Timeout):
-            chat.run("x", timeout=0.3)
+        with pytest.raises(mantyx_sync.RunTimeoutError):
+            chat.run("x", run_timeout=0.3)
         assert _latest_run_cancelled(quiet_server)
     client.close()
 
@@ -95,24 +97,24 @@ def test_a_tool_that_never_returns_is_bounded_by_the_timeout(
 ) -> None:
     # The run waits on our own tool (so quiet reconnects are no failure): the
     # timeout still ends it.
-    with pytest.raises(mantyx_sync.Timeout):
-        held_agent.run("x", timeout=0.5)
+    with pytest.raises(mantyx_sync.RunTimeoutError):
+        held_agent.run("x", run_timeout=0.5)
     assert _latest_run_cancelled(mantyx_server)
 
 
 def test_a_run_that_ends_in_time_is_unaffected(mantyx_server: LocalMantyx) -> None:
     mantyx_server.set_model([Turn("done")])
     agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
-    assert agent.run("x", timeout=30).text == "done"
-    run = agent.start("x", timeout=30)
-    assert run.wait(timeout=30).text == "done"
+    assert agent.run("x", run_timeout=30).text == "done"
+    run = agent.start("x", run_timeout=30)
+    assert run.wait(run_timeout=30).text == "done"
 
 
 @pytest.mark.parametrize("bad", [0, -5, float("nan")])
 def test_a_bad_timeout_sends_nothing(mantyx_server: LocalMantyx, bad: float) -> None:
     agent = mantyx_sync.Agent(mantyx_server.client(), system_prompt=SYSTEM)
-    with pytest.raises(mantyx_sync.SpecError, match="timeout must be a number of seconds > 0"):
-        agent.run("x", timeout=bad)
+    with pytest.raises(mantyx_sync.SpecError, match="run_timeout: must be a number of seconds > 0"):
+        agent.run("x", run_timeout=bad)
     with pytest.raises(mantyx_sync.SpecError, match="timeout"):
-        agent.stream("x", timeout="10")  # type: ignore[arg-type]
+        agent.stream("x", run_timeout="10")  # type: ignore[arg-type]
     assert mantyx_server.requests == []

@@ -305,7 +305,7 @@ def test_run_end_does_not_wait_for_running_handlers(mantyx_server: LocalMantyx) 
         target=lambda: (mantyx_server.wait_for_tool_call(timeout=5), run.cancel())
     ).start()
     try:
-        with pytest.raises(mantyx_sync.RunCancelled):
+        with pytest.raises(mantyx_sync.RunCancelledError):
             run.wait()
         assert not release.is_set()  # returned while the handler still runs
     finally:

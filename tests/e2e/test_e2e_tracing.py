@@ -272,7 +272,7 @@ def test_a_cancelled_run_and_a_closed_stream_are_cancelled_spans(
     agent = mantyx_sync.Agent(traced, system_prompt=SYSTEM, tools=[stuck])
     with agent.stream("x") as run:
         next(iter(run))  # leave early: the run is cancelled
-    with pytest.raises(mantyx_sync.RunCancelled), agent.start("y") as run:
+    with pytest.raises(mantyx_sync.RunCancelledError), agent.start("y") as run:
         for event in run:
             if event.type == "local_tool_call":
                 run.cancel()
@@ -292,8 +292,8 @@ def test_a_run_out_of_time_is_a_timeout_span(
     mantyx_server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn("done")])
     with mantyx_server.client(tracer_provider=provider) as client:
         agent = mantyx_sync.Agent(client, system_prompt=SYSTEM, tools=[stuck])
-        with pytest.raises(mantyx_sync.Timeout):
-            agent.run("x", timeout=1)
+        with pytest.raises(mantyx_sync.RunTimeoutError):
+            agent.run("x", run_timeout=1)
     [run_span] = _spans(exporter, "invoke_agent")
     assert run_span.status.status_code is StatusCode.ERROR
     assert (run_span.attributes or {})["error.type"] == "timeout"

@@ -11,7 +11,7 @@ from typing import Any
 import attrs
 import pytest
 
-from mantyx_sync import Agent, AgentSpec, Client, Session, SpecError
+from mantyx_sync import Agent, AgentSpec, Client, Session, Sessions, SpecError
 from mantyx_sync.spec import MessageOverrides, OverrideKeywords, SpecKeywords
 from mantyx_sync.testing import LocalMantyx, Turn
 
@@ -22,7 +22,7 @@ OVERRIDES = set(OverrideKeywords.__annotations__)
 SURFACES: list[tuple[str, Callable[..., Any], set[str]]] = [
     ("Agent", Agent.__init__, SPEC),
     ("Agent.session", Agent.session, SPEC),
-    ("Client.create_session", Client.create_session, SPEC),
+    ("Sessions.create", Sessions.create, SPEC),
     ("AgentSpec.build", AgentSpec.build, SPEC),
     ("AgentSpec.replace", AgentSpec.replace, SPEC),
     ("Session.start", Session.start, OVERRIDES),
@@ -65,7 +65,7 @@ def test_every_surface_takes_every_spec_keyword(
 
 DOCUMENTED: list[tuple[str, Any, set[str]]] = [
     ("Agent", Agent, SPEC),
-    ("Client.create_session", Client.create_session, SPEC),
+    ("Sessions.create", Sessions.create, SPEC),
     ("AgentSpec.build", AgentSpec.build, SPEC),
     ("Session.start", Session.start, OVERRIDES),
     ("SpecKeywords", SpecKeywords, SPEC),
@@ -104,14 +104,14 @@ def test_an_unknown_keyword_names_itself_and_the_choices(
     assert "modle_id" in str(info.value) and "model_id" in str(info.value)
     spec = AgentSpec.build(system_prompt="s")
     with pytest.raises(SpecError, match="modle_id"):
-        client.create_session(spec, **{"modle_id": "m"})
+        client.sessions.create(spec, **{"modle_id": "m"})
     assert len(server.requests) == sent
 
 
 def test_a_message_cannot_change_what_only_the_session_holds(
     server: LocalMantyx, client: Client
 ) -> None:
-    with client.create_session(system_prompt="s") as session:
+    with client.sessions.create(system_prompt="s") as session:
         sent = len(server.requests)
         with pytest.raises(SpecError) as info:
             session.start("hi", **{"model_id": "m"})
@@ -180,7 +180,7 @@ def test_a_wrong_message_override_is_named_by_its_python_keyword(
     server: LocalMantyx, client: Client, keyword: str
 ) -> None:
     value, expected = WRONG[keyword]
-    with client.create_session(system_prompt="s") as session:
+    with client.sessions.create(system_prompt="s") as session:
         sent = len(server.requests)
         with pytest.raises(SpecError, match=f"^{re.escape(expected)}"):
             session.start("hi", **{keyword: value})

@@ -109,7 +109,7 @@ def test_celery_create_whose_answer_was_lost_starts_no_second_run(
     if lookup_fails:
         # e.g. a key without the scope to list runs: the job fails, makes nothing more
         sales_emulator.fail_next("GET", r"/agent-runs$", 403)
-        with pytest.raises(recipe.mantyx_sync.APIError):
+        with pytest.raises(recipe.mantyx_sync.APIStatusError):
             recipe.run_job("unsure", prompt, owner="a")
         assert recipe.store.get("mantyx:job:unsure:run") == recipe.STARTING
         assert len(runs_of(sales_emulator, before)) == 1
@@ -127,7 +127,7 @@ def test_celery_create_that_never_reached_mantyx_is_made_once(
     before = set(sales_emulator.runs)
     prompt = "job unmade: west 5"
     sales_emulator.fail_next("POST", r"/agent-runs$", drop=True)
-    with pytest.raises(recipe.mantyx_sync.TransportError):
+    with pytest.raises(recipe.mantyx_sync.APIConnectionError):
         recipe.run_job("unmade", prompt, owner="a")
     assert runs_of(sales_emulator, before) == []
     outcome = recipe.run_job("unmade", prompt, owner="a")

@@ -131,7 +131,7 @@ def test_celery_run_created_by_a_worker_that_died_before_recording_it_is_found(
     before = set(sales_emulator.runs)
     prompt = "job orphan: south 5"
     spec = recipe.agent.spec.replace(metadata={"job": "orphan"})
-    recipe.client.start_run(spec, prompt).close(cancel=False)
+    recipe.client.runs.start(spec, prompt).close(cancel=False)
     recipe.store.set("mantyx:job:orphan:run", recipe.STARTING)
     outcome = recipe.run_job("orphan", prompt, owner="b")
     assert outcome["text"] == expected_answer(prompt) and outcome["attached"]

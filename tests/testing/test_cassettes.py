@@ -297,7 +297,7 @@ def test_attaching_to_a_run_started_elsewhere_replays_offline(
     def play(server: LocalMantyx | None) -> tuple[str, list[str], list[str]]:
         weather = Weather()
         with _client(server) as client:
-            run = client.attach_run(run_id, tools=[first, weather.tool()], settle=0.3)
+            run = client.runs.attach(run_id, tools=[first, weather.tool()], settle=0.3)
             result = run.wait()
         return result.text, [e.type for e in result.events], weather.calls
 
@@ -422,7 +422,7 @@ def test_new_episodes_adds_a_second_run_with_the_same_prompt(
         with _client(server) as client:
             for _ in range(times):  # the same run, then the same listing, each time
                 text = mantyx_sync.Agent(client, system_prompt="s").run("Hi").text
-                seen.append((text, len(list(client.list_runs()))))
+                seen.append((text, len(list(client.runs.list()))))
         return seen
 
     with cassette(path, record_mode="all"):
