@@ -184,7 +184,7 @@ def test_errors_form_one_tree() -> None:
         and issubclass(getattr(mantyx_sync, n), BaseException)
         and not issubclass(getattr(mantyx_sync, n), Warning)
     ]
-    assert len(errors) == 23
+    assert len(errors) == 24
     for cls in errors:
         assert issubclass(cls, mantyx_sync.MantyxError)
         assert cls.__name__.endswith("Error"), cls
