@@ -156,6 +156,7 @@ class WirePlan:
 
 
 _SCALARS: Final = (str, int, float, bool)
+_FLOAT_INTS: Final = 2**53  # ints a float holds exactly
 
 
 def plain(value: Any) -> Any:
@@ -181,10 +182,19 @@ def plain(value: Any) -> Any:
     return UNUSUAL
 
 
+def _number(v: Any) -> Any:
+    # JSON has one number type: an int is a float too (never a bool, nor one
+    # too large for a float: the converter says so).
+    if type(v) is float:
+        return v
+    if type(v) is int and -_FLOAT_INTS < v < _FLOAT_INTS:
+        return float(v)
+    return UNUSUAL
+
+
 def _exact(kind: type[Any]) -> Reader:
     if kind is float:
-        # JSON has one number type: an int is a float too (never a bool).
-        return lambda v: float(v) if type(v) is float or type(v) is int else UNUSUAL
+        return _number
     return lambda v: v if type(v) is kind else UNUSUAL
 
 

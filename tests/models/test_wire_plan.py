@@ -252,3 +252,12 @@ def test_a_spec_body_is_written_alike_both_ways(keywords: dict[str, Any]) -> Non
     message = MessageOverrides.build(**overrides)
     written = plan_of(MessageOverrides).unstructure(message)
     assert _same(written, converter().unstructure(message))
+
+
+def test_a_number_too_large_for_a_float_is_left_to_the_converter() -> None:
+    from mantyx_sync._models.wire import WireFormatError, structure
+    from mantyx_sync.results import Pricing
+
+    assert structure({"inputPer1MUsd": 3}, Pricing).input_per_1m_usd == 3.0
+    with pytest.raises(WireFormatError, match="too large"):
+        structure({"inputPer1MUsd": 10**400}, Pricing)
