@@ -105,6 +105,17 @@ class WirePlan:
     read_fields: tuple[FieldPlan, ...] = attrs.field(repr=False)
     written: tuple[tuple[str, str], ...] = attrs.field(repr=False)
     raw_names: tuple[str, ...] = attrs.field(repr=False)
+    # read_fields as tuples, for the loop that runs per body.
+    _steps: tuple[tuple[str, tuple[str, ...], bool, bool, Reader, str], ...] = attrs.field(
+        init=False, repr=False, eq=False
+    )
+
+    @_steps.default
+    def _unpacked(self) -> tuple[tuple[str, tuple[str, ...], bool, bool, Reader, str], ...]:
+        return tuple(
+            (f.keys[0], f.keys[1:], f.required, f.null_default, f.read, f.init_name)
+            for f in self.read_fields
+        )
 
     def field(self, name: str) -> FieldPlan:
         return next(f for f in self.fields if f.name == name)
@@ -118,22 +129,22 @@ class WirePlan:
         if type(data) is not dict:
             return UNUSUAL
         kwargs: dict[str, Any] = {}
-        for f in self.read_fields:
-            value = data.get(f.keys[0])
+        for wire, others, required, null_default, read, init_name in self._steps:
+            value = data.get(wire)
             if value is None:
-                for key in f.keys[1:]:
+                for key in others:
                     value = data.get(key)
                     if value is not None:
                         break
             if value is None:
-                if f.required:
+                if required:
                     return UNUSUAL
-                if f.null_default or f.keys[0] not in data:
+                if null_default or wire not in data:
                     continue  # the default
-            value = f.read(value)
+            value = read(value)
             if value is UNUSUAL:
                 return UNUSUAL
-            kwargs[f.init_name] = value
+            kwargs[init_name] = value
         for name in self.raw_names:
             kwargs[name] = dict(data)
         try:
