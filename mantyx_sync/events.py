@@ -32,7 +32,7 @@ from ._models.terminal import (
     StructuredOutputInfo,
     TokenUsage,
 )
-from ._models.wire import ALIASES, RAW, camel
+from ._models.wire import ALIASES, RAW
 from .errors import MantyxError
 
 if TYPE_CHECKING:
@@ -325,49 +325,14 @@ def _seq_of(value: Any) -> int | None:
     return None
 
 
-# A call with any key the converter reads beyond the documented four (the
-# snake_case spellings, aliases, the A2A/MCP fields) is left to the converter.
-_CONVERTER_KEYS: Final = frozenset(
-    key
-    for a in attrs.fields(LocalToolCall)
-    if not a.metadata.get(RAW)
-    for key in (a.name, camel(a.name), *a.metadata.get(ALIASES, ()))
-) - {"toolUseId", "name", "args", "kind"}
-
-
-def plain_call(data: Mapping[str, Any]) -> LocalToolCall | None:
-    """The documented plain local call in ``data``, built without the converter
-    (~5 µs per call); ``None`` for any other shape (``event.payload`` then reads
-    it). Exact types only, so the value is the one the converter would build.
-    """
-    tool_use_id = data.get("toolUseId")
-    name = data.get("name")
-    args = data.get("args")
-    kind = data.get("kind", "local")
-    if (
-        type(tool_use_id) is not str
-        or type(name) is not str
-        or type(args) is not dict
-        or type(kind) is not str
-        or not _CONVERTER_KEYS.isdisjoint(data)
-        or not all(type(key) is str for key in args)
-    ):
-        return None
-    return LocalToolCall(
-        tool_use_id=tool_use_id, name=name, args=dict(args), kind=kind, raw=dict(data)
-    )
-
-
 def exact_call(data: Mapping[str, Any]) -> LocalToolCall | None:
     """The local call in ``data`` when every field reads, else ``None`` (a call
-    to answer with a problem rather than run)."""
-    call = plain_call(data)
-    if call is None:
-        try:
-            call = _wire.structure(data, LocalToolCall)
-        except _wire.WireFormatError:
-            return None
-    return call
+    to answer with a problem rather than run). The documented shapes are built
+    by the class's plain path (a few µs), without cattrs."""
+    try:
+        return _wire.structure(data, LocalToolCall)
+    except _wire.WireFormatError:
+        return None
 
 
 def event_of(seq: int, event_type: str, data: dict[str, Any]) -> AnyRunEvent:

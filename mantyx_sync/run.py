@@ -47,6 +47,11 @@ __all__ = ["Run"]
 
 log = logging.getLogger(__name__)
 
+# The event types a run does more with than keep (see Run._act).
+_ACTED_ON: frozenset[str] = frozenset(
+    {"local_tool_call", "local_tool_result_in", *OBSERVED_TYPES, *TERMINAL_TYPES, *SPAN_EVENT_TYPES}
+)
+
 
 @attrs.frozen(kw_only=True)
 class RunOptions:
@@ -404,9 +409,14 @@ class Run(Followed, Generic[OutputT]):
         self._release()
 
     def _handle(self, event: AnyRunEvent) -> None:
-        # Runs for every event: kept flat. Only calls need their typed payload
-        # here; structuring every delta would dominate the cost of a fast stream.
+        # Runs for every event: most (deltas) are only kept.
         self._events.append(event)
+        if event.type in _ACTED_ON:
+            self._act(event)
+
+    def _act(self, event: AnyRunEvent) -> None:
+        # Only calls need their typed payload here; structuring every delta
+        # would dominate the cost of a fast stream.
         kind = event.type
         if kind == "local_tool_call":
             submit_call(self._executor, event, label=f"run {self.id}")

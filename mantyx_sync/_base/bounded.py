@@ -10,7 +10,6 @@ The callers word these as their own errors (``WireFormatError`` for the API).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import time
 from collections.abc import Iterable
@@ -82,12 +81,15 @@ def decode_json(content: bytes | str) -> Any:
         alone (``"JSONDecodeError: Expecting value: ..."``), for the caller's sentence.
     """
     try:
-        if isinstance(content, str):
-            with contextlib.suppress(json.JSONDecodeError):  # then json.loads says why
+        if type(content) is str:
+            try:
                 value, end = _DECODER.raw_decode(content)
+            except json.JSONDecodeError:
+                pass  # json.loads says why
+            else:
                 if end == len(content) or not content[end:].strip(_JSON_SPACE):
                     return value
-        return json.loads(content)  # bytes, space around, or not JSON
+        return json.loads(content)  # bytes, a str subclass, space around, or not JSON
     except RecursionError:
         raise TooDeep("nested too deeply to be read") from None
     except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError

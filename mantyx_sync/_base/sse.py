@@ -59,7 +59,7 @@ def read_events(
     """
     if flush:
         chunks = itertools.chain(chunks, (b"\n\n",))
-    pieces = _Pieces(_frames(chunks, max_bytes))
+    pieces = _Pieces(chunks, max_bytes)
     parts: list[tuple[sseclient.Event, bool]] = []
     try:
         for event in _Parser(pieces).events():
@@ -92,35 +92,61 @@ class _Parser(sseclient.SSEClient):
 
 
 class _Pieces:
-    """The frames as sseclient-py is handed them, a long one in parts.
+    """The frames found in ``chunks``, as sseclient-py is handed them: a long one in parts.
 
     sseclient-py parses one piece before it asks for the next, so while it
     parses, :attr:`split`, :attr:`left` and :attr:`names_event` describe the
     piece it has.
     """
 
-    def __init__(self, frames: Iterator[bytes]) -> None:
-        self._frames = frames
+    def __init__(self, chunks: Iterable[bytes], max_bytes: int) -> None:
+        self._chunks = chunks
+        self._max_bytes = max_bytes
         self.split = False  # the piece is a part of a longer frame
         self.left = 0  # the parts of that frame still to come
         self.names_event = False  # the part has an ``event`` line
 
     def __iter__(self) -> Iterator[bytes]:
-        for frame in self._frames:
-            # No frame of fewer bytes can hold more lines than a part may:
-            # inside a frame every line has a byte besides its end.
-            if len(frame) <= 2 * PART_LINES or _lines(frame) <= PART_LINES:
-                self.split = False
-                yield frame
-                continue
-            self.split = True
-            lines = frame.splitlines(keepends=True)
-            starts = range(0, len(lines), PART_LINES)
-            for n, start in enumerate(starts):
-                part = lines[start : start + PART_LINES]
-                self.left = len(starts) - n - 1
-                self.names_event = any(map(_names_event, part))
-                yield b"".join(part) + _PART_END
+        """Whole frames, each ending in a blank line (one generator: a step per event)."""
+        max_bytes = self._max_bytes
+        pieces: list[bytes] = []  # the frame being received, as it came
+        pending = 0  # its size so far
+        last = b""  # the previous chunk's last byte: a frame end may straddle chunks
+        for chunk in self._chunks:
+            start = 0
+            for cut in _ends(chunk, last):
+                if pending + cut - start > max_bytes:
+                    raise _too_large(max_bytes)
+                if pieces:
+                    pieces.append(chunk[start:cut])
+                    frame = b"".join(pieces)
+                    pieces, pending = [], 0
+                else:
+                    frame = chunk[start:cut]
+                start = cut
+                # No frame of fewer bytes can hold more lines than a part may:
+                # inside a frame every line has a byte besides its end.
+                if len(frame) <= 2 * PART_LINES or _lines(frame) <= PART_LINES:
+                    yield frame
+                else:
+                    yield from self._parts(frame)
+                    self.split = False
+            if start < len(chunk):
+                pieces.append(chunk[start:] if start else chunk)
+                pending += len(chunk) - start
+                if pending > max_bytes:
+                    raise _too_large(max_bytes)
+            last = chunk[-1:] if pieces else b""
+
+    def _parts(self, frame: bytes) -> Iterator[bytes]:
+        self.split = True
+        lines = frame.splitlines(keepends=True)
+        starts = range(0, len(lines), PART_LINES)
+        for n, start in enumerate(starts):
+            part = lines[start : start + PART_LINES]
+            self.left = len(starts) - n - 1
+            self.names_event = any(map(_names_event, part))
+            yield b"".join(part) + _PART_END
 
 
 def _join(parts: list[tuple[sseclient.Event, bool]]) -> sseclient.Event | None:
@@ -144,31 +170,6 @@ def _join(parts: list[tuple[sseclient.Event, bool]]) -> sseclient.Event | None:
 def _names_event(line: bytes) -> bool:
     """Whether ``line`` sets the event's name (field ``event``, any value)."""
     return line.startswith(b"event") and line[5:6] in (b":", b"\n", b"\r", b"")
-
-
-def _frames(chunks: Iterable[bytes], max_bytes: int) -> Iterator[bytes]:
-    """Whole frames, each ending in a blank line."""
-    pieces: list[bytes] = []  # the frame being received, as it came
-    pending = 0  # its size so far
-    last = b""  # the previous chunk's last byte: a frame end may straddle chunks
-    for chunk in chunks:
-        start = 0
-        for cut in _ends(chunk, last):
-            if pending + cut - start > max_bytes:
-                raise _too_large(max_bytes)
-            if pieces:
-                pieces.append(chunk[start:cut])
-                yield b"".join(pieces)
-                pieces, pending = [], 0
-            else:
-                yield chunk[start:cut]
-            start = cut
-        if start < len(chunk):
-            pieces.append(chunk[start:] if start else chunk)
-            pending += len(chunk) - start
-            if pending > max_bytes:
-                raise _too_large(max_bytes)
-        last = chunk[-1:] if pieces else b""
 
 
 def _ends(chunk: bytes, last: bytes) -> list[int]:

@@ -11,10 +11,8 @@ import contextlib
 import logging
 from typing import Final
 
-import attrs
-
 from .._base.bounded import decode_json
-from .._models.wire import ALIASES, camel
+from .._models.plan import plan_of
 from ..events import LocalToolCall, RunEvent, exact_call
 from .executor import ToolExecutor
 
@@ -23,9 +21,8 @@ __all__ = ["note_answer", "submit_call"]
 log = logging.getLogger(__name__)
 
 
-# Where the converter finds the arguments: their wire key, then its aliases.
-_ARGS: Final = attrs.fields(LocalToolCall).args
-_ARGS_KEYS: Final = (camel(_ARGS.name), *_ARGS.metadata[ALIASES])
+# Where a call's arguments are read from: their wire key, then the other spellings.
+_ARGS_KEYS: Final = plan_of(LocalToolCall).field("args").keys
 
 
 def submit_call(executor: ToolExecutor, event: RunEvent, *, label: str) -> None:

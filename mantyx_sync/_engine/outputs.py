@@ -14,7 +14,7 @@ from typing import Any
 
 from .._base.limits import TOOL_FILES_MAX, TOOL_FILES_MAX_BYTES
 from .._base.types import JSONDict
-from .._tools.convert import to_jsonable
+from .._models.convert import to_jsonable
 from ..errors import SpecError, ToolError
 from ..messages import Attachment
 from ..tools import ToolOutput

@@ -1,7 +1,8 @@
-"""Wire JSON to mantyx_sync values and back, through the package's one converter
-(:mod:`mantyx_sync._tools.convert`), whose failures become errors that name the field:
-:class:`WireFormatError` for a server body, :class:`~mantyx_sync.SpecError` for a
-caller's value.
+"""Wire JSON to mantyx_sync values and back: each class's plain path (:mod:`.plan`)
+first, the package's one converter (:mod:`.convert`) for any other shape, whose
+failures become errors that name the field: :class:`WireFormatError` for a server
+body, :class:`~mantyx_sync.SpecError` for a caller's value. A run that only meets
+the documented shapes never imports cattrs.
 """
 
 from __future__ import annotations
@@ -10,10 +11,9 @@ import re
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-import attrs
-
-from .._tools.convert import ALIASES, OMIT, RAW, WIRE, camel, converter, wire_name
 from ..errors import SpecError, WireFormatError
+from .convert import converter
+from .plan import ALIASES, OMIT, RAW, UNUSUAL, WIRE, camel, is_wire_class, plan_of
 
 __all__ = ["ALIASES", "OMIT", "RAW", "WIRE", "FromWire", "WireFormatError", "camel", "unstructure"]
 
@@ -53,11 +53,14 @@ def structure(data: Any, cls: type[T], *, path: str | None = None) -> T:
     """
     if path is not None:
         _check_keys(data, cls, path)
-    # Only reached once the converter exists, so cattrs is already imported.
-    from cattrs import BaseValidationError
+    value = plan_of(cls).structure(data)
+    if value is not UNUSUAL:
+        return value  # type: ignore[no-any-return]
+    conv = converter()
+    from cattrs import BaseValidationError  # loaded by converter()
 
     try:
-        return converter().structure(data, cls)
+        return conv.structure(data, cls)
     except (BaseValidationError, TypeError, ValueError) as exc:
         if isinstance(exc, SpecError):
             raise
@@ -71,21 +74,18 @@ def structure(data: Any, cls: type[T], *, path: str | None = None) -> T:
 def _check_keys(data: Any, cls: type[Any], path: str) -> None:
     if not isinstance(data, Mapping):
         raise SpecError(f"expected an object, got {type(data).__name__}", path=path)
-    known: dict[str, str] = {}
-    for a in attrs.fields(cls):
-        if a.metadata.get(RAW):
-            continue
-        for key in (wire_name(a), a.name, *a.metadata.get(ALIASES, ())):
-            known[key] = a.name
+    known = plan_of(cls).input_keys()
     for key in data:
         if key not in known:
-            allowed = ", ".join(sorted({v for v in known.values()}))
+            allowed = ", ".join(sorted(set(known.values())))
             raise SpecError(f"unknown key {key!r} (expected: {allowed})", path=path)
 
 
 def unstructure(obj: Any) -> dict[str, Any]:
     """The camelCase wire object for an attrs value, ``None``/``UNSET`` omitted."""
-    out = converter().unstructure(obj)
+    out = plan_of(type(obj)).unstructure(obj) if is_wire_class(type(obj)) else UNUSUAL
+    if out is UNUSUAL:
+        out = converter().unstructure(obj)
     if not isinstance(out, dict):
         raise TypeError(f"{type(obj).__name__} does not unstructure to a JSON object")
     return out

@@ -9,8 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ArgumentTypeError, SpecError
-from .convert import (
+from .._models.convert import (
     Structurer,
     describe_type,
     identity,
@@ -18,6 +17,7 @@ from .convert import (
     is_pydantic_model,
     structurer_for,
 )
+from ..errors import ArgumentTypeError, SpecError
 
 if TYPE_CHECKING:
     from .schema import JSONSchema

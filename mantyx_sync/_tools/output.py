@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .._models.convert import converter, describe_type, is_model_class, is_pydantic_model
 from ..errors import ArgumentTypeError, OutputParseError
-from .convert import converter, describe_type, is_model_class, is_pydantic_model
 from .object_schema import object_schema
 from .validator import schema_check
 

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import attrs
 
-from .convert import (
+from .._models.convert import (
     ANNOTATED,
     LITERAL,
     REQUIREDNESS_WRAPPERS,

@@ -12,8 +12,8 @@ from typing import Any
 
 import attrs
 
+from .._models.convert import converter, structure_error_message
 from ..errors import SpecError, ToolError
-from .convert import converter, structure_error_message
 from .docstring import parse_docstring
 from .schema import JSON_DEFAULT_MISSING, Deriver, JSONSchema, json_default
 

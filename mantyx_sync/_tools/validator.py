@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import attrs
 
-from .convert import shorten
+from .._models.convert import shorten
 
 __all__ = ["compile_validator", "schema_check"]
 

@@ -19,8 +19,9 @@ from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
 # Needed only once a request has to be retried.
 RETRY_ONLY = ("tenacity", "asyncio", "tornado")
-# Loaded by the first structured body, tool schema or output-schema check
-# (typing_extensions: only with cattrs, or when the caller's types use it).
+# Loaded by the first body of a shape the plain path leaves to cattrs, tool schema
+# or output-schema check (typing_extensions: only with cattrs, or when the caller's
+# types use it).
 ON_FIRST_USE = ("cattrs", "fastjsonschema", "typing_extensions")
 # Loaded by a notebook's rendering of a result (html's entity table is ~0.4 MiB).
 DISPLAY_ONLY = ("html",)
@@ -108,10 +109,9 @@ def test_the_first_client_checks_the_argument_types_its_deferred_modules_name() 
     assert "requests" in _loaded_after(code)
 
 
-def test_a_plain_run_loads_no_retry_machinery_and_no_rare_feature(
-    mantyx_server: LocalMantyx,
-) -> None:
-    mantyx_server.set_model([Turn(tool_calls=[ToolCall("noop", {})]), Turn("done")])
+def _plain_run(server: LocalMantyx) -> set[str]:
+    """What a script running one turn with one local tool (given as JSON Schema) loads."""
+    server.set_model([Turn(tool_calls=[ToolCall("noop", {})]), Turn("done")])
     code = textwrap.dedent(
         f"""
         from mantyx_sync import Agent, Client, define_local_tool
@@ -122,14 +122,28 @@ def test_a_plain_run_loads_no_retry_machinery_and_no_rare_feature(
             parameters={{"type": "object", "properties": {{}}, "additionalProperties": False}},
             execute=lambda args: "ok",
         )
-        with Client({mantyx_server.api_key!r}, workspace={mantyx_server.workspace!r},
-                    base_url={mantyx_server.base_url!r}) as client:
+        with Client({server.api_key!r}, workspace={server.workspace!r},
+                    base_url={server.base_url!r}) as client:
             result = Agent(client, system_prompt="s", tools=[noop]).run("go")
         assert result.text == "done", result.text
         """
     )
-    loaded = _loaded_after(code)
+    return _loaded_after(code)
+
+
+def test_a_plain_run_loads_no_retry_machinery_and_no_rare_feature(
+    mantyx_server: LocalMantyx,
+) -> None:
+    loaded = _plain_run(mantyx_server)
     assert _offenders(loaded, RETRY_ONLY + DISPLAY_ONLY + RARELY_USED) == []
+
+
+def test_a_plain_run_never_loads_cattrs(mantyx_server: LocalMantyx) -> None:
+    # Its spec body, its tool call and its result are the documented shapes,
+    # which each wire class's plain path builds (_models/plan.py).
+    loaded = _plain_run(mantyx_server)
+    assert "mantyx_sync._models.plan" in loaded
+    assert _offenders(loaded, ("cattrs",)) == []
 
 
 # `mantyx-sync --help` needs argparse and the parser, nothing of the SDK's run

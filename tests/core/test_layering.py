@@ -30,6 +30,8 @@ PKG = "mantyx_sync"
 # Lowest first. A unit may import units on its own layer or any layer below.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("foundation", frozenset({"_version", "errors", "_base"})),
+    # The wire models and their converter, which tool making builds on.
+    ("wire models", frozenset({"_models"})),
     ("tool making", frozenset({"_tools"})),
     (
         "wire values",
@@ -42,7 +44,6 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "history",
                 "feedback",
                 "messages",
-                "_models",
                 "_display",
             }
         ),
@@ -279,7 +280,7 @@ def test_transport_retry_and_config_know_no_values() -> None:
 
 def test_stream_reads_only_events_among_values() -> None:
     units = {unit_of(t) for t in _deps(f"{PKG}._http.stream")}
-    assert units & LAYERS[2][1] == {"events"}
+    assert units & dict(LAYERS)["wire values"] == {"events"}
 
 
 def test_poster_sits_on_transport_and_retry() -> None:

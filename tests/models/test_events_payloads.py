@@ -28,7 +28,6 @@ from mantyx_sync.events import (
     ToolResultEvent,
     UnknownPayload,
     outcome_of,
-    plain_call,
 )
 
 COST = {
@@ -212,51 +211,6 @@ def test_local_tool_call_mcp_local() -> None:
     assert call.mcp_server_info == {"name": "mcp-server-filesystem", "version": "0.4.1"}
     assert call.raw["annotations"] == {"readOnlyHint": True}
     assert call.agent_card is None
-
-
-class _Str(str):
-    pass
-
-
-@pytest.mark.parametrize(
-    "data",
-    [
-        {"toolUseId": "tu", "name": "noop", "args": {}},
-        {"toolUseId": "tu", "name": "noop", "args": {"a": [1, {"b": None}]}, "kind": "local"},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "kind": "a2a_local", "extra": 1},
-        {"toolUseId": "", "name": "", "args": {}},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "kind": None},
-        {"toolUseId": "tu", "name": "noop", "args": None, "input": {"p": 1}},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "input": {"p": 1}},
-        {"tool_use_id": "tu", "name": "noop", "args": {}},
-        {"toolUseId": None, "tool_use_id": "tu", "name": "noop", "args": {}},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "mcpServer": "fs", "kind": "mcp_local"},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "agentCard": None},
-        {"toolUseId": _Str("tu"), "name": "noop", "args": {}},
-        {"toolUseId": "tu", "name": "noop", "args": {1: "x"}},
-        {"toolUseId": "tu", "name": "noop", "args": "{}"},
-        {"toolUseId": 7, "name": "noop", "args": {}},
-        {"toolUseId": "tu", "name": True, "args": {}},
-        {"toolUseId": "tu", "name": "noop", "args": {}, "kind": 3},
-    ],
-)
-def test_plain_call_is_what_the_converter_builds(data: dict[str, Any]) -> None:
-    # The round trip builds a plain call without the converter; whatever it
-    # builds must be exactly the converter's payload, and it builds nothing else.
-    plain = plain_call(data)
-    if plain is None:
-        return
-    expected = payload("local_tool_call", data)
-    assert isinstance(expected, LocalToolCall)
-    assert plain == expected
-    assert type(plain.tool_use_id) is type(expected.tool_use_id)
-    assert plain.raw is not data and plain.args is not data["args"]
-
-
-def test_plain_call_takes_the_documented_shapes() -> None:
-    assert plain_call({"toolUseId": "tu", "name": "n", "args": {}}) is not None
-    assert plain_call({"toolUseId": "tu", "name": "n", "args": {}, "kind": "a2a_local"}) is not None
-    assert plain_call({"toolUseId": "tu", "name": "n", "args": {}, "input": {}}) is None
 
 
 def test_local_tool_call_accessor() -> None:

@@ -10,9 +10,9 @@ import cattrs
 import pytest
 
 from mantyx_sync._base.types import UNSET
+from mantyx_sync._models import convert
 from mantyx_sync._models import wire as _wire
 from mantyx_sync._models.wire import WireFormatError, camel, structure, unstructure
-from mantyx_sync._tools import convert
 from mantyx_sync.errors import SpecError
 from mantyx_sync.events import (
     AssistantDelta,

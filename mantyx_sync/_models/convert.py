@@ -1,10 +1,11 @@
 """The package's one cattrs converter: wire JSON and local tools' values.
 
 Wire values (the package's own attrs classes) have snake_case names and
-camelCase keys. On input, unknown keys are ignored, a missing or ``null`` key
-falls back to the snake_case spelling and then to the field's ``ALIASES``, and
-``null`` for a field whose default is not ``None`` means the default. On
+camelCase keys; each class's hooks follow its :mod:`.plan` (which keys a
+field reads, which is raw, what ``null`` means). Unknown keys are ignored. On
 output, ``None`` and ``UNSET`` are omitted; ``False`` and ``{}`` are values.
+The documented shapes are usually built by the plan's plain path instead
+(:mod:`.wire`); this converter builds everything else and words every error.
 
 Local tools' argument dicts become the handler's parameter types, and return
 values plain JSON. Scalars are checked, not coerced (``"3"`` must not become
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import re
 import sys
 import threading
 import types
@@ -32,20 +32,16 @@ import attrs
 
 from .._base.types import UNSET, UnsetType
 from ..errors import ToolError
+from .plan import is_wire_class, plan_of
 
 if TYPE_CHECKING:
     import cattrs
 
 __all__ = [
-    "ALIASES",
     "ANNOTATED",
     "LITERAL",
-    "OMIT",
-    "RAW",
     "REQUIREDNESS_WRAPPERS",
-    "WIRE",
     "Structurer",
-    "camel",
     "converter",
     "describe_type",
     "identity",
@@ -58,7 +54,6 @@ __all__ = [
     "structure_error_message",
     "structurer_for",
     "to_jsonable",
-    "wire_name",
 ]
 
 Structurer = Callable[[Mapping[str, Any]], Any]
@@ -67,21 +62,10 @@ _MESSAGE_MAX_CHARS: Final = 500
 # Exact types the converter returns unchanged (subclasses such as IntEnum are not).
 _PLAIN: Final = frozenset({str, int, float, bool})
 
-WIRE: Final = "mantyx_wire_name"
-"""Field metadata key: the exact wire key, when camel-casing the name is wrong."""
-ALIASES: Final = "mantyx_wire_aliases"
-"""Field metadata key: further input keys tried, in order, when the wire key is absent."""
-RAW: Final = "mantyx_wire_raw"
-"""Field metadata key: the field receives the whole input object (never written out)."""
-OMIT: Final = "mantyx_wire_omit"
-"""Field metadata key: the field is never written out (it is sent some other way)."""
-
 # The key a RAW field is read from. No field's wire key looks like it, and it is
 # always overwritten with the whole object before use, so a server cannot feed it.
 # cattrs before 26.2 pastes keys into generated source: no quote, backslash or NUL.
 _RAW_KEY: Final = "<raw body>"
-
-_CAMEL_RE = re.compile(r"_([a-z0-9])")
 
 
 def identity(args: Mapping[str, Any]) -> Any:
@@ -143,41 +127,16 @@ ANNOTATED: Final = _Forms("Annotated")
 LITERAL: Final = _Forms("Literal")
 
 
-def camel(name: str) -> str:
-    """``tool_use_id`` → ``toolUseId``."""
-    return _CAMEL_RE.sub(lambda m: m.group(1).upper(), name)
-
-
-def wire_name(a: attrs.Attribute[Any]) -> str:
-    explicit = a.metadata.get(WIRE)
-    return explicit if isinstance(explicit, str) else camel(a.name)
-
-
-def _is_wire_class(cls: Any) -> bool:
-    # The package's own values; a tool's attrs classes keep cattrs' plain hooks.
-    return isinstance(cls, type) and attrs.has(cls) and cls.__module__.startswith("mantyx_sync.")
-
-
 def _structure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
     from cattrs.gen import make_dict_structure_fn, override
 
-    fields = attrs.fields(cls)
-    overrides = {}
-    lookups: list[tuple[str, tuple[str, ...]]] = []
-    defaulted: list[str] = []
-    has_raw = False
-    for a in fields:
-        if a.metadata.get(RAW):
-            overrides[a.name] = override(rename=_RAW_KEY)
-            has_raw = True
-            continue
-        wire = wire_name(a)
-        overrides[a.name] = override(rename=wire)
-        alternatives = tuple(k for k in (a.name, *a.metadata.get(ALIASES, ())) if k != wire)
-        if alternatives:
-            lookups.append((wire, alternatives))
-        if a.default is not attrs.NOTHING and a.default is not None:
-            defaulted.append(wire)
+    plan = plan_of(cls)
+    overrides = {
+        f.name: override(rename=_RAW_KEY if f.raw else f.wire) for f in plan.fields if f.init
+    }
+    lookups = [(f.wire, f.keys[1:]) for f in plan.read_fields if len(f.keys) > 1]
+    defaulted = [f.wire for f in plan.read_fields if f.null_default]
+    has_raw = bool(plan.raw_names)
     generated = make_dict_structure_fn(cls, conv, **overrides)  # type: ignore[arg-type]
 
     def structure_wire(data: Any, _: type[Any]) -> Any:
@@ -201,15 +160,11 @@ def _structure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any,
 
 
 def _unstructure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any], dict[str, Any]]:
-    plan = [
-        (a.name, wire_name(a))
-        for a in attrs.fields(cls)
-        if not (a.metadata.get(RAW) or a.metadata.get(OMIT))
-    ]
+    written = plan_of(cls).written
 
     def unstructure_wire(obj: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        for name, wire in plan:
+        for name, wire in written:
             value = getattr(obj, name)
             if value is None or value is UNSET:
                 continue
@@ -252,9 +207,9 @@ def _make_converter() -> cattrs.Converter:
         lambda t: isinstance(t, type) and issubclass(t, tuple) and not attrs.has(t),
         lambda v: [conv.unstructure(x) for x in v],
     )
-    conv.register_structure_hook_factory(_is_wire_class, lambda cls: _structure_factory(conv, cls))
+    conv.register_structure_hook_factory(is_wire_class, lambda cls: _structure_factory(conv, cls))
     conv.register_unstructure_hook_factory(
-        _is_wire_class, lambda cls: _unstructure_factory(conv, cls)
+        is_wire_class, lambda cls: _unstructure_factory(conv, cls)
     )
     configure_union_passthrough(typing.Union[str, int, float, bool, None], conv)  # noqa: UP007
     for moment in (dt.datetime, dt.date, dt.time):
