@@ -127,6 +127,8 @@ class Client(Closing):
         from ._http.client_config import client_config
         from ._http.transport import RequestsTransport
 
+        if token_source is not None:  # a cassette that only replays asks it nothing
+            token_source = wrapped_token_source(token_source)
         self.config: ClientConfig = client_config(
             api_key,
             token_source=token_source,
@@ -145,8 +147,6 @@ class Client(Closing):
         if transport is not None and http_session is not None:
             raise ConfigurationError("pass either http_session= or transport=, not both")
         transport = transport or RequestsTransport(self.config.base_url, session=http_session)
-        if token_source is not None:  # a cassette that only replays asks it nothing
-            token_source = wrapped_token_source(token_source)
         self._api = Api(self.config, wrapped(transport), token_source=token_source)
         telemetry = Telemetry(tracer_provider, meter_provider, self.config.base_url)
         self.runs: Runs = Runs(self._api, telemetry)
