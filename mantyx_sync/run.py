@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Run"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 @attrs.frozen(kw_only=True)
