@@ -15,6 +15,8 @@ from .errors import ArgumentTypeError, ConfigurationError, renamed_argument
 from .resources import Feedbacks, Models, Runs, Sessions, moved
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import requests
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
@@ -27,6 +29,11 @@ if TYPE_CHECKING:
     from ._http.config import ClientConfig
     from ._http.ratelimit import RateLimits
     from ._http.transport import Transport
+    from .feedback import Feedback
+    from .history import EventReplay, Listing, RunSummary, SessionSummary
+    from .results import RunSnapshot, SessionInfo
+    from .run import Run
+    from .session import Session
 
 __all__ = ["Client"]
 
@@ -189,18 +196,20 @@ class Client(Closing):
 
         return Evals(self._api)
 
-    # The 0.1 flat methods, each now a resource's: they warn, then call it.
-    get_run, cancel = moved(Runs.get, "get_run"), moved(Runs.cancel, "cancel")
-    start_run, attach_run = moved(Runs.start, "start_run"), moved(Runs.attach, "attach_run")
-    list_runs, list_feedback = moved(Runs.list, "list_runs"), moved(Feedbacks.list, "list_feedback")
-    create_session = moved(Sessions.create, "create_session")
-    get_session, end_session = (
-        moved(Sessions.get, "get_session"),
-        moved(Sessions.end, "end_session"),
-    )
-    list_sessions = moved(Sessions.list, "list_sessions")
-    session_events = moved(Sessions.events, "session_events")
-    resume_session = moved(Sessions.resume, "resume_session")
+    # The 0.1 flat methods, each now a resource's: they warn, then call it. Declared
+    # (what the resource method returns) so that type checkers agree on them.
+    get_run: Callable[..., RunSnapshot] = moved(Runs.get, "get_run")
+    cancel: Callable[..., None] = moved(Runs.cancel, "cancel")
+    start_run: Callable[..., Run[Any]] = moved(Runs.start, "start_run")
+    attach_run: Callable[..., Run[str]] = moved(Runs.attach, "attach_run")
+    list_runs: Callable[..., Listing[RunSummary]] = moved(Runs.list, "list_runs")
+    list_feedback: Callable[..., Listing[Feedback]] = moved(Feedbacks.list, "list_feedback")
+    create_session: Callable[..., Session] = moved(Sessions.create, "create_session")
+    get_session: Callable[..., SessionInfo] = moved(Sessions.get, "get_session")
+    end_session: Callable[..., None] = moved(Sessions.end, "end_session")
+    list_sessions: Callable[..., Listing[SessionSummary]] = moved(Sessions.list, "list_sessions")
+    session_events: Callable[..., EventReplay] = moved(Sessions.events, "session_events")
+    resume_session: Callable[..., Session] = moved(Sessions.resume, "resume_session")
     # client.models() and client.feedback(...) are the resources' deprecated __call__.
 
     def close(self) -> None:

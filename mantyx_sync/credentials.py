@@ -51,7 +51,7 @@ if sys.platform != "win32":
 
 __all__ = ["LOCK_TIMEOUT", "config_dir", "delete", "load", "save"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 _FILE = "credentials.json"
 _VERSION = 1

@@ -88,7 +88,7 @@ __all__ = [
     "UnknownPayload",
 ]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 EventType = Literal[
     # a run's events, each with its payload class (see RunEvent.payload)

@@ -57,7 +57,8 @@ def moved(method: Callable[Concatenate[Any, P], R], old: str) -> Callable[..., R
 
 
 class _Resource:
-    # Each resource states ``__init__ = _Resource.__init__`` so @handed_out finds it.
+    """What every resource holds: the API it calls and the telemetry it reports to."""
+
     def __init__(self, api: Api, telemetry: Telemetry | None = None) -> None:
         self._api = api
         self._telemetry = telemetry
@@ -98,8 +99,6 @@ class Runs(_Resource):
         for summary in client.runs.list(status="failed", max_items=20):
             print(summary.id, summary.error)
     """
-
-    __init__ = _Resource.__init__
 
     @checked(ArgumentTypeError)
     def start(
@@ -229,8 +228,6 @@ class Sessions(_Resource):
             print(chat.run("Hello").text)
     """
 
-    __init__ = _Resource.__init__
-
     @keyword_docs(SpecKeywords)
     @checked(ArgumentTypeError)
     def create(
@@ -359,8 +356,6 @@ class Feedbacks(_Resource):
         client.feedback.create(result.run_id, "up", explanation="spot on")
     """
 
-    __init__ = _Resource.__init__
-
     def create(
         self,
         run_id: str,
@@ -437,8 +432,6 @@ class Models(_Resource):
 
         print(client.models.list().default_model_id)
     """
-
-    __init__ = _Resource.__init__
 
     def list(self) -> ModelCatalog:
         """The models this workspace can run (``GET /models``).

@@ -50,7 +50,7 @@ class FeedbackLink:
     __slots__ = ("post",)
 
     def __init__(self, post: Poster | None) -> None:
-        self.post = post
+        self.post: Poster | None = post
 
     def __reduce__(self) -> tuple[type[FeedbackLink], tuple[None]]:
         return (FeedbackLink, (None,))

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Run"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 # The event types a run does more with than keep (see Run._act).
 _ACTED_ON: frozenset[str] = frozenset(

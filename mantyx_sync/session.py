@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Session"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 @handed_out("Agent.session(), client.sessions.create() and client.sessions.resume() return one")

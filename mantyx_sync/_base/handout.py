@@ -22,7 +22,7 @@ def handed_out(how: str) -> Callable[[C], C]:
     def decorate(cls: C) -> C:
         note = f"You never build a {cls.__name__} yourself: {how}."
         cls.__doc__ = f"{inspect.cleandoc(cls.__doc__ or '')}\n\n{note}"
-        init = cls.__dict__["__init__"]
+        init = inspect.getattr_static(cls, "__init__")  # its own, or the base class's
         # What help() and inspect.signature() show; calls are unaffected.
         init.__signature__ = _SELF_ONLY
         init.__doc__ = note

@@ -85,8 +85,8 @@ class Api:
         if token_source is None and not config.api_key:
             raise ConfigurationError("no credential: pass an API key or a token source")
         self.config = config
-        self.transport = transport or RequestsTransport(config.base_url)
-        self.rate_limits = RateLimits()
+        self.transport: Transport = transport or RequestsTransport(config.base_url)
+        self.rate_limits: RateLimits = RateLimits()
         self._tokens = token_source
         self._closed = False
 

@@ -122,8 +122,8 @@ class _Answer:
     def __init__(
         self, response: requests.Response, *, read_timeout: float, content: bytes | None
     ) -> None:
-        self.status = response.status_code
-        self.headers = response.headers
+        self.status: int = response.status_code
+        self.headers: Mapping[str, str] = response.headers
         self._response = response
         self._closed = False
         self._read_timeout = read_timeout

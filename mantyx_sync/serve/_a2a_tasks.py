@@ -54,10 +54,10 @@ class A2ATask:
         listen: bool,
         on_end: Callable[[A2ATask], None],
     ) -> None:
-        self.id = str(uuid.uuid4())
+        self.id: str = str(uuid.uuid4())
         self.caller = caller
         self.context_id = context_id
-        self.artifact_id = str(uuid.uuid4())
+        self.artifact_id: str = str(uuid.uuid4())
         self._reply_id = str(uuid.uuid4())
         self._user_message = user_message
         self._lock = threading.Lock()
@@ -69,8 +69,8 @@ class A2ATask:
             self._subscribers.append(self._first)
         self._final: _Final | None = None
         self._settled = threading.Event()
-        self.status_at = datetime.datetime.now(datetime.timezone.utc)
-        self.size = len(json.dumps(user_message, ensure_ascii=False).encode("utf-8"))
+        self.status_at: datetime.datetime = datetime.datetime.now(datetime.timezone.utc)
+        self.size: int = len(json.dumps(user_message, ensure_ascii=False).encode("utf-8"))
         self._turn: Turn | None = turn
         self._on_end = on_end
         self._pump: RunPump | None = None

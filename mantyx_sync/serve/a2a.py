@@ -77,7 +77,7 @@ from ._wsgi import (
 
 __all__ = ["A2AApp", "a2a_app"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 CARD_PATHS: Final = ("/.well-known/agent-card.json", "/.well-known/agent.json")
 CARD_MAX_AGE_S: Final = 300
@@ -114,10 +114,10 @@ class A2AApp(ServedApp):
         modes = (self._card or {}).get("defaultInputModes")
         self._input_modes = [str(m) for m in modes] if isinstance(modes, list) else INPUT_MODES
         self._public_url = public_url
-        self.conversations = Conversations(
+        self.conversations: Conversations = Conversations(
             agent, stateless=conversation == "stateless", max_sessions=max_sessions
         )
-        self.tasks = TaskStore()
+        self.tasks: TaskStore = TaskStore()
 
     def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         """The card (``GET``) and JSON-RPC (``POST /``)."""

@@ -47,7 +47,7 @@ from ._wsgi import Authenticate, BadJson, ServedApp, StartResponse, json_reply, 
 
 __all__ = ["AgentApiApp", "agent_api_app"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 PROCESS_PATHS: Final = ("/process", "/process/")
 
@@ -86,7 +86,9 @@ class AgentApiApp(ServedApp):
     ) -> None:
         super().__init__(authenticate, allowed_hosts, heartbeat, max_sessions, max_body_bytes)
         self.agent = agent
-        self.conversations = Conversations(agent, stateless=False, max_sessions=max_sessions)
+        self.conversations: Conversations = Conversations(
+            agent, stateless=False, max_sessions=max_sessions
+        )
 
     def _route(self, environ: dict[str, Any], start_response: StartResponse, caller: str) -> Any:
         """``POST /process``."""

@@ -92,7 +92,7 @@ class Cassette:
             raise CassetteError(
                 f"record_mode must be one of {', '.join(RECORD_MODES)}, not {record_mode!r}"
             )
-        self.path = Path(path)
+        self.path: Path = Path(path)
         self._files = self.path.with_name(self.path.stem + ".files")  # big strings, by hash
         self._stored: dict[str, str] = {}  # ... as read back, checked
         self.record_mode = record_mode

@@ -72,19 +72,19 @@ class EmulatedEval:
         self.id = eval_id
         self.body = body
         self.dataset = dataset
-        self.status = "running"
+        self.status: str = "running"
         self.events: list[dict[str, Any]] = []
         self.frames: list[bytes] = []
         self.case_runs: list[str] = []
         self.results: list[dict[str, Any]] = []
-        self.cond = threading.Condition()
-        self.done = False
-        self.closed = False
-        self.created_at = time.time()
+        self.cond: threading.Condition = threading.Condition()
+        self.done: bool = False
+        self.closed: bool = False
+        self.created_at: float = time.time()
         self.finished_at: float | None = None
         self._create_run = create_run
         self._current: EmulatedRun | None = None
-        self.stream_connections = 0
+        self.stream_connections: int = 0
         # Stream faults (EvalStore.inject_stream_fault): drop the first connection
         # after this many frames; later connections get only the live tail.
         self.drop_after: int | None = None

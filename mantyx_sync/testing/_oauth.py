@@ -141,13 +141,13 @@ class OAuthServer:
         if access_token_ttl <= 0:
             raise ValueError("access_token_ttl must be > 0 seconds")
         self.clock = clock
-        self.clients = dict(clients)
-        self.workspaces = list(workspaces)
+        self.clients: dict[str, str | None] = dict(clients)
+        self.workspaces: list[str] = list(workspaces)
         self.access_token_ttl = access_token_ttl
         self.metadata_enabled = metadata_enabled
         self.rotate_refresh_tokens = False
-        self.refreshes = 0
-        self.code_exchanges = 0
+        self.refreshes: int = 0
+        self.code_exchanges: int = 0
         self._lock = threading.Lock()
         self._codes: dict[str, _Code] = {}
         self._access: dict[str, _Access] = {}

@@ -35,14 +35,14 @@ class RateLimiter:
         for bucket, limit in limits.items():
             if limit < 0:
                 raise ValueError(f"rate limit for {bucket!r} must be an int >= 0, got {limit!r}")
-        self.limits = dict(limits)
+        self.limits: dict[str, int] = dict(limits)
         self.window = window
         self.reset_style = reset_style
         self._clock = clock
         self._lock = threading.Lock()
         # (credential, bucket) -> [window start, requests counted in it]
         self._windows: dict[tuple[str, str], list[float]] = {}
-        self.rejected = 0
+        self.rejected: int = 0
 
     def take(self, credential: str, bucket: str) -> tuple[bool, dict[str, str]]:
         """Count one request; ``(allowed, headers)``. Unlimited buckets: ``(True, {})``."""

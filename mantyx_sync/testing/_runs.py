@@ -79,9 +79,9 @@ class EmulatedRun:
         self.id = run_id
         self.number = number
         self.spec = spec
-        self.session_id = session.id if session is not None else None
-        self.status = "queued"
-        self.created_at = time.time()
+        self.session_id: str | None = session.id if session is not None else None
+        self.status: str = "queued"
+        self.created_at: float = time.time()
         self.completed_at: float | None = None
         self.events: list[dict[str, Any]] = []
         self.frames: list[bytes] = []
@@ -93,9 +93,9 @@ class EmulatedRun:
         self.tokens: dict[str, int] | None = None
         self.turns: int | None = None
         self.model: dict[str, Any] | None = None
-        self.cond = threading.Condition()
-        self.done = False
-        self.closed = False
+        self.cond: threading.Condition = threading.Condition()
+        self.done: bool = False
+        self.closed: bool = False
         self.faults = faults
         self._model_like = model
         self._model_info = model_info

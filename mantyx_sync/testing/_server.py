@@ -137,15 +137,15 @@ class LocalMantyx:
         self._port = port
         self.api_key = api_key
         self.workspace = workspace
-        self.clock = EmulatorClock()
-        self.oauth = OAuthServer(
+        self.clock: EmulatorClock = EmulatorClock()
+        self.oauth: OAuthServer = OAuthServer(
             clock=self.clock,
             clients={DEFAULT_CLIENT_ID: None} if oauth_clients is None else oauth_clients,
             workspaces=[workspace],
             access_token_ttl=access_token_ttl,
             metadata_enabled=oauth_metadata,
         )
-        self.rate_limiter = (
+        self.rate_limiter: RateLimiter | None = (
             None
             if rate_limits is None
             else RateLimiter(

@@ -39,13 +39,13 @@ class EmulatedSession:
         self.spec = spec
         self.status = "active"
         self.messages: list[dict[str, Any]] = []
-        self.created_at = time.time()
-        self.last_interaction_at = self.created_at
+        self.created_at: float = time.time()
+        self.last_interaction_at: float = self.created_at
         # Set once a run of the session fell back: later runs use that model.
         self.active_model_id: str | None = None
         # Results of retain tools, replayed to the model on later runs.
         self.retained: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
+        self.lock: threading.Lock = threading.Lock()
 
     def snapshot(self) -> dict[str, Any]:
         """The ``GET /agent-sessions/{id}`` body."""

@@ -60,13 +60,13 @@ class EmulatorState:
     """
 
     def __init__(self, *, model: ModelLike, options: RunOptions) -> None:
-        self.cond = threading.Condition()
+        self.cond: threading.Condition = threading.Condition()
         self.options = options
         self.runs: dict[str, EmulatedRun] = {}
         self.sessions: dict[str, EmulatedSession] = {}
-        self.feedback = FeedbackStore()
-        self.evals = EvalStore(self.create_run)
-        self.request_faults = RequestFaults()
+        self.feedback: FeedbackStore = FeedbackStore()
+        self.evals: EvalStore = EvalStore(self.create_run)
+        self.request_faults: RequestFaults = RequestFaults()
         self.requests: list[RecordedRequest] = []  # every request answered, under cond
         self.latest_run: EmulatedRun | None = None
         # The model of every run, the scripts and fault plans of the next ones (FIFO).
@@ -75,7 +75,7 @@ class EmulatorState:
         self.fault_plans: collections.deque[Faults] = collections.deque()
         self._numbers = itertools.count(1)
         self._tool_call_cursor: dict[str, int] = {}
-        self.stopped = False
+        self.stopped: bool = False
 
     def _notify(self) -> None:
         with self.cond:

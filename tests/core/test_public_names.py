@@ -513,7 +513,7 @@ HANDED_OUT = (
 
 def _wiring(cls: type) -> set[str]:
     """The package's own types its real constructor takes (``Api``, ``ResolvedTools`` ...)."""
-    init = vars(cls)["__init__"]
+    init = inspect.getattr_static(cls, "__init__")  # its own, or its base class's
     words = set(re.findall(r"[A-Za-z_]\w*", " ".join(map(str, init.__annotations__.values()))))
     known = set(dir(typing)) | set(dir(collections.abc)) | set(dir(builtins))
     return {w for w in words if len(w) > 1 and w[0].isupper() and w not in known} - set(

@@ -215,6 +215,8 @@ class A2AClient:
     def __init__(
         self, card: Mapping[str, Any], headers: Mapping[str, str] | None, *, http: requests.Session
     ) -> None:
+        self.generation: str
+        self.endpoint: str
         self.generation, self.endpoint = select_interface(card)
         self._headers = dict(headers or {})
         self._http = http

@@ -140,7 +140,7 @@ class A2AConnection(OneTool):
     """
 
     kind: str = "a2a_local"
-    INPUT_SCHEMA = INPUT_SCHEMA
+    INPUT_SCHEMA: ClassVar[Mapping[str, Any]] = INPUT_SCHEMA
 
     def __init__(
         self, definition: LocalA2A, card: dict[str, Any], client: A2AClient | None

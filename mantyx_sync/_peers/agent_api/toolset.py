@@ -101,7 +101,7 @@ class AgentApiConnection(OneTool):
     """
 
     kind: str = "local"
-    INPUT_SCHEMA = INPUT_SCHEMA
+    INPUT_SCHEMA: ClassVar[Mapping[str, Any]] = INPUT_SCHEMA
 
     def __init__(self, definition: LocalAgentApi) -> None:
         self.name: str = definition.name
