@@ -45,8 +45,9 @@ intersphinx_mapping: dict[str, tuple[str, str | None]] = {}
 # that uses a deprecated name fails the build: the guide shows only the current API.
 doctest_global_setup = """
 __name__ = "__main__"
-import warnings
-warnings.filterwarnings("error", message=".* is deprecated: use ", category=DeprecationWarning)
+__import__("warnings").filterwarnings(
+    "error", message=".* is deprecated: use ", category=DeprecationWarning
+)
 __import__("_emulator").fresh()
 """
 doctest_global_cleanup = '__import__("_emulator").fresh()'
