@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol, Union
 
 from .._base.argcheck import checked
-from .._base.handout import handed_out
+from .._base.handout import handed_out, public
 from .._http.api import Api
 from .._http.routes import (
     cancel_eval,
@@ -22,7 +22,7 @@ from .._http.routes import (
 from .._models import evals as values
 from .._models.checks import check_text
 from .._models.evals import EvalRunDetail
-from .._models.paging import Listing, paged
+from .._models.paging import Listing, filters, paged
 from .._models.wire import camel
 from ..errors import ArgumentTypeError, SpecError, deprecated
 from ..spec import AgentSpec
@@ -128,6 +128,7 @@ def _overrides(overrides: Any) -> dict[str, Any]:
     return out
 
 
+@public("mantyx_sync.evals")
 @handed_out("use the one a Client has, client.evals")
 class Evals:
     """Evaluations of a workspace: ``client.evals``.
@@ -172,14 +173,7 @@ class Evals:
         :param offset: deprecated: skip this many first (iterate instead).
         :raises SpecError: a filter is invalid (nothing is sent).
         """
-        params: dict[str, Any] = {}
-        for key, value, path in (
-            ("datasetId", dataset_id, "dataset_id"),
-            ("agentId", agent_id, "agent_id"),
-            ("status", status, "status"),
-        ):
-            if value is not None:
-                params[key] = check_text(value, path)
+        params = filters(dataset_id=dataset_id, agent_id=agent_id, status=status)
         if offset is not None:
             deprecated("Evals.list(offset=)", "iterating the Listing it returns (it pages itself)")
         return paged(

@@ -13,11 +13,12 @@ from typing import Any, Final, Generic, TypeVar
 
 import attrs
 
-from .._base.handout import handed_out
+from .._base.handout import handed_out, public
 from ..errors import SpecError
-from .wire import WireFormatError
+from .checks import check_text
+from .wire import WireFormatError, camel
 
-__all__ = ["Getter", "Listing", "check_positive", "int_or_none", "page_of", "paged"]
+__all__ = ["Getter", "Listing", "check_positive", "filters", "int_or_none", "page_of", "paged"]
 
 T = TypeVar("T")
 
@@ -53,6 +54,7 @@ def page_of(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> Pag
     )
 
 
+@public()
 @handed_out("Runs.list, Sessions.list, Feedbacks.list and Evals.list return one")
 class Listing(Generic[T]):
     """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
@@ -116,6 +118,15 @@ class Listing(Generic[T]):
                 raise WireFormatError(f"the server repeated the cursor {cursor!r}; stopping")
             seen_cursors.add(cursor)
             page = self._fetch(cursor)
+
+
+def filters(**given: str | None) -> dict[str, Any]:
+    """A list route's text filters as its query (``agent_id=`` -> ``agentId``), each a
+    non-empty string; ``None`` leaves one out.
+
+    :raises SpecError: a filter is not a non-empty string (named by its argument).
+    """
+    return {camel(name): check_text(v, name) for name, v in given.items() if v is not None}
 
 
 def check_positive(value: Any, path: str) -> int | None:

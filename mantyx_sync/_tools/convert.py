@@ -155,7 +155,11 @@ def wire_name(a: attrs.Attribute[Any]) -> str:
 
 def _is_wire_class(cls: Any) -> bool:
     # The package's own values; a tool's attrs classes keep cattrs' plain hooks.
-    return isinstance(cls, type) and attrs.has(cls) and cls.__module__.startswith("mantyx_sync.")
+    return (
+        isinstance(cls, type)
+        and attrs.has(cls)
+        and cls.__module__.partition(".")[0] == "mantyx_sync"
+    )
 
 
 def _structure_factory(conv: cattrs.Converter, cls: type[Any]) -> Callable[[Any, type[Any]], Any]:
