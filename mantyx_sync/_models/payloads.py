@@ -14,6 +14,7 @@ from typing import Any
 
 import attrs
 
+from .._base.handout import public
 from . import wire as _wire
 from .wire import ALIASES, RAW
 
@@ -38,11 +39,13 @@ __all__ = [
 ]
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class Started:
     """``started``: the run is running (only some servers send it)."""
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class AssistantDelta:
     """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
@@ -50,6 +53,7 @@ class AssistantDelta:
     text: str = ""
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ThinkingDelta:
     """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
@@ -57,6 +61,7 @@ class ThinkingDelta:
     text: str = ""
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class AssistantMessage:
     """``assistant_message``: the complete assistant text of one turn.
@@ -74,6 +79,7 @@ class AssistantMessage:
     model: str | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolCallEvent:
     """``tool_call``: MANTYX is running a server-resolved tool (informational).
@@ -87,6 +93,7 @@ class ToolCallEvent:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolResultEvent:
     """``tool_result``: a server-resolved tool finished (informational).
@@ -104,6 +111,7 @@ class ToolResultEvent:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class LocalToolResultIn:
     """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
@@ -117,6 +125,7 @@ class LocalToolResultIn:
     files: tuple[dict[str, Any], ...] = ()
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class LoopDetected:
     """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
@@ -126,6 +135,7 @@ class LoopDetected:
     tools: tuple[str, ...] = ()
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolBudgetExceeded:
     """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
@@ -135,6 +145,7 @@ class ToolBudgetExceeded:
     call_index: int | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ModelFallback:
     """``model_fallback``: the primary model failed and the run switched.
@@ -151,6 +162,7 @@ class ModelFallback:
     fallback_model_id: str | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class SupervisorVerdict:
     """``supervisor``: the supervisor's verdict (observability only).
@@ -170,6 +182,7 @@ class SupervisorVerdict:
     model: str | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class PlanStep:
     """One step of a task plan: ``status`` is ``pending``, ``in_progress``, ``done``,
@@ -180,6 +193,7 @@ class PlanStep:
     status: str = "pending"
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class PlanTransition:
     """What changed in a plan revision: ``kind`` (e.g. ``step_started``) and the step."""
@@ -188,6 +202,7 @@ class PlanTransition:
     step_id: str | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TaskPlanUpdate:
     """``task_plan`` (v2): a revision of the run's plan.
@@ -209,6 +224,7 @@ class TaskPlanUpdate:
     plan: dict[str, Any] | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TaskPlan:
     """A run's plan: its goal and steps, as of its latest revision.
@@ -236,6 +252,7 @@ class TaskPlan:
         return cls(brief=brief if isinstance(brief, str) else None, steps=tuple(steps))
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolFile:
     """A file a server-resolved tool produced (metadata only)."""
@@ -247,6 +264,7 @@ class ToolFile:
     url: str | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolFiles:
     """``tool_files``: files from a server-resolved tool; precedes its ``tool_result``."""

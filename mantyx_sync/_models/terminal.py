@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import attrs
 
+from .._base.handout import public
 from .wire import ALIASES, RAW
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
 ]
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TokenUsage:
     """Tokens a run consumed.
@@ -45,6 +47,7 @@ class TokenUsage:
         return self.input_tokens + self.output_tokens
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ModelInfo:
     """The model that served a run: catalog ``id``, ``provider``, vendor id, effort."""
@@ -61,6 +64,7 @@ class ModelInfo:
         return bool(self.provider)
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class StructuredOutputInfo:
     """How an output schema was applied to a run, from its terminal event.
@@ -78,6 +82,7 @@ class StructuredOutputInfo:
     unconstrained_fallback_occurred: bool | None = None
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ResultPayload:
     """``result``: the run ended; :attr:`success` says whether it succeeded.
@@ -110,6 +115,7 @@ class ResultPayload:
         return self.ok is True
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ErrorPayload:
     """``error``: the run failed.
@@ -138,6 +144,7 @@ class ErrorPayload:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
+@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class CancelledPayload:
     """``cancelled``: the run was cancelled; ``reason`` when the server gives one."""

@@ -10,6 +10,7 @@ from typing import Any
 import attrs
 
 from .._base.argcheck import checked_init
+from .._base.handout import public
 
 __all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults", "check_status"]
 
@@ -29,6 +30,7 @@ def _status(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     check_status("Faults", attribute.name, value)
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen(kw_only=True)
 class Faults:

@@ -14,6 +14,7 @@ from typing import Any, Final
 import attrs
 
 from .._base.argcheck import checked_init
+from .._base.handout import public
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
@@ -33,6 +34,7 @@ __all__ = [
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
 
 
+@public("mantyx_sync.testing")
 @attrs.define(kw_only=True)
 class ModelContext:
     """What a scripted step or a callable model can see about the current run.
@@ -76,6 +78,7 @@ def _to_tuple(value: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return tuple(value) if value is not None else ()
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class ToolCall:
@@ -101,6 +104,7 @@ class ToolCall:
     server_result: str | None = attrs.field(default=None, kw_only=True)
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Turn:
@@ -127,6 +131,7 @@ class Turn:
     finish_reason: str | None = attrs.field(default=None, kw_only=True)
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Fail:
@@ -144,6 +149,7 @@ class Fail:
     retryable: bool | None = attrs.field(default=None, kw_only=True)
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class FailResult:
@@ -153,6 +159,7 @@ class FailResult:
     error: str = "Run exceeded the maximum number of tool turns"
 
 
+@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Emit:

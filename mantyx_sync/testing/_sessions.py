@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from .._base.handout import public
 from ._clock import iso_seconds
 
 __all__ = ["EmulatedSession", "RunOptions"]
@@ -23,6 +24,7 @@ class RunOptions:
     started_event: bool
 
 
+@public("mantyx_sync.testing")
 class EmulatedSession:
     """A session as the emulator stores it.
 

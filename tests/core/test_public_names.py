@@ -287,6 +287,83 @@ def test_the_walk_sees_callback_arguments_and_self_attributes() -> None:
     assert _undeclared_attributes(Holder) == ["Holder.hidden"]
 
 
+# Where public classes say they live (issue 30 item 8)
+
+# The public modules whose names a user writes; each class reports one of them.
+HOMES = ("mantyx_sync", "mantyx_sync.events", "mantyx_sync.evals", "mantyx_sync.testing")
+
+
+def _public_classes() -> dict[type, str]:
+    found: dict[type, str] = {}
+    for home in HOMES:
+        module = importlib.import_module(home)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj):
+                found.setdefault(obj, f"{home}.{name}")
+    return found
+
+
+def test_no_public_class_reports_a_private_module() -> None:
+    # repr(), tracebacks and help() print __module__: mantyx_sync._models.payloads
+    # is a place a user cannot import from.
+    private = sorted(
+        f"{where}: {cls.__module__}"
+        for cls, where in _public_classes().items()
+        if _private(cls.__module__) or cls.__module__.split(".")[0] != PKG
+    )
+    assert private == [], "decorate these with @public (mantyx_sync/_base/handout.py):\n" + (
+        "\n".join(private)
+    )
+    assert repr(mantyx_sync.ClientConfig) == "<class 'mantyx_sync.ClientConfig'>"
+    assert mantyx_sync.events.AssistantDelta.__module__ == "mantyx_sync.events"
+    assert mantyx_sync.evals.EvalRunSummary.__module__ == "mantyx_sync.evals"
+
+
+def test_every_public_class_is_found_where_it_says_it_lives() -> None:
+    # What pickle (and Sphinx, and a reader of a traceback) does: look the class
+    # up again as __module__ + __qualname__.
+    lost = sorted(
+        f"{where}: {cls.__module__}.{cls.__qualname__}"
+        for cls, where in _public_classes().items()
+        if getattr(importlib.import_module(cls.__module__), cls.__qualname__, None) is not cls
+    )
+    assert lost == [], lost
+
+
+def test_a_public_classs_annotations_still_resolve_where_it_is_defined() -> None:
+    # @public moves __module__ away from the module whose names the postponed
+    # annotations use: the wire converter and get_type_hints must still read them.
+    hints = typing.get_type_hints(mantyx_sync.evals.EvalRunSummary)
+    assert hints["raw"] == dict[str, Any]
+    assert typing.get_type_hints(mantyx_sync.MantyxTool)  # ClassVar annotations too
+
+
+def test_exceptions_and_values_survive_pickling() -> None:
+    import pickle
+
+    from mantyx_sync import evals, events, testing
+
+    values: list[Any] = [
+        mantyx_sync.ToolBudget(max_calls=3),
+        mantyx_sync.Attachment.from_bytes(b"x", filename="a.txt"),
+        events.TokenUsage(input_tokens=1, output_tokens=2),
+        events.AssistantDelta(text="hi"),
+        evals.EvalCase.from_wire({"input": {"prompt": "Rome"}}),
+        evals.EvalRunSummary.from_wire({"id": "ev_1", "status": "running"}),
+        mantyx_sync.NotFoundError("no such run", status=404),
+        mantyx_sync.SpecError("must be positive", path="max_calls"),
+        testing.CassetteError("no recorded answer"),
+    ]
+    for value in values:
+        again = pickle.loads(pickle.dumps(value))
+        assert type(again) is type(value)
+        if isinstance(value, BaseException):
+            assert (str(again), vars(again)) == (str(value), vars(value))
+        else:
+            assert again == value
+
+
 # __all__
 
 
