@@ -163,10 +163,17 @@ class Runs(_Resource):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from ._http.routes import run_pages
-        from ._models.paging import filters, paged
+        from ._models.paging import paged
         from .history import RunSummary, metadata_query
 
-        params = filters(status=status, model_id=model_id, agent_id=agent_id)
+        params: dict[str, Any] = {}
+        for key, value, path in (
+            ("status", status, "status"),
+            ("modelId", model_id, "model_id"),
+            ("agentId", agent_id, "agent_id"),
+        ):
+            if value is not None:
+                params[key] = check_text(value, path)
         params.update(metadata_query(metadata))
         if not isinstance(include_total, bool):
             raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")

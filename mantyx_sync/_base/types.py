@@ -10,8 +10,6 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-from .handout import public
-
 # Type variables with a default (PEP 696): a bare ``RunResult`` means
 # ``RunResult[str]`` to a type checker, not a missing parameter.
 if TYPE_CHECKING:
@@ -33,7 +31,6 @@ JSONDict = dict[str, Any]
 _Self = typing.TypeVar("_Self", bound="Closing")
 
 
-@public()
 class UnsetType(enum.Enum):
     """The type of :data:`UNSET`: "the caller said nothing", distinct from ``None``."""
 

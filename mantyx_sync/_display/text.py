@@ -14,7 +14,6 @@ from typing import Any, Literal
 
 import attrs
 
-from .._base.handout import public
 from ..events import RunEvent
 from .steps import tool_step
 
@@ -33,7 +32,6 @@ def one_line(value: Any, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class TextPiece:
     """A piece of a run's text as it grows, ready to print as it is.

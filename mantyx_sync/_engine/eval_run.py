@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from .._base.argcheck import checked
-from .._base.handout import handed_out, public
+from .._base.handout import handed_out
 from .._base.types import ReleaseOnce
 from .._http.api import Api
 from .._http.poster import PostGate, ResultPoster
@@ -182,7 +182,6 @@ def _weakly(method: Callable[[], T]) -> Callable[[], T | None]:
     return call
 
 
-@public("mantyx_sync.evals")
 @handed_out("client.evals.start() returns one")
 class EvalRun(Followed):
     """A live evaluation: iterate it for its events, :meth:`wait` for the outcome.

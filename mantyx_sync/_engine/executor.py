@@ -26,7 +26,6 @@ from typing import Any, Literal
 
 import attrs
 
-from .._base.handout import public
 from .._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
 from .._base.redact import LastResort
 from .._tools.local_tool import LocalTool
@@ -45,7 +44,6 @@ Deliver = Callable[..., object]
 """``deliver(tool_use_id, result=, error=, files=)``."""
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class ToolActivity:
     """One step of a local tool call, for progress output and metrics.

@@ -12,7 +12,6 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 from .._base.redact import mask, register_secret
 from ..errors import ArgumentTypeError, ConfigurationError
 from .ratelimit import finite_number
@@ -26,7 +25,6 @@ def _scopes(value: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(str(s) for s in value or ())
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, repr=False)
 class TokenSet:
@@ -137,7 +135,6 @@ class TokenSet:
             raise ConfigurationError(f"not a stored token set ({type(exc).__name__})") from None
 
 
-@public()
 @runtime_checkable
 class TokenSource(Protocol):
     """Anything that hands out a current OAuth access token (``mantyx_at_…``).

@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 
 import attrs
 
-from .._base.handout import public
 from .._base.redact import register_secret
 from .._base.sse import MAX_FRAME_BYTES
 from .._version import __version__
@@ -80,7 +79,6 @@ def _positive_int(instance: object, attribute: attrs.Attribute[int], value: obje
         raise ConfigurationError(f"{attribute.name} must be an int >= 1, got {value!r}")
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class ClientConfig:
     """Everything a :class:`~mantyx_sync.Client` needs, fixed at construction.

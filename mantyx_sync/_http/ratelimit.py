@@ -13,8 +13,6 @@ from typing import Final
 
 import attrs
 
-from .._base.handout import public
-
 __all__ = ["RUNS_BUCKET", "RateLimit", "RateLimits", "finite_number", "parse_rate_limit"]
 
 log = logging.getLogger(__name__)
@@ -32,7 +30,6 @@ _EPOCH_THRESHOLD = 1e9
 _EPOCH_MS_THRESHOLD = 1e12
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class RateLimit:
     """One rate-limit bucket as the server last described it.
@@ -113,7 +110,6 @@ def parse_rate_limit(headers: Mapping[str, str], *, now: float | None = None) ->
     )
 
 
-@public()
 class RateLimits(Mapping[str, RateLimit]):
     """The latest :class:`RateLimit` per bucket, read as ``rate_limits["runs"]``.
 

@@ -27,7 +27,6 @@ import attrs
 import requests
 
 from .._base.bounded import CHUNK, MAX_BODY_BYTES
-from .._base.handout import public
 from ..errors import MantyxError
 from .deadline import Limit, bounded
 from .failures import NETWORK_ERRORS, translate, whole_body
@@ -44,7 +43,6 @@ __all__ = [
 CLOSED = "this client is closed; create a new Client"
 
 
-@public()
 @attrs.frozen
 class HttpRequest:
     """One request as a transport sends it.
@@ -75,7 +73,6 @@ class HttpRequest:
     max_body: int = MAX_BODY_BYTES
 
 
-@public()
 class HttpResponse(Protocol):
     """What a :class:`Transport` answers: ``status``, ``headers``, the body as
     byte chunks, and :meth:`close`."""
@@ -96,7 +93,6 @@ class HttpResponse(Protocol):
         reader blocked in iteration on another thread stops."""
 
 
-@public()
 @runtime_checkable
 class Transport(Protocol):
     """How :class:`~mantyx_sync.Client` reaches the server: ``Client(transport=...)``.

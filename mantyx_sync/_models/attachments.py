@@ -19,7 +19,6 @@ from typing import Any, Final
 import attrs
 
 from .._base.argcheck import checked, checked_init
-from .._base.handout import public
 from .._base.limits import ATTACHMENT_MIME_TYPES
 from .._base.types import JSONDict
 from ..errors import ArgumentTypeError, SpecError
@@ -76,7 +75,6 @@ def check_mime(mime_type: str | None, path: str | None) -> None:
         )
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, repr=False)
 class Attachment:

@@ -9,7 +9,6 @@ from typing import Any, Final, Literal, TypeVar, Union
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 from ..errors import ArgumentTypeError, SpecError
 from .checks import check_choice, check_int, coerce_text
 from .wire import camel, unstructure
@@ -34,7 +33,6 @@ TRIGGER_CHARS_MAX: Final = 50_000
 TRIGGER_MS_MAX: Final = 600_000
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class ReasoningTrigger:
@@ -60,7 +58,6 @@ class ReasoningTrigger:
         return unstructure(self)
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Supervisor:
@@ -104,7 +101,6 @@ def _steps_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return tuple(value)
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class Plan:

@@ -7,7 +7,6 @@ from typing import Any, Final
 
 import attrs
 
-from .._base.handout import public
 from .wire import ALIASES, RAW, FromWire
 
 __all__ = [
@@ -28,7 +27,6 @@ EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
 _RAW_FIELD: Final[Any] = {"factory": dict, "metadata": {RAW: True}, "repr": False, "eq": False}
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalDatasetSummary(FromWire):
     """A dataset as ``GET /eval-datasets`` lists it."""
@@ -43,7 +41,6 @@ class EvalDatasetSummary(FromWire):
     raw: dict[str, Any] = attrs.field(**_RAW_FIELD)
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalCase(FromWire):
     """One case: the run input, its scorers and tags.
@@ -64,7 +61,6 @@ class EvalCase(FromWire):
     raw: dict[str, Any] = attrs.field(**_RAW_FIELD)
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalDataset(FromWire):
     """A dataset with its cases (``GET /eval-datasets/{id}``)."""
@@ -79,7 +75,6 @@ class EvalDataset(FromWire):
     raw: dict[str, Any] = attrs.field(**_RAW_FIELD)
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalRunSummary(FromWire):
     """An evaluation as ``GET /eval-runs`` lists it.
@@ -113,7 +108,6 @@ class EvalRunSummary(FromWire):
         return self.status in EVAL_TERMINAL_STATUSES
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalCaseResult(FromWire):
     """One case's outcome in an evaluation."""
@@ -133,7 +127,6 @@ class EvalCaseResult(FromWire):
     raw: dict[str, Any] = attrs.field(**_RAW_FIELD)
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalRunDetail(EvalRunSummary):
     """An evaluation with its per-case results (``GET /eval-runs/{id}``)."""
@@ -144,7 +137,6 @@ class EvalRunDetail(EvalRunSummary):
     updated_at: str | None = None
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalCaseComparison(FromWire):
     """One case in a comparison: its two results (either may be missing)."""
@@ -157,7 +149,6 @@ class EvalCaseComparison(FromWire):
     raw: dict[str, Any] = attrs.field(**_RAW_FIELD)
 
 
-@public("mantyx_sync.evals")
 @attrs.frozen(kw_only=True)
 class EvalComparison(FromWire):
     """Two evaluations of one dataset side by side (``GET /eval-runs/compare``)."""

@@ -13,7 +13,6 @@ from typing import Any, Final, Literal, TypeVar, Union
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 from .._base.limits import (
     LOOP_THRESHOLD_MAX,
     OUTPUT_SCHEMA_MAX_BYTES,
@@ -42,7 +41,6 @@ _DEFAULT_HARD_CUTOFF: Final = 6
 _ENFORCEMENTS: Final = ("best_effort", "strict")
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True)
 class OutputSchema:
@@ -116,7 +114,6 @@ def _checked(
     return result
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class LoopDetection:
     """Loop-guard thresholds; ``None`` keeps the server default.
@@ -164,7 +161,6 @@ class LoopDetection:
         )
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class ToolBudget:
     """A per-run call cap for one tool; ``0`` disables the tool."""

@@ -14,7 +14,6 @@ from typing import Any
 
 import attrs
 
-from .._base.handout import public
 from . import wire as _wire
 from .wire import ALIASES, RAW
 
@@ -39,13 +38,11 @@ __all__ = [
 ]
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class Started:
     """``started``: the run is running (only some servers send it)."""
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class AssistantDelta:
     """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
@@ -53,7 +50,6 @@ class AssistantDelta:
     text: str = ""
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ThinkingDelta:
     """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
@@ -61,7 +57,6 @@ class ThinkingDelta:
     text: str = ""
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class AssistantMessage:
     """``assistant_message``: the complete assistant text of one turn.
@@ -79,7 +74,6 @@ class AssistantMessage:
     model: str | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolCallEvent:
     """``tool_call``: MANTYX is running a server-resolved tool (informational).
@@ -93,7 +87,6 @@ class ToolCallEvent:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolResultEvent:
     """``tool_result``: a server-resolved tool finished (informational).
@@ -111,7 +104,6 @@ class ToolResultEvent:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class LocalToolResultIn:
     """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
@@ -125,7 +117,6 @@ class LocalToolResultIn:
     files: tuple[dict[str, Any], ...] = ()
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class LoopDetected:
     """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
@@ -135,7 +126,6 @@ class LoopDetected:
     tools: tuple[str, ...] = ()
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolBudgetExceeded:
     """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
@@ -145,7 +135,6 @@ class ToolBudgetExceeded:
     call_index: int | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ModelFallback:
     """``model_fallback``: the primary model failed and the run switched.
@@ -162,7 +151,6 @@ class ModelFallback:
     fallback_model_id: str | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class SupervisorVerdict:
     """``supervisor``: the supervisor's verdict (observability only).
@@ -182,7 +170,6 @@ class SupervisorVerdict:
     model: str | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class PlanStep:
     """One step of a task plan: ``status`` is ``pending``, ``in_progress``, ``done``,
@@ -193,7 +180,6 @@ class PlanStep:
     status: str = "pending"
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class PlanTransition:
     """What changed in a plan revision: ``kind`` (e.g. ``step_started``) and the step."""
@@ -202,7 +188,6 @@ class PlanTransition:
     step_id: str | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TaskPlanUpdate:
     """``task_plan`` (v2): a revision of the run's plan.
@@ -224,7 +209,6 @@ class TaskPlanUpdate:
     plan: dict[str, Any] | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TaskPlan:
     """A run's plan: its goal and steps, as of its latest revision.
@@ -252,7 +236,6 @@ class TaskPlan:
         return cls(brief=brief if isinstance(brief, str) else None, steps=tuple(steps))
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolFile:
     """A file a server-resolved tool produced (metadata only)."""
@@ -264,7 +247,6 @@ class ToolFile:
     url: str | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ToolFiles:
     """``tool_files``: files from a server-resolved tool; precedes its ``tool_result``."""

@@ -67,11 +67,7 @@ def camel(name: str) -> str:
 
 def is_wire_class(cls: Any) -> bool:
     """The package's own values; a tool's attrs classes keep cattrs' plain hooks."""
-    return (
-        isinstance(cls, type)
-        and attrs.has(cls)
-        and cls.__module__.partition(".")[0] == "mantyx_sync"
-    )
+    return isinstance(cls, type) and attrs.has(cls) and cls.__module__.startswith("mantyx_sync.")
 
 
 Reader = Callable[[Any], Any]

@@ -12,7 +12,6 @@ from typing import Any, ClassVar
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 from ..errors import ArgumentTypeError
 
 __all__ = ["A2ATool", "MantyxTool", "McpTool", "PluginTool"]
@@ -26,7 +25,6 @@ def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class MantyxTool:
@@ -40,7 +38,6 @@ class MantyxTool:
         return {"kind": self.kind, "id": self.id}
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class PluginTool:
@@ -54,7 +51,6 @@ class PluginTool:
         return {"kind": self.kind, "name": self.name}
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class A2ATool:
@@ -89,7 +85,6 @@ class A2ATool:
         return out
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen
 class McpTool:

@@ -10,7 +10,6 @@ from typing import Any, Literal
 
 import attrs
 
-from .._base.handout import public
 from .wire import ALIASES, RAW
 
 __all__ = [
@@ -24,7 +23,6 @@ __all__ = [
 ]
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class TokenUsage:
     """Tokens a run consumed.
@@ -47,7 +45,6 @@ class TokenUsage:
         return self.input_tokens + self.output_tokens
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ModelInfo:
     """The model that served a run: catalog ``id``, ``provider``, vendor id, effort."""
@@ -64,7 +61,6 @@ class ModelInfo:
         return bool(self.provider)
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class StructuredOutputInfo:
     """How an output schema was applied to a run, from its terminal event.
@@ -82,7 +78,6 @@ class StructuredOutputInfo:
     unconstrained_fallback_occurred: bool | None = None
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ResultPayload:
     """``result``: the run ended; :attr:`success` says whether it succeeded.
@@ -115,7 +110,6 @@ class ResultPayload:
         return self.ok is True
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class ErrorPayload:
     """``error``: the run failed.
@@ -144,7 +138,6 @@ class ErrorPayload:
     raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
 
 
-@public("mantyx_sync.events")
 @attrs.frozen(kw_only=True)
 class CancelledPayload:
     """``cancelled``: the run was cancelled; ``reason`` when the server gives one."""

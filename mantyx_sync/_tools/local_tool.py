@@ -17,7 +17,6 @@ from typing import Any, ClassVar, Generic, Union, overload
 import attrs
 
 from .._base.argcheck import checked, checked_init
-from .._base.handout import public
 from .._base.limits import TOOL_NAME_RE
 from .._base.types import ParamSpec, TypeVar
 from ..errors import ArgumentTypeError, SpecError
@@ -76,7 +75,6 @@ def _output_schema(value: Any) -> dict[str, Any] | None:
     return None if value is None else object_schema(value, what="output_schema")
 
 
-@public()
 @checked_init(ArgumentTypeError, defer=("name", "execute", "timeout"))
 @attrs.frozen(kw_only=True)
 class LocalTool(Generic[P, R]):

@@ -27,7 +27,6 @@ from typing import Any, Final
 
 import attrs
 
-from .._base.handout import public
 from .._models.convert import (
     ANNOTATED,
     LITERAL,
@@ -56,7 +55,6 @@ logger = logging.getLogger(__name__)
 JSONSchema = dict[str, Any]
 
 
-@public()
 class SchemaWarning(UserWarning):
     """A Python type could not be expressed in JSON Schema; a permissive schema was used."""
 

@@ -14,7 +14,6 @@ import requests
 
 from .._base.argcheck import checked
 from .._base.bounded import decode_json
-from .._base.handout import public
 from .._base.redact import display_url, redact_value, register_secret
 from .._http.api_errors import api_error
 from .._http.auth import TokenSet, TokenSource
@@ -57,7 +56,6 @@ _SAFE = RetryPolicy(safety=Safety.SAFE, attempts=3)
 _ONCE = RetryPolicy(safety=Safety.CREATE, attempts=3)
 
 
-@public()
 class OAuth:
     """An OAuth 2.0 client of a MANTYX server.
 

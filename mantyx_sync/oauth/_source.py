@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterable, Sequence
 
 import attrs
 
-from .._base.handout import public
 from .._base.redact import register_secret
 from .._http.auth import TokenSet
 from ..errors import AuthError
@@ -30,7 +29,6 @@ _FINAL = frozenset({"invalid_grant", "invalid_client"})
 Refresh = Callable[[str, list[str] | None], TokenSet]
 
 
-@public()
 class RefreshingTokenSource:
     """Access tokens from a refresh token: cached, refreshed 60 s before they
     expire and once after a ``401``.

@@ -7,13 +7,11 @@ from typing import Any
 
 import attrs
 
-from .._base.handout import public
 from ..errors import ConfigurationError
 
 __all__ = ["ServerMetadata", "UserInfo", "scope_list"]
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class ServerMetadata:
     """The authorization server's endpoints.
@@ -52,7 +50,6 @@ class ServerMetadata:
         return cls(**fields)
 
 
-@public()
 @attrs.frozen(kw_only=True)
 class UserInfo:
     """Who a token belongs to and which workspaces it reaches (``GET /api/oauth/userinfo``).

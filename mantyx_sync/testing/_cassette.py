@@ -33,7 +33,6 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from .._base.argcheck import checked
-from .._base.handout import public
 from .._base.redact import redact_text, redact_whole
 from .._base.transport_hook import HOOK
 from ._cassette_file import FILE_REF, load, looks_stored, write
@@ -72,7 +71,6 @@ def _subject(path: str) -> str:
     return path.split("?", 1)[0].rsplit("/", 2)[-2]
 
 
-@public("mantyx_sync.testing")
 class Cassette:
     """One cassette file, recording or replaying (see :func:`cassette`).
 

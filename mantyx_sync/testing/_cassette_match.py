@@ -6,14 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._base.handout import public
 from .._base.redact import redact_text
 from .._base.root_error import MantyxError
 
 __all__ = ["CassetteError", "diff", "mismatch"]
 
 
-@public("mantyx_sync.testing")
 class CassetteError(MantyxError, AssertionError):
     """A cassette cannot answer a request: it differs from the recording, or is
     not in it; the message says which field, both values, and how to record.

@@ -6,12 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
-from .._base.handout import public
-
 __all__ = ["EmulatorClock", "iso_millis", "iso_seconds"]
 
 
-@public("mantyx_sync.testing")
 class EmulatorClock:
     """Wall-clock seconds as the emulator sees them (``time.time()`` plus an offset).
 

@@ -10,7 +10,6 @@ from typing import Any
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 
 __all__ = ["FaultState", "Faults", "RequestFault", "RequestFaults", "check_status"]
 
@@ -30,7 +29,6 @@ def _status(_inst: Any, attribute: attrs.Attribute[Any], value: int) -> None:
     check_status("Faults", attribute.name, value)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen(kw_only=True)
 class Faults:

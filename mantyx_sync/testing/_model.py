@@ -14,7 +14,6 @@ from typing import Any, Final
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
@@ -34,7 +33,6 @@ __all__ = [
 TERMINAL_TYPES = frozenset({"result", "error", "cancelled"})
 
 
-@public("mantyx_sync.testing")
 @attrs.define(kw_only=True)
 class ModelContext:
     """What a scripted step or a callable model can see about the current run.
@@ -78,7 +76,6 @@ def _to_tuple(value: Iterable[ToolCall] | None) -> tuple[ToolCall, ...]:
     return tuple(value) if value is not None else ()
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class ToolCall:
@@ -104,7 +101,6 @@ class ToolCall:
     server_result: str | None = attrs.field(default=None, kw_only=True)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Turn:
@@ -131,7 +127,6 @@ class Turn:
     finish_reason: str | None = attrs.field(default=None, kw_only=True)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Fail:
@@ -149,7 +144,6 @@ class Fail:
     retryable: bool | None = attrs.field(default=None, kw_only=True)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class FailResult:
@@ -159,7 +153,6 @@ class FailResult:
     error: str = "Run exceeded the maximum number of tool turns"
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Emit:

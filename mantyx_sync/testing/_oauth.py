@@ -24,7 +24,6 @@ from urllib.parse import urlencode, urlsplit
 import attrs
 
 from .._base.argcheck import checked
-from .._base.handout import public
 from ._clock import EmulatorClock
 
 if TYPE_CHECKING:
@@ -114,7 +113,6 @@ def _loopback_redirect(uri: str) -> bool:
         return False
 
 
-@public("mantyx_sync.testing")
 class OAuthServer:
     """Authorization-server state and routes. Tests reach it as ``LocalMantyx.oauth``.
 

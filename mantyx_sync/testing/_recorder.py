@@ -7,8 +7,6 @@ from typing import Any
 
 import attrs
 
-from .._base.handout import public
-
 __all__ = ["RecordedRequest", "mask_headers"]
 
 MASK = "***"
@@ -32,7 +30,6 @@ def mask_headers(headers: Iterable[tuple[str, str]], secrets: Collection[str]) -
     return out
 
 
-@public("mantyx_sync.testing")
 @attrs.frozen(kw_only=True)
 class RecordedRequest:
     """One request the emulator answered (or dropped), as the test sees it.

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from .._base.argcheck import checked
-from .._base.handout import public
 from ._catalog import resolve_model
 from ._controls import CONTROL_STEPS, plan_only_result, play_control, structured_output_info
 from ._faults import FaultState
@@ -49,7 +48,6 @@ def _given(**fields: Any) -> dict[str, Any]:
     return {name: value for name, value in fields.items() if value is not None}
 
 
-@public("mantyx_sync.testing")
 class EmulatedRun:
     """One run: its spec, its event log and the worker thread producing it.
 

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from .._base.argcheck import checked
-from .._base.handout import public
 from ._clock import EmulatorClock
 from ._evaluation import EmulatedEval
 from ._faults import Faults, RequestFault, check_status
@@ -33,7 +32,6 @@ __all__ = ["LocalMantyx"]
 log = logging.getLogger(__name__)
 
 
-@public("mantyx_sync.testing")
 class LocalMantyx:
     """A local MANTYX agent-runs server for tests and offline development.
 

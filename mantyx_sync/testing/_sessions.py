@@ -8,7 +8,6 @@ from typing import Any
 
 import attrs
 
-from .._base.handout import public
 from ._clock import iso_seconds
 
 __all__ = ["EmulatedSession", "RunOptions"]
@@ -24,7 +23,6 @@ class RunOptions:
     started_event: bool
 
 
-@public("mantyx_sync.testing")
 class EmulatedSession:
     """A session as the emulator stores it.
 

@@ -12,7 +12,6 @@ from typing import Any
 import attrs
 
 from .._base.argcheck import checked_init
-from .._base.handout import public
 
 __all__ = ["Overload", "PlanUpdate", "Supervise", "ToolFiles"]
 
@@ -25,7 +24,6 @@ def _files(value: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], ...]:
     return tuple(value)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class PlanUpdate:
@@ -46,7 +44,6 @@ class PlanUpdate:
     transition: dict[str, Any] | None = attrs.field(default=None, kw_only=True)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Supervise:
@@ -58,7 +55,6 @@ class Supervise:
     phase: str = attrs.field(default="turn_boundary", kw_only=True)
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class Overload:
@@ -75,7 +71,6 @@ class Overload:
     error_class: str = "overloaded"
 
 
-@public("mantyx_sync.testing")
 @checked_init(TypeError)
 @attrs.frozen
 class ToolFiles:

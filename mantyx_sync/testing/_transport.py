@@ -25,7 +25,6 @@ from urllib.parse import urlsplit
 from requests.structures import CaseInsensitiveDict
 
 from .._base.argcheck import checked
-from .._base.handout import public
 
 __all__ = ["Request", "WSGITransport"]
 
@@ -102,7 +101,6 @@ class _Response:
         self._chunks.put(None)
 
 
-@public("mantyx_sync.testing")
 class WSGITransport:
     """A transport for ``mantyx_sync.Client(transport=...)`` that calls a WSGI app in memory.
 

@@ -24,11 +24,7 @@ MAX_LINES = 500
 # inside client.py now pair client.py, resources.py and _engine/evals.py; the
 # tool executor's trace= parameter made its signature one more of a shape found
 # elsewhere (boilerplate, no repeated logic).
-# 37: the emulator's scripted steps (FailResult, Supervise) each gained
-# @public("mantyx_sync.testing"), one more line of a decorator stack they share.
-# 38: Agent.run and Session.run state the same run-to-the-end signature and body
-# (typed output, overrides, the renamed timeout): to fold into one shared piece.
-MAX_DUPLICATE_PAIRS = 38
+MAX_DUPLICATE_PAIRS = 36
 
 # Module path (relative to mantyx_sync/) -> why it may be longer than MAX_LINES.
 STATED_REASONS: dict[str, str] = {}

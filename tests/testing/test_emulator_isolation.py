@@ -18,7 +18,6 @@ import mantyx_sync.testing
 ALLOWED = {
     "mantyx_sync._version",
     "mantyx_sync._base.argcheck",
-    "mantyx_sync._base.handout",
     "mantyx_sync._base.lazy",
     "mantyx_sync._base.limits",
     "mantyx_sync._base.redact",

@@ -16,7 +16,6 @@ import attrs
 import requests
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.handout import public
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
 from ...tools import LocalToolCall
 from ..definition import OneTool, call_limit, check_headers, check_name, pairs
@@ -40,7 +39,6 @@ def _card(value: Mapping[str, Any] | None) -> dict[str, Any] | None:
     return None if value is None else dict(value)
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalA2A:
@@ -134,7 +132,6 @@ def define_local_a2a(
     )
 
 
-@public()
 class A2AConnection(OneTool):
     """A resolved ``a2a_local`` peer (implements :class:`~mantyx_sync.tools.ToolConnection`).
 

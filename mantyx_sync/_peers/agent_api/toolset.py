@@ -15,7 +15,6 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.handout import public
 from ..._base.redact import display_url
 from ...errors import ArgumentTypeError, SpecError, ToolError
 from ...tools import LocalToolCall
@@ -39,7 +38,6 @@ INPUT_SCHEMA: Final[Mapping[str, Any]] = {
 }
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalAgentApi:
@@ -96,7 +94,6 @@ def define_local_agent_api(
     )
 
 
-@public()
 class AgentApiConnection(OneTool):
     """One run's or session's link to the remote agent (a :class:`~mantyx_sync.ToolConnection`).
 

@@ -16,7 +16,6 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from ..._base.argcheck import checked, checked_init
-from ..._base.handout import public
 from ..._base.limits import MCP_LOCAL_TOOLS_MAX
 from ..._base.redact import display_url, register_secret
 from ...errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
@@ -53,7 +52,6 @@ def _catalog(value: Iterable[Mapping[str, Any]] | None) -> tuple[dict[str, Any],
     return None if value is None else tuple(dict(tool) for tool in value)
 
 
-@public()
 @checked_init(ArgumentTypeError)
 @attrs.frozen(kw_only=True, eq=False)
 class LocalMcp:
@@ -268,7 +266,6 @@ def model_names(label: str | None, upstream: Sequence[str]) -> list[str]:
     return out
 
 
-@public()
 class McpConnection:
     """A live ``mcp_local`` toolset (implements :class:`~mantyx_sync.tools.ToolConnection`).
 
