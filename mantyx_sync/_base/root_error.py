@@ -9,7 +9,5 @@ __all__ = ["MantyxError"]
 
 
 class MantyxError(Exception):
-    """Base class of every error raised by mantyx_sync."""
-
-    # Where users import it from (and where pickle and the docs find it).
-    __module__ = "mantyx_sync.errors"
+    """Base class of every error raised by mantyx_sync (import it from
+    ``mantyx_sync`` or ``mantyx_sync.errors``)."""
