@@ -4,9 +4,9 @@ secret, and replay touches no network, even with an OAuth token source."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
-import inspect
 import pickle
 import subprocess
 import sys
