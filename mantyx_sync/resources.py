@@ -163,17 +163,10 @@ class Runs(_Resource):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from ._http.routes import run_pages
-        from ._models.paging import paged
+        from ._models.paging import filters, paged
         from .history import RunSummary, metadata_query
 
-        params: dict[str, Any] = {}
-        for key, value, path in (
-            ("status", status, "status"),
-            ("modelId", model_id, "model_id"),
-            ("agentId", agent_id, "agent_id"),
-        ):
-            if value is not None:
-                params[key] = check_text(value, path)
+        params = filters(status=status, model_id=model_id, agent_id=agent_id)
         params.update(metadata_query(metadata))
         if not isinstance(include_total, bool):
             raise SpecError(f"must be True or False, got {include_total!r}", path="include_total")

@@ -22,8 +22,9 @@ from .._http.routes import (
 from .._models import evals as values
 from .._models.checks import check_text
 from .._models.evals import EvalRunDetail
+from .._models.paging import Listing, filters, paged
 from .._models.wire import camel
-from ..errors import ArgumentTypeError, SpecError
+from ..errors import ArgumentTypeError, SpecError, deprecated
 from ..spec import AgentSpec
 from ..tools import ToolLike
 from .eval_run import EvalRun
@@ -159,22 +160,30 @@ class Evals:
         agent_id: str | None = None,
         status: str | None = None,
         limit: int | None = None,
+        max_items: int | None = None,
         offset: int | None = None,
-    ) -> list[values.EvalRunSummary]:
-        """Evaluations, one page (``GET /eval-runs``; ``limit``/``offset`` page it)."""
-        params = {
-            key: value
-            for key, value in (
-                ("datasetId", dataset_id),
-                ("agentId", agent_id),
-                ("status", status),
-                ("limit", limit),
-                ("offset", offset),
-            )
-            if value is not None
-        }
-        body = list_evals(self._api, params) or {}
-        return [values.EvalRunSummary.from_wire(r) for r in body.get("runs") or ()]
+    ) -> Listing[values.EvalRunSummary]:
+        """Evaluations, newest first (``GET /eval-runs``), as a lazy :class:`~mantyx_sync.Listing`.
+
+        Each page is one request, made only when iteration reaches it.
+
+        :param limit: page size sent to the server (1-200; default: the server's 50).
+        :param max_items: stop after this many evaluations.
+        :param offset: deprecated: skip this many first (iterate instead).
+        :raises SpecError: a filter is invalid (nothing is sent).
+        """
+        params = filters(dataset_id=dataset_id, agent_id=agent_id, status=status)
+        if offset is not None:
+            deprecated("Evals.list(offset=)", "iterating the Listing it returns (it pages itself)")
+        return paged(
+            lambda query: list_evals(self._api, query),
+            params,
+            "runs",
+            values.EvalRunSummary.from_wire,
+            limit=limit,
+            max_items=max_items,
+            offset=offset or 0,
+        )
 
     def get(self, eval_id: str) -> EvalRunDetail:
         """One evaluation with its case results (``GET /eval-runs/{id}``)."""

@@ -15,9 +15,10 @@ import attrs
 
 from .._base.handout import handed_out
 from ..errors import SpecError
-from .wire import WireFormatError
+from .checks import check_text
+from .wire import WireFormatError, camel
 
-__all__ = ["Getter", "Listing", "check_positive", "int_or_none", "page_of", "paged"]
+__all__ = ["Getter", "Listing", "check_positive", "filters", "int_or_none", "page_of", "paged"]
 
 T = TypeVar("T")
 
@@ -53,7 +54,7 @@ def page_of(body: Any, key: str, build: Callable[[Mapping[str, Any]], T]) -> Pag
     )
 
 
-@handed_out("Runs.list, Sessions.list and Feedbacks.list return one")
+@handed_out("Runs.list, Sessions.list, Feedbacks.list and Evals.list return one")
 class Listing(Generic[T]):
     """A lazy, single-pass iterator over a paged list, following ``nextCursor``.
 
@@ -118,6 +119,15 @@ class Listing(Generic[T]):
             page = self._fetch(cursor)
 
 
+def filters(**given: str | None) -> dict[str, Any]:
+    """A list route's text filters as its query (``agent_id=`` -> ``agentId``), each a
+    non-empty string; ``None`` leaves one out.
+
+    :raises SpecError: a filter is not a non-empty string (named by its argument).
+    """
+    return {camel(name): check_text(v, name) for name, v in given.items() if v is not None}
+
+
 def check_positive(value: Any, path: str) -> int | None:
     if value is not None and (int_or_none(value) is None or value < 1):
         raise SpecError(f"must be a positive integer or None, got {value!r}", path=path)
@@ -132,13 +142,18 @@ def paged(
     *,
     limit: int | None = None,
     max_items: int | None = None,
+    offset: int | None = None,
 ) -> Listing[T]:
-    """A :class:`Listing` of the ``key`` array of ``get``'s pages, chained by ``cursor``.
+    """A :class:`Listing` of the ``key`` array of ``get``'s pages, chained by ``cursor``,
+    or, given an ``offset`` (the route pages by ``limit``/``offset``), from that
+    offset on until a page comes back short.
 
-    :raises SpecError: ``limit`` or ``max_items`` is out of range (nothing is sent).
+    :raises SpecError: ``limit``, ``max_items`` or ``offset`` is out of range (nothing is sent).
     """
     query = dict(params)
     check_positive(max_items, "max_items")
+    if offset is not None and (int_or_none(offset) is None or offset < 0):
+        raise SpecError(f"must be a non-negative integer, got {offset!r}", path="offset")
     if limit is not None:
         if int_or_none(limit) is None or not 1 <= limit <= LIST_LIMIT_MAX:
             raise SpecError(
@@ -153,4 +168,12 @@ def paged(
         sent = query if cursor is None else {**query, "cursor": cursor}
         return page_of(get(sent), key, build)
 
-    return Listing(fetch, max_items=max_items)
+    def fetch_at(cursor: str | None) -> Page[T]:
+        at = int(cursor) if cursor is not None else offset or 0
+        body = get({**query, "offset": at})
+        page = page_of(body, key, build)
+        size = int_or_none(body.get("limit")) or query.get("limit") or len(page.items)
+        more = bool(page.items) and len(page.items) >= size
+        return Page(page.items, str(at + len(page.items)) if more else None, page.total)
+
+    return Listing(fetch if offset is None else fetch_at, max_items=max_items)

@@ -152,6 +152,16 @@ def test_inline_dataset_stored_agent_mocks_overrides_list_get_compare(
     assert second.results[0].final_text == "Weather: sunny in Rome"
 
     assert [e.id for e in client.evals.list()] == [live.id, mocked.id]
+    # One auto-paging Listing, as every list: a page of one, then the next one.
+    listing = client.evals.list(limit=1)
+    assert isinstance(listing, mantyx_sync.Listing)
+    before = len(server.requests)
+    assert [e.id for e in listing] == [live.id, mocked.id]
+    pages = [r.query for r in server.requests[before:]]
+    assert [(q["limit"], q["offset"]) for q in pages] == [("1", "0"), ("1", "1"), ("1", "2")]
+    assert [e.id for e in client.evals.list(max_items=1)] == [live.id]
+    with pytest.warns(DeprecationWarning, match=r"Evals.list\(offset=\) is deprecated"):
+        assert [e.id for e in client.evals.list(offset=1)] == [mocked.id]
     assert client.evals.get(mocked.id).results[0].final_text == "Weather: mocked rain"
     comparison = client.evals.compare(mocked.id, live.id)
     assert comparison.run_a is not None and comparison.run_a.id == mocked.id
