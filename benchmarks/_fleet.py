@@ -184,7 +184,16 @@ def _producer(env: dict[str, str]) -> ModuleType:
 
 @contextlib.contextmanager
 def _worker(env: dict[str, str], *args: str) -> Iterator[subprocess.Popen[bytes]]:
-    command = ["celery", "-A", RECIPE, "worker", "--loglevel=WARNING", "--without-gossip"]
+    command = [
+        sys.executable,
+        "-m",
+        "celery",
+        "-A",
+        RECIPE,
+        "worker",
+        "--loglevel=WARNING",
+        "--without-gossip",
+    ]
     command += ["--without-mingle", "--without-heartbeat", *args]
     with tempfile.TemporaryFile() as log:
         proc = subprocess.Popen(
