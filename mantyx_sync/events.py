@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Union, cast
 
 import attrs
 
-from ._base.bounded import NotJSON, decode_json
+from ._base.bounded import NotJSON, decode_json, raw_decode
 from ._base.types import TypeVar
 from ._models import wire as _wire
 from ._models.terminal import (
@@ -373,7 +373,14 @@ class RunEvent(Generic[T, P]):
         :raises MalformedEvent: the frame is not JSON, not an object, or has no
             usable type or integer seq.
         """
-        envelope = envelope_of(data_text)
+        # json.loads' own wrapper costs as much as the decoding of a small event:
+        # a whole object is taken as it is, anything else gets envelope_of's words.
+        try:
+            envelope, end = raw_decode(data_text)
+        except (ValueError, RecursionError):
+            end = -1
+        if end != len(data_text) or type(envelope) is not dict:
+            envelope = envelope_of(data_text)
         event_type = envelope.get("type")
         raw_seq = envelope.get("seq")
         payload = envelope.get("data")

@@ -22,6 +22,7 @@ __all__ = [
     "NotJSON",
     "TooDeep",
     "decode_json",
+    "raw_decode",
     "read_capped",
 ]
 
@@ -69,6 +70,10 @@ def read_capped(
 
 
 _DECODER: Final = json.JSONDecoder()
+raw_decode: Final = _DECODER.raw_decode
+"""``(value, end)`` of the JSON value at the start of a string, for the per-event
+path: it raises ``ValueError`` or ``RecursionError`` where :func:`decode_json`
+would say why."""
 _JSON_SPACE: Final = " \t\n\r"
 
 
@@ -83,7 +88,7 @@ def decode_json(content: bytes | str) -> Any:
     try:
         if type(content) is str:
             try:
-                value, end = _DECODER.raw_decode(content)
+                value, end = raw_decode(content)
             except json.JSONDecodeError:
                 pass  # json.loads says why
             else:
