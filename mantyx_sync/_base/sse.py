@@ -86,9 +86,20 @@ class _Parser(sseclient.SSEClient):
     def __init__(self, frames: Iterable[bytes]) -> None:
         super().__init__(iter(frames))
         self._frames = frames
+        # Its per-event "Dispatching <event>" line costs a call per event and would
+        # log each event's data unredacted; a run's stream logs its own events.
+        self._logger = _SILENT
 
     def _read(self) -> Iterable[bytes]:
         return self._frames
+
+
+class _Silent:
+    def debug(self, *args: object) -> None:
+        """Nothing: see :class:`_Parser`."""
+
+
+_SILENT: Final = _Silent()
 
 
 class _Pieces:
