@@ -39,13 +39,22 @@ def main(argv: list[str] | None = None) -> int:
         help="skip the official SDK column even when it is installed",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON")
+    parser.add_argument(
+        "--reps",
+        type=int,
+        default=1,
+        metavar="N",
+        help="repeat every measurement N times as often (steadier on a noisy machine)",
+    )
     args = parser.parse_args(argv)
     only = frozenset(filter(None, (n.strip() for n in args.only.split(","))))
     unknown = only - set(NAMES)
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     options: dict[str, Any] = {"official": not args.no_official, "only": only}
-    config = Config.quick(**options) if args.quick else Config(**options)
+    if args.reps < 1:
+        parser.error("--reps must be 1 or more")
+    config = (Config.quick(**options) if args.quick else Config(**options)).repeated(args.reps)
     report = run_suite(config)
     print(f"Machine: {report.machine}")
     print()
