@@ -242,11 +242,19 @@ _LATER_NAMES: Final = (
 
 
 def _payload_class(event_type: str) -> type[Any] | None:
+    try:
+        return _CLASSES[event_type]
+    except KeyError:
+        pass
     name = _PAYLOAD_NAMES.get(event_type)
     if name is None:
         return None
     cls: type[Any] = globals()[name] if name in _OWN else _later(name)
+    _CLASSES[event_type] = cls
     return cls
+
+
+_CLASSES: dict[str, type[Any]] = {}
 
 
 def _later(name: str) -> Any:
@@ -335,6 +343,9 @@ def exact_call(data: Mapping[str, Any]) -> LocalToolCall | None:
         return None
 
 
+_UNBUILT: Any = object()  # RunEvent's payload, until it is asked for
+
+
 def event_of(seq: int, event_type: str, data: dict[str, Any]) -> AnyRunEvent:
     """The event of this ``type``, typed as a run yields it."""
     return cast("AnyRunEvent", RunEvent(seq=seq, type=event_type, data=data))
@@ -354,8 +365,9 @@ class RunEvent(Generic[T, P]):
     seq: int
     type: T
     data: dict[str, Any] = attrs.field(factory=dict)
-    # The payload once built; unset until then (a cached_property's __getattr__ slows every read).
-    _payload: P = attrs.field(init=False, repr=False, eq=False, hash=False)
+    # The payload once built (a cached_property's __getattr__ would slow every read;
+    # an unset slot would raise, and catching that costs more than the building).
+    _payload: P = attrs.field(init=False, default=_UNBUILT, repr=False, eq=False, hash=False)
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (event_of, (self.seq, self.type, self.data))
@@ -424,12 +436,11 @@ class RunEvent(Generic[T, P]):
     def payload(self) -> P:
         """The typed payload (:class:`UnknownPayload` for types this SDK does not
         model), built on first use and kept."""
-        try:
-            return self._payload
-        except AttributeError:
+        payload = self._payload
+        if payload is _UNBUILT:
             payload = cast("P", structure_payload(self.type, self.data))
             object.__setattr__(self, "_payload", payload)
-            return payload
+        return payload
 
     @property
     def local_tool_call(self) -> LocalToolCall | None:
