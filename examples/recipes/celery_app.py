@@ -160,6 +160,7 @@ class Lease:
         self._changed = threading.Condition()
         self._stopped = False
         self._callbacks: list[Callable[[], None]] = []
+        self._called_back = False  # a loss's callbacks have all returned
         self._renewer = threading.Thread(target=self._renew, name=f"lease {key}", daemon=True)
 
     def acquire(self) -> bool:
@@ -187,6 +188,9 @@ class Lease:
         with self._changed:
             self._stopped = True
             self._changed.notify_all()
+            # A loss under way closes the run, waiting for an answer on the wire:
+            # the job must not attach to the run again (and answer twice) before.
+            self._changed.wait_for(lambda: self._called_back or not self.lost.is_set())
         _watchdog.forget(self)
         self._renewer.join()
         try:
@@ -222,7 +226,13 @@ class Lease:
             callbacks = list(self._callbacks)
         _watchdog.forget(self)
         for callback in callbacks:
-            callback()
+            try:
+                callback()
+            except Exception:  # the watchdog goes on watching the other leases
+                log.exception("%s: a callback of the lost lease failed", self.key)
+        with self._changed:
+            self._called_back = True
+            self._changed.notify_all()
         log.warning("%s: lease lost (%s); this worker stopped answering its calls", self.key, why)
 
 

@@ -68,9 +68,14 @@ def test_celery_leases_not_renewed_are_each_lost_on_time(
     recipe: ModuleType, hung: threading.Event
 ) -> None:
     # One watchdog keeps every lease's time. Longest first: each lease taken later
-    # is due sooner, so the watchdog must wake up for it.
+    # is due sooner, so the watchdog must wake up for it. The first lost has a
+    # callback that fails: the watchdog goes on.
     taken: list[tuple[Any, float]] = []
     lost_at: dict[str, float] = {}
+
+    def failing() -> None:
+        raise RuntimeError("a callback that fails")
+
     try:
         for seconds in (2.4, 1.8, 1.2):
             lease = recipe.Lease(f"mantyx:job:hung{seconds}:lease", "a", seconds)
@@ -78,6 +83,7 @@ def test_celery_leases_not_renewed_are_each_lost_on_time(
             assert lease.acquire()
             lease.on_lost(lambda key=lease.key: lost_at.setdefault(key, time.monotonic()))
             taken.append((lease, asked))
+        lease.on_lost(failing)
         for lease, asked in taken:
             assert lease.lost.wait(10), lease.key
             half = lease.ms / 2000
@@ -117,3 +123,29 @@ def test_celery_lease_in_a_forked_child_is_lost_on_time(
         assert not parent.lost.is_set()
     finally:
         parent.release()
+
+
+def test_celery_lease_released_while_being_lost_waits_for_its_callbacks(
+    recipe: ModuleType, hung: threading.Event
+) -> None:
+    # The callback closes the run, waiting for an answer on the wire: the job
+    # must not attach to the run again (and answer that call twice) before then.
+    lease = recipe.Lease("mantyx:job:closing:lease", "a")
+    closing, closed = threading.Event(), threading.Event()
+    done: list[str] = []
+
+    def close_the_run() -> None:
+        closing.set()
+        closed.wait(10)
+        done.append("callback")
+
+    assert lease.acquire()
+    lease.on_lost(close_the_run)
+    assert closing.wait(10)  # the watchdog found the loss and runs the callback
+    hung.set()  # the renewal call returns: nothing else holds up the release
+    releasing = threading.Thread(target=lambda: (lease.release(), done.append("release")))
+    releasing.start()
+    releasing.join(0.5)  # long enough for a release that does not wait to return
+    closed.set()
+    releasing.join(10)
+    assert done == ["callback", "release"]
