@@ -139,9 +139,10 @@ class Lease:
     """This worker's claim to follow one job's run, renewed in the background while held.
 
     It is lost when another worker holds the key, or at the last successful
-    renewal plus half the lease, whether or not a renewal call has returned (a
-    watchdog keeps that time): ``on_lost`` callbacks then run at once, so this
-    worker stops answering calls well before another one may take over.
+    renewal plus half the lease, whether or not a renewal call has returned (the
+    process's watchdog keeps that time): ``on_lost`` callbacks then run at once,
+    so this worker stops answering calls well before another one may take over.
+    A held lease costs one thread, its renewal's.
     """
 
     _RENEW = (
@@ -158,23 +159,25 @@ class Lease:
         self.lost = threading.Event()
         self._changed = threading.Condition()
         self._stopped = False
-        self._lost_at = 0.0  # monotonic: the last successful renewal plus half the lease
         self._callbacks: list[Callable[[], None]] = []
-        self._threads = [
-            threading.Thread(target=self._renew, name=f"lease {key}", daemon=True),
-            threading.Thread(target=self._watch, name=f"lease watchdog {key}", daemon=True),
-        ]
+        self._called_back = False  # a loss's callbacks have all returned
+        self._renewer = threading.Thread(target=self._renew, name=f"lease {key}", daemon=True)
 
     def acquire(self) -> bool:
         asked = time.monotonic()  # the key lives at least a lease from here
         if not lease_store.set(self.key, self.token, nx=True, px=self.ms):
             return False
-        self._lost_at = asked + self.ms / 2000
-        for thread in self._threads:
-            thread.start()
+        _watchdog.watch(self, asked + self.ms / 2000)
+        self._renewer.start()
         return True
 
     def on_lost(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` once the lease is lost (now, if it already is).
+
+        It runs on the thread that found the loss, the watchdog's when the lease
+        was not renewed in time, so it must return quickly: another lease lost at
+        the same moment waits for it. ``run.close(cancel=False)`` does, waiting at
+        most for an answer already on the wire."""
         with self._changed:
             if not self.lost.is_set():
                 self._callbacks.append(callback)
@@ -185,8 +188,11 @@ class Lease:
         with self._changed:
             self._stopped = True
             self._changed.notify_all()
-        for thread in self._threads:
-            thread.join()
+            # A loss under way closes the run, waiting for an answer on the wire:
+            # the job must not attach to the run again (and answer twice) before.
+            self._changed.wait_for(lambda: self._called_back or not self.lost.is_set())
+        _watchdog.forget(self)
+        self._renewer.join()
         try:
             lease_store.eval(self._RELEASE, 1, self.key, self.token)
         except redis.RedisError:
@@ -209,17 +215,7 @@ class Lease:
             if not held:
                 self._lose("another worker holds it")
                 return
-            with self._changed:
-                self._lost_at = asked + self.ms / 2000
-
-    def _watch(self) -> None:
-        with self._changed:
-            while not self._over():
-                left = self._lost_at - time.monotonic()
-                if left <= 0:
-                    break
-                self._changed.wait(left)
-        self._lose("not renewed for half the lease")
+            _watchdog.renewed(self, asked + self.ms / 2000)
 
     def _lose(self, why: str) -> None:
         with self._changed:
@@ -228,9 +224,68 @@ class Lease:
             self.lost.set()
             self._changed.notify_all()
             callbacks = list(self._callbacks)
+        _watchdog.forget(self)
         for callback in callbacks:
-            callback()
+            try:
+                callback()
+            except Exception:  # the watchdog goes on watching the other leases
+                log.exception("%s: a callback of the lost lease failed", self.key)
+        with self._changed:
+            self._called_back = True
+            self._changed.notify_all()
         log.warning("%s: lease lost (%s); this worker stopped answering its calls", self.key, why)
+
+
+class _Watchdog:
+    """Declares leases lost at their last successful renewal plus half the lease.
+
+    Not the renewing thread's job: a renewal call can hang (a silent Redis)
+    for longer than that. One thread per process watches every lease held in
+    it, started on first use.
+    """
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._lost_at: dict[Lease, float] = {}  # the leases watched: when each is lost (monotonic)
+        self._pid = 0  # the process whose thread watches them
+
+    def watch(self, lease: Lease, lost_at: float) -> None:
+        with self._changed:
+            if self._pid != os.getpid():
+                # First use in this process. A forked child (a Celery prefork pool
+                # process) has neither its parent's thread nor its leases.
+                self._pid = os.getpid()
+                self._lost_at.clear()
+                threading.Thread(target=self._run, name="lease watchdog", daemon=True).start()
+            self._lost_at[lease] = lost_at
+            self._changed.notify()  # it may be lost before all the others
+
+    def renewed(self, lease: Lease, lost_at: float) -> None:
+        # Only ever later: the thread wakes up at the earlier time, and sleeps again.
+        with self._changed:
+            if lease in self._lost_at:  # not released or lost meanwhile
+                self._lost_at[lease] = lost_at
+
+    def forget(self, lease: Lease) -> None:
+        with self._changed:
+            self._lost_at.pop(lease, None)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                now = time.monotonic()
+                due = [lease for lease, lost_at in self._lost_at.items() if lost_at <= now]
+                if not due:
+                    earliest = min(self._lost_at.values(), default=None)
+                    self._changed.wait(None if earliest is None else earliest - now)
+                    continue
+                for lease in due:
+                    del self._lost_at[lease]
+            for lease in due:  # outside the lock: a callback may take a while
+                lease._lose("not renewed for half the lease")
+
+
+_watchdog = _Watchdog()
 
 
 def _key(job_key: str, field: str) -> str:
