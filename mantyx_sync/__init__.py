@@ -48,6 +48,7 @@ from .errors import (
     RunCancelledError,
     RunError,
     RunTimeoutError,
+    SchemaWarning,
     ServerError,
     SignInError,
     SpecError,
@@ -61,21 +62,12 @@ from .errors import (
 )
 
 if TYPE_CHECKING:
-    from ._base.types import UNSET, UnsetType
-    from ._display.text import TextPiece
-    from ._engine.executor import ToolActivity
-    from ._http.auth import TokenSet, TokenSource
-    from ._http.config import ClientConfig
-    from ._http.ratelimit import RateLimit, RateLimits
-    from ._http.transport import HttpRequest, HttpResponse, Transport
-    from ._models.refs import A2ATool, MantyxTool, McpTool, PluginTool
-    from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
-    from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
-    from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
-    from ._tools.local_tool import LocalTool, define_local_tool, local_tool
-    from ._tools.schema import SchemaWarning
+    from .a2a import A2AConnection, LocalA2A, define_local_a2a
     from .agent import Agent
+    from .agent_api import AgentApiConnection, LocalAgentApi, define_local_agent_api
+    from .auth import TokenSet, TokenSource
     from .client import Client
+    from .config import ClientConfig
 
     # The exceptions' 0.1 names, for type checkers; at run time __getattr__ warns.
     from .errors import APIError as APIError
@@ -129,8 +121,11 @@ if TYPE_CHECKING:
     )
     from .feedback import Feedback
     from .history import EventReplay, Listing, RunSummary, SessionEvent, SessionSummary
+    from .local_tools import LocalTool, define_local_tool, local_tool
+    from .mcp import LocalMcp, McpConnection, define_local_mcp
     from .messages import Attachment, Message
     from .oauth import OAuth, RefreshingTokenSource, ServerMetadata, UserInfo
+    from .rate_limits import RateLimit, RateLimits
     from .resources import Feedbacks, Models, Runs, Sessions
     from .results import Model, ModelCatalog, Pricing, RunResult, RunSnapshot, SessionInfo
     from .run import Run
@@ -146,13 +141,21 @@ if TYPE_CHECKING:
         Supervisor,
         ToolBudget,
     )
+    from .text import TextPiece
     from .tools import (
+        A2ATool,
         ClientResolvedTool,
+        MantyxTool,
+        McpTool,
+        PluginTool,
         ServerResolvedTool,
+        ToolActivity,
         ToolConnection,
         ToolLike,
         ToolOutput,
     )
+    from .transport import HttpRequest, HttpResponse, Transport
+    from .types import UNSET, UnsetType
 
 __all__ = (
     "UNSET",
@@ -295,12 +298,13 @@ __all__ = (
 # imports them. Module -> the names it provides; the imports under
 # TYPE_CHECKING above state the same (tests/core/test_public_names.py).
 _LAZY: dict[str, str] = {
-    "._base.types": "UNSET UnsetType",
-    "._display.text": "TextPiece",
-    "._tools.local_tool": "LocalTool define_local_tool local_tool",
-    "._tools.schema": "SchemaWarning",
-    ".tools": "ClientResolvedTool ServerResolvedTool ToolConnection ToolLike ToolOutput",
-    "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
+    ".types": "UNSET UnsetType",
+    ".text": "TextPiece",
+    ".local_tools": "LocalTool define_local_tool local_tool",
+    ".tools": (
+        "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ServerResolvedTool"
+        " ToolActivity ToolConnection ToolLike ToolOutput"
+    ),
     ".spec": (
         "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
         " SpecKeywords Supervisor ToolBudget"
@@ -316,14 +320,13 @@ _LAZY: dict[str, str] = {
     ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
     ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",
     ".feedback": "Feedback",
-    "._http.auth": "TokenSet TokenSource",
-    "._http.config": "ClientConfig",
-    "._http.ratelimit": "RateLimit RateLimits",
-    "._http.transport": "HttpRequest HttpResponse Transport",
-    "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
-    "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
-    "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",
-    "._engine.executor": "ToolActivity",
+    ".auth": "TokenSet TokenSource",
+    ".config": "ClientConfig",
+    ".rate_limits": "RateLimit RateLimits",
+    ".transport": "HttpRequest HttpResponse Transport",
+    ".a2a": "A2AConnection LocalA2A define_local_a2a",
+    ".agent_api": "AgentApiConnection LocalAgentApi define_local_agent_api",
+    ".mcp": "LocalMcp McpConnection define_local_mcp",
     ".run": "Run",
     ".session": "Session",
     ".resources": "Feedbacks Models Runs Sessions",
@@ -338,7 +341,7 @@ _LAZY: dict[str, str] = {
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
 
 # Public submodules reachable as attributes without importing them first.
-_SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"})
+_SUBMODULES = frozenset({"credentials", "evals", "events", "feedback", "history", "oauth"})
 
 
 def __getattr__(name: str) -> Any:

@@ -24,8 +24,6 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._base.root_error import MantyxError
-
 __all__ = [
     "APIConnectionError",
     "APIStatusError",
@@ -44,6 +42,7 @@ __all__ = [
     "RunCancelledError",
     "RunError",
     "RunTimeoutError",
+    "SchemaWarning",
     "ServerError",
     "SignInError",
     "SpecError",
@@ -52,6 +51,16 @@ __all__ = [
     "ToolResolutionError",
     "WireFormatError",
 ]
+
+
+class MantyxError(Exception):
+    """Base class of every error raised by mantyx_sync, the emulator's
+    (``mantyx_sync.testing``) included, so one ``except MantyxError`` catches both."""
+
+
+class SchemaWarning(UserWarning):
+    """A warning, not an error: a Python type could not be expressed in JSON
+    Schema, and a permissive schema was used in its place."""
 
 
 class ConfigurationError(MantyxError, ValueError):
@@ -235,7 +244,7 @@ class RunError(MantyxError):
     :ivar retryable: the server's coarse retry hint, when given.
     :ivar api_status: the provider API's HTTP status behind the failure, when given.
     :ivar api_code: the provider API's error code, when given.
-    :ivar structured_output: a :class:`~mantyx_sync.StructuredOutputInfo` saying
+    :ivar structured_output: a :class:`~mantyx_sync.events.StructuredOutputInfo` saying
         how an output schema was applied, when the server says.
     :ivar result: the :class:`~mantyx_sync.RunResult` gathered so far (events, tokens).
 

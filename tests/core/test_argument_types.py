@@ -28,9 +28,7 @@ import pytest
 import mantyx_sync
 from mantyx_sync import credentials, errors, evals, notebook, oauth, serve, spec
 from mantyx_sync._base import argcheck
-from mantyx_sync._engine.evals import Evals
-from mantyx_sync._models import evals as eval_values
-from mantyx_sync.events import _PAYLOAD_NAMES
+from mantyx_sync.events import _PAYLOADS
 from mantyx_sync.testing import LocalMantyx, Turn
 
 WRONG = object()
@@ -196,7 +194,7 @@ OWNERS: dict[str, Any] = {
     "credentials": credentials,
     "serve": serve,
     "notebook": notebook,
-    "Evals": Evals,
+    "Evals": evals.Evals,
     "EvalRun": evals.EvalRun,
     "A2AApp": serve.A2AApp,
 }
@@ -272,8 +270,8 @@ NOT_USER_INPUT = {
     "PlanTransition",
     "ToolFile",
     # evaluation values parsed from the server's answers, and every event payload
-    *eval_values.__all__,
-    *_PAYLOAD_NAMES.values(),
+    *evals.__all__,
+    *(cls.__name__ for cls in _PAYLOADS.values()),
 }
 
 # Public methods with arguments that are not in the table, and why.

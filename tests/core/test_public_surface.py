@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync._models import evals as eval_values
-from mantyx_sync.events import _PAYLOAD_NAMES
+from mantyx_sync import evals as eval_values
+from mantyx_sync.events import _PAYLOADS
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "mantyx_sync"
@@ -92,7 +92,7 @@ EXPECTED = {
     # events and their typed payloads (one per event type, listed in events.py)
     "EventPayload",
     "EventType",
-    *_PAYLOAD_NAMES.values(),
+    *(cls.__name__ for cls in _PAYLOADS.values()),
     "UnknownPayload",
     "TokenUsage",
     "ModelInfo",
@@ -106,7 +106,7 @@ EXPECTED = {
     "EventReplay",
     "Listing",
     "Feedback",
-    # evaluations (their values as mantyx_sync._models.evals lists them)
+    # evaluations (their values as mantyx_sync.evals lists them)
     "Evals",
     "EvalRun",
     *eval_values.__all__,
