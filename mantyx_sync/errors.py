@@ -414,12 +414,26 @@ def renamed(name: str, module: str = "mantyx_sync") -> type[BaseException] | Non
     entry = RENAMED.get(name)
     if entry is None:
         return None
-    if sys._getframe(2).f_code.co_filename.startswith("<frozen importlib"):
-        # ``from mantyx_sync import Old`` asks twice (hasattr, then the import):
-        # the import's own ask warns, so the statement warns once.
-        return entry[0]
-    deprecated(f"{module}.{name}", entry[1])
+    if not _asked_by_import():
+        deprecated(f"{module}.{name}", entry[1])
     return entry[0]
+
+
+def moved(name: str, home: str) -> None:
+    """Warn that ``mantyx_sync.<name>`` is deprecated, naming ``<home>.<name>``
+    (the same object), which the package's ``__getattr__`` then returns.
+
+    Every use warns, as for :func:`renamed`, pointing at the caller's line.
+    """
+    if not _asked_by_import():
+        deprecated(f"mantyx_sync.{name}", f"{home}.{name}, the same")
+
+
+def _asked_by_import() -> bool:
+    # ``from mantyx_sync import Old`` asks twice (hasattr, then the import): the
+    # import's own ask warns, so the statement warns once. Frames: this one, the
+    # warning function, the package's __getattr__, then who asked.
+    return sys._getframe(3).f_code.co_filename.startswith("<frozen importlib")
 
 
 if TYPE_CHECKING:
