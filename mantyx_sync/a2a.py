@@ -23,7 +23,7 @@ from .tools import LocalToolCall
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 A2ASend = Callable[[str, Mapping[str, Any]], str]
 """Bring-your-own transport: ``send(message_text, agent_card)`` returns the reply text."""

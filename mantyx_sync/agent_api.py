@@ -23,7 +23,7 @@ from .tools import LocalToolCall
 
 __all__ = ["AgentApiConnection", "LocalAgentApi", "define_local_agent_api"]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 INPUT_SCHEMA: Final[Mapping[str, Any]] = {
     "type": "object",

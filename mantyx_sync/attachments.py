@@ -208,7 +208,7 @@ class FileData:
     __slots__ = ("attachment",)
 
     def __init__(self, attachment: Attachment) -> None:
-        self.attachment = attachment
+        self.attachment: Attachment = attachment
 
     def __repr__(self) -> str:
         return f"FileData({self.attachment!r})"

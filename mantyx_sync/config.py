@@ -18,7 +18,7 @@ from .errors import ConfigurationError
 
 __all__ = ["ClientConfig"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://app.mantyx.io"
 _API_PREFIX = "/api/v1/workspaces/"

@@ -85,7 +85,7 @@ __all__ = [
     "Evals",
 ]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 EVAL_TERMINAL_STATUSES: Final = frozenset({"succeeded", "failed", "cancelled"})
 """Statuses after which an evaluation changes no more."""

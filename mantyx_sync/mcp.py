@@ -28,7 +28,7 @@ from .tools import LocalToolCall
 
 __all__ = ["LocalMcp", "McpConnection", "define_local_mcp"]
 
-logger = logging.getLogger(__name__)
+logger: logging.Logger = logging.getLogger(__name__)
 
 McpCallable = Callable[[str, Mapping[str, Any]], str | Mapping[str, Any]]
 """Bring-your-own dispatcher: ``call(upstream_tool_name, arguments)`` returns the

@@ -15,7 +15,7 @@ import attrs
 
 __all__ = ["RateLimit", "RateLimits"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 DEFAULT_BUCKET: Final = "default"
 """The bucket name used when a response has rate-limit headers but no ``X-RateLimit-Bucket``."""

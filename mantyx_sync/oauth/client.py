@@ -40,7 +40,7 @@ from .values import ServerMetadata, UserInfo, scope_list
 
 __all__ = ["OAuth"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 _METADATA_PATH = "/.well-known/oauth-authorization-server"
 # OAuth errors that mean "this credential is no good: sign in again" (RFC 6749 §5.2).

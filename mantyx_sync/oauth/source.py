@@ -18,7 +18,7 @@ from .values import UserInfo, scope_list
 
 __all__ = ["RefreshingTokenSource"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 _REFRESH_LEEWAY_S = 60.0
 # The OAuth errors (RFC 6749 §5.2) that say the refresh token or the client

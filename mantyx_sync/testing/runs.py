@@ -36,7 +36,7 @@ from .sessions import EmulatedSession, RunOptions
 
 __all__ = ["EmulatedRun"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 class _RunEnded(Exception):

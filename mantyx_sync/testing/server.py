@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["LocalMantyx"]
 
-log = logging.getLogger(__name__)
+log: logging.Logger = logging.getLogger(__name__)
 
 
 class LocalMantyx:
