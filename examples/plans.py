@@ -14,7 +14,7 @@ import os
 import sys
 
 import mantyx_sync
-from mantyx_sync import TaskPlan
+from mantyx_sync.events import TaskPlan
 
 MARKS = {"pending": "[ ]", "in_progress": "[~]", "done": "[x]", "blocked": "[!]", "skipped": "[-]"}
 TASK = "Plan and write a short release note for version 2.0"

@@ -22,331 +22,96 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import errors as _errors
 from ._base.lazy import load_lazily
 from ._base.redact import RedactingFormatter
-from ._version import __version__
+from ._version import __version__ as __version__
 
 # The error classes are tiny and stdlib-only: loaded eagerly, so `except
-# mantyx_sync.MantyxError` never triggers an import.
-from .errors import (
-    APIConnectionError,
-    APIStatusError,
-    ArgumentTypeError,
-    AuthError,
-    ConfigurationError,
-    ConflictError,
-    ConnectError,
-    InvalidRequestError,
-    MantyxError,
-    NotFoundError,
-    OutputParseError,
-    PermissionDeniedError,
-    RateLimitError,
-    RequestTimeoutError,
-    RunCancelledError,
-    RunError,
-    RunTimeoutError,
-    ServerError,
-    SignInError,
-    SpecError,
-    StreamError,
-    ToolError,
-    ToolResolutionError,
-    WireFormatError,
-)
-from .errors import (
-    renamed as _renamed,
-)
+# mantyx_sync.MantyxError` never triggers an import (their names: errors.__all__).
+from .errors import *  # noqa: F403
 
-if TYPE_CHECKING:
-    from ._base.types import UNSET, UnsetType
-    from ._display.text import TextPiece
-    from ._engine.executor import ToolActivity
-    from ._http.auth import TokenSet, TokenSource
-    from ._http.config import ClientConfig
-    from ._http.ratelimit import RateLimit, RateLimits
-    from ._http.transport import HttpRequest, HttpResponse, Transport
-    from ._models.refs import A2ATool, MantyxTool, McpTool, PluginTool
-    from ._peers.a2a.toolset import A2AConnection, LocalA2A, define_local_a2a
-    from ._peers.agent_api.toolset import AgentApiConnection, LocalAgentApi, define_local_agent_api
-    from ._peers.mcp.toolset import LocalMcp, McpConnection, define_local_mcp
-    from ._tools.local_tool import LocalTool, define_local_tool, local_tool
-    from ._tools.schema import SchemaWarning
-    from .agent import Agent
-    from .client import Client
-
-    # The exceptions' 0.1 names, for type checkers; at run time __getattr__ warns.
-    from .errors import APIError as APIError
-    from .errors import PermissionDenied as PermissionDenied
-    from .errors import RunCancelled as RunCancelled
-    from .errors import Timeout as Timeout
-    from .errors import TimeoutError_ as TimeoutError_
-    from .errors import TransportError as TransportError
-    from .evals import (
-        EvalCase,
-        EvalCaseComparison,
-        EvalCaseResult,
-        EvalComparison,
-        EvalDataset,
-        EvalDatasetSummary,
-        EvalRun,
-        EvalRunDetail,
-        EvalRunSummary,
-        Evals,
-    )
-    from .events import (
-        AnyRunEvent,
-        AssistantDelta,
-        AssistantMessage,
-        CancelledPayload,
-        ErrorPayload,
-        EventPayload,
-        EventType,
-        LocalToolCall,
-        LocalToolResultIn,
-        LoopDetected,
-        ModelFallback,
-        ModelInfo,
-        PlanStep,
-        PlanTransition,
-        ResultPayload,
-        RunEvent,
-        Started,
-        StructuredOutputInfo,
-        SupervisorVerdict,
-        TaskPlan,
-        TaskPlanUpdate,
-        ThinkingDelta,
-        TokenUsage,
-        ToolBudgetExceeded,
-        ToolCallEvent,
-        ToolFile,
-        ToolFiles,
-        ToolResultEvent,
-        UnknownPayload,
-    )
-    from .feedback import Feedback
-    from .history import EventReplay, Listing, RunSummary, SessionEvent, SessionSummary
-    from .messages import Attachment, Message
-    from .oauth import OAuth, RefreshingTokenSource, ServerMetadata, UserInfo
-    from .resources import Feedbacks, Models, Runs, Sessions
-    from .results import Model, ModelCatalog, Pricing, RunResult, RunSnapshot, SessionInfo
-    from .run import Run
-    from .session import Session
-    from .spec import (
-        AgentSpec,
-        LoopDetection,
-        OutputSchema,
-        OverrideKeywords,
-        Plan,
-        ReasoningTrigger,
-        SpecKeywords,
-        Supervisor,
-        ToolBudget,
-    )
-    from .tools import (
-        ClientResolvedTool,
-        ServerResolvedTool,
-        ToolConnection,
-        ToolLike,
-        ToolOutput,
-    )
-
-__all__ = (
-    "UNSET",
-    "A2AConnection",
-    "A2ATool",
-    "APIConnectionError",
-    "APIStatusError",
-    "Agent",
-    "AgentApiConnection",
-    "AgentSpec",
-    "AnyRunEvent",
-    "ArgumentTypeError",
-    "AssistantDelta",
-    "AssistantMessage",
-    "Attachment",
-    "AuthError",
-    "CancelledPayload",
-    "Client",
-    "ClientConfig",
-    "ClientResolvedTool",
-    "ConfigurationError",
-    "ConflictError",
-    "ConnectError",
-    "ErrorPayload",
-    "EvalCase",
-    "EvalCaseComparison",
-    "EvalCaseResult",
-    "EvalComparison",
-    "EvalDataset",
-    "EvalDatasetSummary",
-    "EvalRun",
-    "EvalRunDetail",
-    "EvalRunSummary",
-    "Evals",
-    "EventPayload",
-    "EventReplay",
-    "EventType",
-    "Feedback",
-    "Feedbacks",
-    "HttpRequest",
-    "HttpResponse",
-    "InvalidRequestError",
-    "Listing",
-    "LocalA2A",
-    "LocalAgentApi",
-    "LocalMcp",
-    "LocalTool",
-    "LocalToolCall",
-    "LocalToolResultIn",
-    "LoopDetected",
-    "LoopDetection",
-    "MantyxError",
-    "MantyxTool",
-    "McpConnection",
-    "McpTool",
-    "Message",
-    "Model",
-    "ModelCatalog",
-    "ModelFallback",
-    "ModelInfo",
-    "Models",
-    "NotFoundError",
-    "OAuth",
-    "OutputParseError",
-    "OutputSchema",
-    "OverrideKeywords",
-    "PermissionDeniedError",
-    "Plan",
-    "PlanStep",
-    "PlanTransition",
-    "PluginTool",
-    "Pricing",
-    "RateLimit",
-    "RateLimitError",
-    "RateLimits",
-    "ReasoningTrigger",
-    "RefreshingTokenSource",
-    "RequestTimeoutError",
-    "ResultPayload",
-    "Run",
-    "RunCancelledError",
-    "RunError",
-    "RunEvent",
-    "RunResult",
-    "RunSnapshot",
-    "RunSummary",
-    "RunTimeoutError",
-    "Runs",
-    "SchemaWarning",
-    "ServerError",
-    "ServerMetadata",
-    "ServerResolvedTool",
-    "Session",
-    "SessionEvent",
-    "SessionInfo",
-    "SessionSummary",
-    "Sessions",
-    "SignInError",
-    "SpecError",
-    "SpecKeywords",
-    "Started",
-    "StreamError",
-    "StructuredOutputInfo",
-    "Supervisor",
-    "SupervisorVerdict",
-    "TaskPlan",
-    "TaskPlanUpdate",
-    "TextPiece",
-    "ThinkingDelta",
-    "TokenSet",
-    "TokenSource",
-    "TokenUsage",
-    "ToolActivity",
-    "ToolBudget",
-    "ToolBudgetExceeded",
-    "ToolCallEvent",
-    "ToolConnection",
-    "ToolError",
-    "ToolFile",
-    "ToolFiles",
-    "ToolLike",
-    "ToolOutput",
-    "ToolResolutionError",
-    "ToolResultEvent",
-    "Transport",
-    "UnknownPayload",
-    "UnsetType",
-    "UserInfo",
-    "WireFormatError",
-    "__version__",
-    "define_local_a2a",
-    "define_local_agent_api",
-    "define_local_mcp",
-    "define_local_tool",
-    "local_tool",
-)
-
-# Public names load on first use (PEP 562), so ``import mantyx_sync`` stays cheap
-# and a run that needs no MCP server, A2A peer, evaluation or sign-in never
-# imports them. Module -> the names it provides; the imports under
-# TYPE_CHECKING above state the same (tests/core/test_public_names.py).
+# Each public name, stated once: the module that defines it -> its names. They
+# load on first use (PEP 562), so ``import mantyx_sync`` stays cheap and a run
+# that needs no MCP server, A2A peer, evaluation or sign-in never imports them.
+# __init__.pyi states the same names for type checkers
+# (tests/core/test_public_names.py checks that they agree).
 _LAZY: dict[str, str] = {
-    "._base.types": "UNSET UnsetType",
-    "._display.text": "TextPiece",
-    "._tools.local_tool": "LocalTool define_local_tool local_tool",
-    "._tools.schema": "SchemaWarning",
-    ".tools": "ClientResolvedTool ServerResolvedTool ToolConnection ToolLike ToolOutput",
-    "._models.refs": "A2ATool MantyxTool McpTool PluginTool",
-    ".spec": (
-        "AgentSpec LoopDetection OutputSchema OverrideKeywords Plan ReasoningTrigger"
-        " SpecKeywords Supervisor ToolBudget"
+    ".types": "UNSET UnsetType",
+    ".text": "TextPiece",
+    ".local_tools": "LocalTool define_local_tool local_tool",
+    ".tools": (
+        "A2ATool ClientResolvedTool MantyxTool McpTool PluginTool ServerResolvedTool"
+        " ToolActivity ToolConnection ToolLike ToolOutput"
     ),
-    ".messages": "Attachment Message",
+    ".spec": "AgentSpec OverrideKeywords SpecKeywords",
+    ".guards": "LoopDetection OutputSchema ToolBudget",
+    ".controls": "Plan ReasoningTrigger Supervisor",
+    ".attachments": "Attachment",
+    ".messages": "Message",
     ".events": (
-        "AnyRunEvent AssistantDelta AssistantMessage CancelledPayload ErrorPayload EventPayload"
-        " EventType LocalToolCall LocalToolResultIn LoopDetected ModelFallback ModelInfo PlanStep"
-        " PlanTransition ResultPayload RunEvent Started StructuredOutputInfo SupervisorVerdict"
-        " TaskPlan TaskPlanUpdate ThinkingDelta TokenUsage ToolBudgetExceeded ToolCallEvent"
-        " ToolFile ToolFiles ToolResultEvent UnknownPayload"
+        "AnyRunEvent AssistantDelta AssistantMessage ErrorPayload EventType LocalToolCall"
+        " ResultPayload RunEvent ThinkingDelta ToolCallEvent ToolResultEvent"
     ),
     ".results": "Model ModelCatalog Pricing RunResult RunSnapshot SessionInfo",
-    ".history": "EventReplay Listing RunSummary SessionEvent SessionSummary",
+    ".paging": "Listing",
+    ".history": "EventReplay RunSummary SessionEvent SessionSummary",
     ".feedback": "Feedback",
-    "._http.auth": "TokenSet TokenSource",
-    "._http.config": "ClientConfig",
-    "._http.ratelimit": "RateLimit RateLimits",
-    "._http.transport": "HttpRequest HttpResponse Transport",
-    "._peers.a2a.toolset": "A2AConnection LocalA2A define_local_a2a",
-    "._peers.agent_api.toolset": "AgentApiConnection LocalAgentApi define_local_agent_api",
-    "._peers.mcp.toolset": "LocalMcp McpConnection define_local_mcp",
-    "._engine.executor": "ToolActivity",
+    ".auth": "TokenSet TokenSource",
+    ".config": "ClientConfig",
+    ".rate_limits": "RateLimit RateLimits",
+    ".transport": "HttpRequest HttpResponse Transport",
+    ".a2a": "A2AConnection LocalA2A define_local_a2a",
+    ".agent_api": "AgentApiConnection LocalAgentApi define_local_agent_api",
+    ".mcp": "LocalMcp McpConnection define_local_mcp",
     ".run": "Run",
     ".session": "Session",
     ".resources": "Feedbacks Models Runs Sessions",
     ".client": "Client",
     ".agent": "Agent",
+    ".oauth": "OAuth RefreshingTokenSource ServerMetadata UserInfo",
+}
+# Names that moved to the public module they are defined in: they still work
+# from here for one release, each use with a DeprecationWarning naming the new
+# spelling (mantyx_sync.events.TokenUsage).
+_MOVED: dict[str, str] = {
+    ".events": (
+        "CancelledPayload EventPayload LocalToolResultIn LoopDetected ModelFallback ModelInfo"
+        " PlanStep PlanTransition Started StructuredOutputInfo SupervisorVerdict TaskPlan"
+        " TaskPlanUpdate TokenUsage ToolBudgetExceeded ToolFile ToolFiles UnknownPayload"
+    ),
     ".evals": (
         "EvalCase EvalCaseComparison EvalCaseResult EvalComparison EvalDataset EvalDatasetSummary"
         " EvalRun EvalRunDetail EvalRunSummary Evals"
     ),
-    ".oauth": "OAuth RefreshingTokenSource ServerMetadata UserInfo",
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
+_HOME_OF = {name: module for module, names in _MOVED.items() for name in names.split()}
+
+# Sorted as ruff sorts a written __all__ (RUF022): CONSTANTS, Classes, the rest.
+__all__ = tuple(
+    sorted(
+        {"__version__", *_errors.__all__, *_MODULE_OF},
+        key=lambda name: (0 if name.isupper() else 1 if name[:1].isupper() else 2, name),
+    )
+)
 
 # Public submodules reachable as attributes without importing them first.
-_SUBMODULES = frozenset({"credentials", "evals", "feedback", "history", "oauth"})
+_SUBMODULES = frozenset({"credentials", "evals", "events", "feedback", "history", "oauth"})
 
 
 def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
-    old = _renamed(name)  # a deprecated name: warns, and is not cached so it always does
+    old = _errors.renamed(name)  # a deprecated name: warns, and is not cached so it always does
     if old is not None:
         return old
+    home = _HOME_OF.get(name)
+    if home is not None:
+        _errors.moved(name, f"{__name__}{home}")
+        return getattr(importlib.import_module(home, __name__), name)
     return load_lazily(name, _MODULE_OF, __name__, globals())
 
 

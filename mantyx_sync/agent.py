@@ -8,12 +8,12 @@ from typing import TYPE_CHECKING, Any
 
 from ._base.argcheck import checked
 from ._base.types import Closing
-from ._engine.executor import ToolActivity
-from ._models.controls import plan_only
 from .client import Client, release_shared_client, shared_client
+from .controls import plan_only
 from .errors import ArgumentTypeError, renamed_argument
 from .messages import AttachmentLike, MessageLike
 from .spec import AgentSpec, OverrideKeywords, SpecKeywords, keyword_docs
+from .tools import ToolActivity
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11

@@ -13,6 +13,7 @@ from ._base.transport_hook import wrapped, wrapped_token_source
 from ._base.types import Closing
 from .errors import ArgumentTypeError, ConfigurationError, renamed_argument
 from .resources import Feedbacks, Models, Runs, Sessions, moved
+from .transport import Transport
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -21,16 +22,16 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
+    from .auth import TokenSource
+    from .config import ClientConfig
+
     # The engine (requests, the HTTP stack) is imported by the first Client,
     # evaluations by client.evals: a plain script's import pays for neither
     # (benchmarks/README.md, row 4b).
-    from ._engine.evals import Evals
-    from ._http.auth import TokenSource
-    from ._http.config import ClientConfig
-    from ._http.ratelimit import RateLimits
-    from ._http.transport import Transport
+    from .evals import Evals
     from .feedback import Feedback
     from .history import EventReplay, Listing, RunSummary, SessionSummary
+    from .rate_limits import RateLimits
     from .results import RunSnapshot, SessionInfo
     from .run import Run
     from .session import Session
@@ -41,8 +42,6 @@ __all__ = ["Client"]
 def _transport_names() -> dict[str, Any]:
     """What ``Client()``'s argument types name from the transport, loaded by its first call."""
     import requests
-
-    from ._http.transport import Transport
 
     return {"requests": requests, "Transport": Transport}
 
@@ -192,7 +191,7 @@ class Client(Closing):
 
         See :mod:`mantyx_sync.evals`.
         """
-        from ._engine.evals import Evals
+        from .evals import Evals
 
         return Evals(self._api)
 

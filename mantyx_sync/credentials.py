@@ -41,7 +41,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ._http.auth import TokenSet
+from .auth import TokenSet
 from .errors import ConfigurationError
 
 if sys.platform == "win32":

@@ -24,8 +24,6 @@ import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ._base.root_error import MantyxError
-
 __all__ = [
     "APIConnectionError",
     "APIStatusError",
@@ -44,6 +42,7 @@ __all__ = [
     "RunCancelledError",
     "RunError",
     "RunTimeoutError",
+    "SchemaWarning",
     "ServerError",
     "SignInError",
     "SpecError",
@@ -52,6 +51,16 @@ __all__ = [
     "ToolResolutionError",
     "WireFormatError",
 ]
+
+
+class MantyxError(Exception):
+    """Base class of every error raised by mantyx_sync, the emulator's
+    (``mantyx_sync.testing``) included, so one ``except MantyxError`` catches both."""
+
+
+class SchemaWarning(UserWarning):
+    """A warning, not an error: a Python type could not be expressed in JSON
+    Schema, and a permissive schema was used in its place."""
 
 
 class ConfigurationError(MantyxError, ValueError):
@@ -235,7 +244,7 @@ class RunError(MantyxError):
     :ivar retryable: the server's coarse retry hint, when given.
     :ivar api_status: the provider API's HTTP status behind the failure, when given.
     :ivar api_code: the provider API's error code, when given.
-    :ivar structured_output: a :class:`~mantyx_sync.StructuredOutputInfo` saying
+    :ivar structured_output: a :class:`~mantyx_sync.events.StructuredOutputInfo` saying
         how an output schema was applied, when the server says.
     :ivar result: the :class:`~mantyx_sync.RunResult` gathered so far (events, tokens).
 
@@ -405,12 +414,26 @@ def renamed(name: str, module: str = "mantyx_sync") -> type[BaseException] | Non
     entry = RENAMED.get(name)
     if entry is None:
         return None
-    if sys._getframe(2).f_code.co_filename.startswith("<frozen importlib"):
-        # ``from mantyx_sync import Old`` asks twice (hasattr, then the import):
-        # the import's own ask warns, so the statement warns once.
-        return entry[0]
-    deprecated(f"{module}.{name}", entry[1])
+    if not _asked_by_import():
+        deprecated(f"{module}.{name}", entry[1])
     return entry[0]
+
+
+def moved(name: str, home: str) -> None:
+    """Warn that ``mantyx_sync.<name>`` is deprecated, naming ``<home>.<name>``
+    (the same object), which the package's ``__getattr__`` then returns.
+
+    Every use warns, as for :func:`renamed`, pointing at the caller's line.
+    """
+    if not _asked_by_import():
+        deprecated(f"mantyx_sync.{name}", f"{home}.{name}, the same")
+
+
+def _asked_by_import() -> bool:
+    # ``from mantyx_sync import Old`` asks twice (hasattr, then the import): the
+    # import's own ask warns, so the statement warns once. Frames: this one, the
+    # warning function, the package's __getattr__, then who asked.
+    return sys._getframe(3).f_code.co_filename.startswith("<frozen importlib")
 
 
 if TYPE_CHECKING:

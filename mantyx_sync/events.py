@@ -10,51 +10,23 @@ new. All values are immutable and thread-safe.
 
 A run yields :data:`AnyRunEvent`, so a type checker reads ``event.payload``'s
 class from ``event.type == "assistant_delta"`` as ``match`` does from the class.
+
+Every payload class is defined here (``mantyx_sync.events.TokenUsage``); the
+ones written every day are also ``mantyx_sync.RunEvent``, ``AssistantDelta`` ...
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Generic, Literal, Union, cast
 
 import attrs
 
-from ._base.bounded import NotJSON, decode_json, raw_decode
+from ._base.bounded import raw_decode
 from ._base.types import TypeVar
 from ._models import wire as _wire
-from ._models.terminal import (
-    CancelledPayload,
-    ErrorPayload,
-    ModelInfo,
-    ResultPayload,
-    RunOutcome,
-    StructuredOutputInfo,
-    TokenUsage,
-)
+from ._models.frames import MalformedEvent, envelope_of, seq_of, structure_fields
 from ._models.wire import ALIASES, RAW
-from .errors import MantyxError
-
-if TYPE_CHECKING:
-    from ._models.payloads import (
-        AssistantDelta,
-        AssistantMessage,
-        LocalToolResultIn,
-        LoopDetected,
-        ModelFallback,
-        PlanStep,
-        PlanTransition,
-        Started,
-        SupervisorVerdict,
-        TaskPlan,
-        TaskPlanUpdate,
-        ThinkingDelta,
-        ToolBudgetExceeded,
-        ToolCallEvent,
-        ToolFile,
-        ToolFiles,
-        ToolResultEvent,
-    )
 
 __all__ = [
     "AnyRunEvent",
@@ -88,8 +60,6 @@ __all__ = [
     "UnknownPayload",
 ]
 
-log: logging.Logger = logging.getLogger(__name__)
-
 EventType = Literal[
     # a run's events, each with its payload class (see RunEvent.payload)
     "started",
@@ -120,7 +90,7 @@ EventType = Literal[
 so a type checker flags a misspelt comparison (``event.type == "asistant_delta"``).
 
 A type the server adds later still arrives: ``event.type`` is then that
-string and ``event.payload`` an :class:`~mantyx_sync.UnknownPayload`.
+string and ``event.payload`` an :class:`~mantyx_sync.events.UnknownPayload`.
 """
 
 TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
@@ -129,25 +99,344 @@ TERMINAL_TYPES: Final = frozenset({"result", "error", "cancelled"})
 _TEXT_TYPES: Final = frozenset({"assistant_delta", "thinking_delta", "assistant_message", "result"})
 
 
-def envelope_of(data_text: str) -> dict[str, Any]:
-    """A frame's ``data:`` text as the JSON object it must be.
+@attrs.frozen(kw_only=True)
+class Started:
+    """``started``: the run is running (only some servers send it)."""
 
-    :raises MalformedEvent: it is not JSON, or not an object.
+
+@attrs.frozen(kw_only=True)
+class AssistantDelta:
+    """``assistant_delta``: a chunk of streamed assistant text (chunking is arbitrary)."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ThinkingDelta:
+    """``thinking_delta``: a chunk of reasoning text; not part of the answer."""
+
+    text: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class AssistantMessage:
+    """``assistant_message``: the complete assistant text of one turn.
+
+    :ivar turn: 0-based turn index (``None`` on servers that omit it).
+    :ivar finish_reason: canonical lowercase stop reason, e.g. ``max_tokens``.
+    :ivar tool_calls: the tool calls the model made on this turn, as sent.
+    :ivar model: the model that produced this turn (after a fallback, the fallback).
     """
-    try:
-        envelope = decode_json(data_text)
-    except NotJSON as exc:
-        raise MalformedEvent(f"data is not JSON ({exc})") from exc
-    if not isinstance(envelope, dict):
-        raise MalformedEvent(f"data is a JSON {type(envelope).__name__}, not an object")
-    return envelope
+
+    text: str = ""
+    turn: int | None = None
+    finish_reason: str | None = None
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    model: str | None = None
 
 
-class MalformedEvent(MantyxError, ValueError):
-    """An SSE frame is not a usable event envelope; the message says why.
+@attrs.frozen(kw_only=True)
+class ToolCallEvent:
+    """``tool_call``: MANTYX is running a server-resolved tool (informational).
 
-    The stream logs and skips such frames rather than failing the run.
+    :ivar input: the tool's arguments (``input``, or ``args`` on servers that use it).
     """
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    input: Any = attrs.field(default=None, metadata={ALIASES: ("args",)})
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ToolResultEvent:
+    """``tool_result``: a server-resolved tool finished (informational).
+
+    Servers send either ``result`` or ``ok`` + ``summary`` (some ``isError``);
+    whatever was sent is here and, untouched, in ``raw``.
+    """
+
+    tool_use_id: str | None = None
+    name: str | None = None
+    result: Any = None
+    ok: bool | None = None
+    summary: Any = None
+    is_error: bool | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class LocalToolResultIn:
+    """``local_tool_result_in``: the server's echo of a tool result the SDK posted.
+
+    :ivar files: metadata of the files sent with the result (never their bytes).
+    """
+
+    tool_use_id: str | None = None
+    output: str | None = None
+    error: str | None = None
+    files: tuple[dict[str, Any], ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class LoopDetected:
+    """``loop_detected``: the loop guard nudged (or, ``hard_cutoff``, stopped) the model."""
+
+    consecutive_count: int | None = None
+    hard_cutoff: bool | None = None
+    tools: tuple[str, ...] = ()
+
+
+@attrs.frozen(kw_only=True)
+class ToolBudgetExceeded:
+    """``tool_budget_exceeded``: a call to ``tool`` past its ``max_calls`` was intercepted."""
+
+    tool: str | None = None
+    max_calls: int | None = None
+    call_index: int | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ModelFallback:
+    """``model_fallback``: the primary model failed and the run switched.
+
+    :ivar error_class: why, e.g. ``overloaded``, ``server_error``, ``unreachable``.
+    :ivar model: the model now serving the run.
+    :ivar primary_model_id: the model that failed.
+    :ivar fallback_model_id: the configured fallback.
+    """
+
+    error_class: str | None = None
+    model: str | None = None
+    primary_model_id: str | None = None
+    fallback_model_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class SupervisorVerdict:
+    """``supervisor``: the supervisor's verdict (observability only).
+
+    :ivar action: ``"on_track"``, ``"redirect"`` or ``"finalize"``.
+    :ivar redirect: the instruction given to the model on a redirect.
+    :ivar llm_calls: model calls the supervisor has made so far.
+    :ivar phase: ``"turn_boundary"`` or ``"reasoning"``.
+    :ivar model: the supervising model.
+    """
+
+    action: str | None = None
+    reason: str | None = None
+    redirect: str | None = None
+    llm_calls: int | None = None
+    phase: str | None = None
+    model: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class PlanStep:
+    """One step of a task plan: ``status`` is ``pending``, ``in_progress``, ``done``,
+    ``blocked`` or ``skipped``."""
+
+    id: str | None = None
+    title: str = ""
+    status: str = "pending"
+
+
+@attrs.frozen(kw_only=True)
+class PlanTransition:
+    """What changed in a plan revision: ``kind`` (e.g. ``step_started``) and the step."""
+
+    kind: str | None = None
+    step_id: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskPlanUpdate:
+    """``task_plan`` (v2): a revision of the run's plan.
+
+    Apply revisions by ``plan_id`` + ``revision`` (see :attr:`mantyx_sync.Run.plan`).
+    ``plan`` is the server's canonical snapshot, as sent.
+    """
+
+    v: int | None = None
+    plan_id: str | None = None
+    revision: int | None = None
+    mode: str | None = None
+    source: str | None = None
+    transition: PlanTransition | None = None
+    transition_index: int | None = None
+    transition_count: int | None = None
+    brief: str | None = None
+    steps: tuple[PlanStep, ...] = ()
+    plan: dict[str, Any] | None = None
+
+
+@attrs.frozen(kw_only=True)
+class TaskPlan:
+    """A run's plan: its goal and steps, as of its latest revision.
+
+    :ivar plan_id: the plan (``None`` for a plan-only run's result).
+    :ivar revision: the revision applied (``None`` for a plan-only run's result).
+    """
+
+    brief: str | None = None
+    steps: tuple[PlanStep, ...] = ()
+    plan_id: str | None = None
+    revision: int | None = None
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> TaskPlan:
+        """A plan from a ``{brief, steps[]}`` object (steps as objects or titles)."""
+        raw_steps = data.get("steps")
+        steps: list[PlanStep] = []
+        for index, step in enumerate(raw_steps if isinstance(raw_steps, list) else ()):
+            if isinstance(step, str):
+                steps.append(PlanStep(id=str(index + 1), title=step))
+            elif isinstance(step, Mapping):
+                steps.append(_wire.structure(step, PlanStep))
+        brief = data.get("brief")
+        return cls(brief=brief if isinstance(brief, str) else None, steps=tuple(steps))
+
+
+@attrs.frozen(kw_only=True)
+class ToolFile:
+    """A file a server-resolved tool produced (metadata only)."""
+
+    filename: str | None = None
+    mime_type: str | None = None
+    size_bytes: int | None = None
+    storage_key: str | None = None
+    url: str | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ToolFiles:
+    """``tool_files``: files from a server-resolved tool; precedes its ``tool_result``."""
+
+    name: str | None = None
+    files: tuple[ToolFile, ...] = ()
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class TokenUsage:
+    """Tokens a run consumed.
+
+    ``cached_tokens`` is the part of ``input_tokens`` served from the provider's
+    prompt cache and ``reasoning_tokens`` the part of ``output_tokens`` spent
+    thinking: both are *subsets*, not additional tokens. Counts the server did
+    not report are ``0``; a server that reports no usage at all gives ``None``
+    in place of the whole object.
+    """
+
+    input_tokens: int = 0
+    cached_tokens: int = 0
+    reasoning_tokens: int = 0
+    output_tokens: int = 0
+
+    @property
+    def total_tokens(self) -> int:
+        """``input_tokens + output_tokens`` (subsets are already inside them)."""
+        return self.input_tokens + self.output_tokens
+
+
+@attrs.frozen(kw_only=True)
+class ModelInfo:
+    """The model that served a run: catalog ``id``, ``provider``, vendor id, effort."""
+
+    id: str | None = None
+    provider: str | None = None
+    vendor_model_id: str | None = None
+    reasoning_effort: str | None = None
+
+    @property
+    def reported(self) -> bool:
+        """Whether a real model was reported (older servers send an empty
+        ``provider``, and their token counts and turns are not real either)."""
+        return bool(self.provider)
+
+
+@attrs.frozen(kw_only=True)
+class StructuredOutputInfo:
+    """How an output schema was applied to a run, from its terminal event.
+
+    :ivar schema_requested: the run asked for structured output.
+    :ivar schema_enforced: the provider constrained the reply to the schema.
+    :ivar enforcement_mechanism: ``"native_schema"``, ``"synthetic_tool"`` or ``"none"``.
+    :ivar unconstrained_fallback_occurred: best-effort enforcement fell back to an
+        unconstrained reply.
+    """
+
+    schema_requested: bool | None = None
+    schema_enforced: bool | None = None
+    enforcement_mechanism: str | None = None
+    unconstrained_fallback_occurred: bool | None = None
+
+
+@attrs.frozen(kw_only=True)
+class ResultPayload:
+    """``result``: the run ended; :attr:`success` says whether it succeeded.
+
+    :ivar subtype: ``"success"`` or a failure such as ``error_local_tool_timeout``
+        (absent on servers that send ``ok`` instead).
+    :ivar tokens: usage, ``None`` when the server did not report it.
+    :ivar turns: model invocations, ``None`` when not reported.
+    :ivar model: the model that served the run, ``None`` when not reported.
+    :ivar structured_output: how an output schema was applied.
+    :ivar plan: a plan-only run's ``{brief, steps}``, as sent.
+    """
+
+    subtype: str | None = None
+    ok: bool | None = None
+    text: str | None = None
+    error: str | None = attrs.field(default=None, metadata={ALIASES: ("message",)})
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    structured_output: StructuredOutputInfo | None = None
+    plan: dict[str, Any] | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+    @property
+    def success(self) -> bool:
+        """``subtype == "success"``, or ``ok`` is true and there is no subtype."""
+        if self.subtype is not None:
+            return self.subtype == "success"
+        return self.ok is True
+
+
+@attrs.frozen(kw_only=True)
+class ErrorPayload:
+    """``error``: the run failed.
+
+    :ivar error: the human-readable message (``error``, or ``message`` on servers that use it).
+    :ivar code: machine-readable category (legacy alias of ``error_class``).
+    :ivar partial_text: salvage text; for output-schema runs usually broken JSON.
+    :ivar retryable: the server's coarse retry hint.
+    :ivar api_status: the provider API's HTTP status behind the failure.
+    :ivar api_code: the provider API's error code.
+    :ivar structured_output: how an output schema was applied.
+    """
+
+    error: str | None = attrs.field(default=None, metadata={ALIASES: ("message",)})
+    code: str | None = None
+    error_class: str | None = None
+    finish_reason: str | None = None
+    partial_text: str | None = None
+    retryable: bool | None = None
+    tokens: TokenUsage | None = None
+    turns: int | None = None
+    model: ModelInfo | None = None
+    api_status: int | None = None
+    api_code: str | None = None
+    structured_output: StructuredOutputInfo | None = None
+    raw: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True}, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class CancelledPayload:
+    """``cancelled``: the run was cancelled; ``reason`` when the server gives one."""
+
+    reason: str | None = None
 
 
 @attrs.frozen(kw_only=True)
@@ -181,7 +470,7 @@ class UnknownPayload:
     data: dict[str, Any] = attrs.field(factory=dict, metadata={RAW: True})
 
 
-if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOAD_NAMES
+if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOADS
     EventPayload = Union[  # noqa: UP007 - a runtime alias must work on Python 3.10
         Started,
         AssistantDelta,
@@ -212,77 +501,42 @@ _UnmodelledType = Literal[
 T = TypeVar("T", bound=str, covariant=True, default=EventType)
 P = TypeVar("P", covariant=True, default="EventPayload")
 
-# Event type -> payload class, in the documented order. Only the classes a run
-# reads itself (its tool calls, how it ended) live here; _models.payloads, which
-# defines the others, loads with a caller's first ``event.payload`` of them.
-_PAYLOAD_NAMES: Final = {
-    "started": "Started",
-    "assistant_delta": "AssistantDelta",
-    "thinking_delta": "ThinkingDelta",
-    "assistant_message": "AssistantMessage",
-    "tool_call": "ToolCallEvent",
-    "tool_result": "ToolResultEvent",
-    "local_tool_call": "LocalToolCall",
-    "local_tool_result_in": "LocalToolResultIn",
-    "loop_detected": "LoopDetected",
-    "tool_budget_exceeded": "ToolBudgetExceeded",
-    "result": "ResultPayload",
-    "error": "ErrorPayload",
-    "cancelled": "CancelledPayload",
-    "model_fallback": "ModelFallback",
-    "supervisor": "SupervisorVerdict",
-    "task_plan": "TaskPlanUpdate",
-    "tool_files": "ToolFiles",
+# Event type -> payload class, in the documented order.
+_PAYLOADS: Final[dict[str, type[Any]]] = {
+    "started": Started,
+    "assistant_delta": AssistantDelta,
+    "thinking_delta": ThinkingDelta,
+    "assistant_message": AssistantMessage,
+    "tool_call": ToolCallEvent,
+    "tool_result": ToolResultEvent,
+    "local_tool_call": LocalToolCall,
+    "local_tool_result_in": LocalToolResultIn,
+    "loop_detected": LoopDetected,
+    "tool_budget_exceeded": ToolBudgetExceeded,
+    "result": ResultPayload,
+    "error": ErrorPayload,
+    "cancelled": CancelledPayload,
+    "model_fallback": ModelFallback,
+    "supervisor": SupervisorVerdict,
+    "task_plan": TaskPlanUpdate,
+    "tool_files": ToolFiles,
 }
-_OWN: Final = frozenset({"LocalToolCall", "ResultPayload", "ErrorPayload", "CancelledPayload"})
-_LATER_NAMES: Final = (
-    frozenset({*_PAYLOAD_NAMES.values(), "PlanStep", "PlanTransition", "TaskPlan", "ToolFile"})
-    - _OWN
-)
-
-
-def _payload_class(event_type: str) -> type[Any] | None:
-    try:
-        return _CLASSES[event_type]
-    except KeyError:
-        pass
-    name = _PAYLOAD_NAMES.get(event_type)
-    if name is None:
-        return None
-    cls: type[Any] = globals()[name] if name in _OWN else _later(name)
-    _CLASSES[event_type] = cls
-    return cls
-
-
-_CLASSES: dict[str, type[Any]] = {}
-
-
-def _later(name: str) -> Any:
-    from ._models import payloads
-
-    return getattr(payloads, name)
 
 
 def __getattr__(name: str) -> Any:
-    # PEP 562: the payload names defined in _models.payloads, and the unions of
-    # every payload class and event (the event types', in order, then unknown).
+    # PEP 562: the unions of every payload class and of every event (the event
+    # types', in order, then unknown), built on first use.
     if name == "EventPayload":
-        members = (*map(_payload_class, _PAYLOAD_NAMES), UnknownPayload)
-        value: Any = Union[members]  # noqa: UP007
+        value: Any = Union[tuple([*_PAYLOADS.values(), UnknownPayload])]  # noqa: UP007
     elif name == "AnyRunEvent":
+        generic: Any = RunEvent
         literal: Any = Literal
-        events = [RunEvent[literal[t], _payload_class(t)] for t in _PAYLOAD_NAMES]  # type: ignore[misc]
-        value = Union[tuple([*events, RunEvent[_UnmodelledType, UnknownPayload]])]  # noqa: UP007
-    elif name in _LATER_NAMES:
-        value = _later(name)
+        events = [generic[literal[t], cls] for t, cls in _PAYLOADS.items()]
+        value = Union[tuple([*events, generic[_UnmodelledType, UnknownPayload]])]  # noqa: UP007
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
-
-
-# What a payload class needs to be built at all, when the event lacks it.
-_REQUIRED: Final = {"local_tool_call": {"toolUseId": "", "name": ""}}
 
 
 def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
@@ -293,19 +547,10 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
         that reads (logged at warning), so ``event.type`` always says the
         payload's class.
     """
-    cls = _payload_class(event_type)
+    cls = _PAYLOADS.get(event_type)
     if cls is None:
         return UnknownPayload(data=dict(data))
-    try:
-        payload: EventPayload = _wire.structure(data, cls)
-    except _wire.WireFormatError as exc:
-        # One odd field never costs the others (nor, on a terminal event, how the run ended).
-        log.warning("%s event: fields not understood were dropped: %s", event_type, exc)
-        required = _REQUIRED.get(event_type, {})
-        readable = {k: v for k, v in data.items() if _reads({**required, k: v}, cls)}
-        payload = _wire.structure({**required, **readable}, cls)
-        if hasattr(payload, "raw"):
-            payload = attrs.evolve(cast(Any, payload), raw=dict(data))
+    payload: EventPayload = structure_fields(event_type, data, cls)
     if (
         isinstance(payload, (ResultPayload, ErrorPayload))
         and payload.model is not None
@@ -313,24 +558,6 @@ def structure_payload(event_type: str, data: Mapping[str, Any]) -> EventPayload:
     ):
         return attrs.evolve(payload, tokens=None, turns=None, model=None)
     return payload
-
-
-def _reads(data: Mapping[str, Any], cls: type[Any]) -> bool:
-    try:
-        _wire.structure(data, cls)
-    except _wire.WireFormatError:
-        return False
-    return True
-
-
-def _seq_of(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
 
 
 def exact_call(data: Mapping[str, Any]) -> LocalToolCall | None:
@@ -410,7 +637,7 @@ class RunEvent(Generic[T, P]):
             event_type = event
         if not isinstance(event_type, str) or not event_type:
             raise MalformedEvent("no event type")
-        seq = _seq_of(raw_seq) if raw_seq is not None else _seq_of(id)
+        seq = seq_of(raw_seq) if raw_seq is not None else seq_of(id)
         if seq is None:
             raise MalformedEvent(f"{event_type} event has no integer seq")
         if payload is None:
@@ -448,7 +675,7 @@ class RunEvent(Generic[T, P]):
         return exact_call(self.data) if self.type == "local_tool_call" else None
 
 
-if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOAD_NAMES
+if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOADS
     # One member per event type: comparing ``event.type`` narrows ``event.payload``.
     AnyRunEvent = Union[  # noqa: UP007
         RunEvent[Literal["started"], Started],
@@ -471,6 +698,39 @@ if TYPE_CHECKING:  # at run time, __getattr__ builds the same union from _PAYLOA
         RunEvent[_UnmodelledType, UnknownPayload],
     ]
     """An event as a run yields it: :class:`RunEvent` typed by its ``type``."""
+
+
+@attrs.frozen(kw_only=True)
+class RunOutcome:
+    """How a run ended, decided once from its terminal event's typed payload.
+
+    The one rule the run's error, the notebook display, the CLI and the served
+    apps all follow.
+
+    :ivar status: ``"succeeded"``, ``"failed"`` or ``"cancelled"``.
+    :ivar message: what went wrong (``None`` on success).
+    :ivar code: the result's subtype, the error's code, or ``"cancelled"``.
+    """
+
+    status: Literal["succeeded", "failed", "cancelled"]
+    payload: ResultPayload | ErrorPayload | CancelledPayload
+    message: str | None = None
+    code: str | None = None
+
+    @classmethod
+    def of(cls, payload: ResultPayload | ErrorPayload | CancelledPayload) -> RunOutcome:
+        """The outcome a terminal event's ``payload`` says."""
+        if isinstance(payload, CancelledPayload):
+            reason = f"cancelled ({payload.reason})" if payload.reason else "cancelled"
+            return cls(status="cancelled", payload=payload, message=reason, code="cancelled")
+        if isinstance(payload, ErrorPayload):
+            message = payload.error or "the run failed"
+            code = payload.code or payload.error_class
+            return cls(status="failed", payload=payload, message=message, code=code)
+        if payload.success:
+            return cls(status="succeeded", payload=payload)
+        message = payload.error or f"the run ended with {payload.subtype or 'no success flag'}"
+        return cls(status="failed", payload=payload, message=message, code=payload.subtype)
 
 
 def outcome_of(event: RunEvent) -> RunOutcome | None:

@@ -1,6 +1,6 @@
 """Past runs and sessions: typed list items, session replay, the metadata filter.
 
-:class:`Listing` (from :mod:`._models.paging`) and :class:`EventReplay` are
+:class:`Listing` (from :mod:`.paging`) and :class:`EventReplay` are
 handed a ``get(params) -> body`` callable for their route by the client, so
 this module knows no HTTP. Values are immutable and thread-safe; a
 :class:`Listing` or :class:`EventReplay` is iterated by one thread.
@@ -17,17 +17,17 @@ import attrs
 from ._base.handout import handed_out
 from ._base.limits import METADATA_KEY_RE
 from ._models import wire as _wire
-from ._models.paging import (
+from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
+from .errors import SpecError
+from .events import TokenUsage
+from .messages import Message
+from .paging import (
     Getter,
     Listing,
     check_positive,
     int_or_none,
     page_of,
 )
-from ._models.wire import ALIASES, RAW, FromWire, WireFormatError
-from .errors import SpecError
-from .events import TokenUsage
-from .messages import Message
 
 __all__ = ["EventReplay", "Listing", "RunSummary", "SessionEvent", "SessionSummary"]
 

@@ -1,5 +1,5 @@
 """Conversation input: messages and file attachments (:class:`Attachment` is defined in
-:mod:`._models.attachments` and streamed by :mod:`._http.body`), checked before anything is sent.
+:mod:`.attachments` and streamed by :mod:`._http.body`), checked before anything is sent.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from ._base.limits import (
     MESSAGES_MAX,
 )
 from ._base.types import JSONDict
-from ._models.attachments import Attachment, check_mime, check_url
+from .attachments import Attachment, check_mime, check_url
 from .errors import ArgumentTypeError, SpecError
 
 __all__ = ["Attachment", "Message"]

@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ._base.argcheck import checked
 from ._base.handout import handed_out
-from ._engine.executor import ToolActivity
 from ._models.checks import check_text
 from .errors import ArgumentTypeError, SpecError, deprecated
 from .messages import AttachmentLike, MessageLike, turn_input
 from .spec import AgentSpec, OutputSchema, SpecKeywords, keyword_docs, typed_output
-from .tools import ToolLike
+from .tools import ToolActivity, ToolLike
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11
@@ -163,8 +162,8 @@ class Runs(_Resource):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from ._http.routes import run_pages
-        from ._models.paging import filters, paged
         from .history import RunSummary, metadata_query
+        from .paging import filters, paged
 
         params = filters(status=status, model_id=model_id, agent_id=agent_id)
         params.update(metadata_query(metadata))
@@ -281,8 +280,8 @@ class Sessions(_Resource):
         :raises SpecError: a filter is invalid (nothing is sent).
         """
         from ._http.routes import session_pages
-        from ._models.paging import paged
         from .history import SessionSummary, metadata_query
+        from .paging import paged
 
         if status is not None and status not in ("active", "ended"):
             raise SpecError(f"must be 'active' or 'ended', got {status!r}", path="status")
@@ -391,8 +390,8 @@ class Feedbacks(_Resource):
         :raises SpecError: bad arguments (nothing is sent).
         """
         from ._http.routes import feedback_pages
-        from ._models.paging import paged
         from .feedback import Feedback, wire_verdict
+        from .paging import paged
 
         params: dict[str, Any] = {}
         if run_id is not None:

@@ -19,8 +19,7 @@ from .messages import Message
 from .spec import OutputSchema
 
 if TYPE_CHECKING:
-    from ._models.payloads import ModelFallback, TaskPlan
-    from .events import AnyRunEvent
+    from .events import AnyRunEvent, ModelFallback, TaskPlan
     from .feedback import Feedback, Poster
 
 __all__ = [

@@ -17,15 +17,15 @@ from ._base.argcheck import checked
 from ._base.handout import handed_out
 from ._base.types import ReleaseOnce
 from ._engine.calls import note_answer, submit_call
-from ._engine.executor import ToolActivity, ToolExecutor
+from ._engine.executor import ToolExecutor
 from ._engine.outcome import Followed, failure_of
+from ._engine.progress import OBSERVED_TYPES, RunProgress
 from ._engine.resolution import ResolvedTools
 from ._engine.tracing import NO_TRACE, SPAN_EVENT_TYPES, RunTrace, Telemetry
 from ._http.api import Api
 from ._http.poster import PostGate, ResultPoster
 from ._http.routes import cancel_run, create_run, feedback_poster, run_stream
 from ._http.stream import RunStream, check_timeout, read_backlog
-from ._models.progress import OBSERVED_TYPES, RunProgress
 from .errors import (
     ArgumentTypeError,
     MantyxError,
@@ -37,11 +37,11 @@ from .errors import (
 from .events import TERMINAL_TYPES, ModelInfo, RunEvent, outcome_of
 from .results import FeedbackLink, OutputT, RunResult
 from .spec import OutputSchema
+from .tools import ToolActivity
 
 if TYPE_CHECKING:
-    from ._display.text import TextPiece
-    from ._models.payloads import TaskPlan
-    from .events import AnyRunEvent
+    from .events import AnyRunEvent, TaskPlan
+    from .text import TextPiece
 
 __all__ = ["Run"]
 

@@ -12,11 +12,10 @@ import attrs
 
 from ._base.argcheck import checked
 from ._base.handout import handed_out
-from ._base.types import UnsetType
 from ._engine.resolution import ResolvedTools, resolve_tools
 from ._http.api import Api
 from ._http.routes import end_session, get_session, session_event_pages
-from ._models.controls import plan_only
+from .controls import plan_only
 from .errors import ArgumentTypeError, renamed_argument
 from .messages import AttachmentLike, Message, MessageLike, turn_input
 from .results import OutputT, RunResult, SessionInfo
@@ -28,6 +27,7 @@ from .spec import (
     keyword_docs,
     typed_output,
 )
+from .types import UnsetType
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar
 
 import attrs
 
-from ._base.types import UNSET, JSONDict, UnsetType
+from ._base.types import JSONDict
 from ._models import wire as _wire
 from ._models.checks import (
     coerce_budgets,
@@ -25,7 +25,8 @@ from ._models.checks import (
     coerce_text,
     validate_tool_refs,
 )
-from ._models.controls import (
+from ._models.wire import OMIT
+from .controls import (
     Plan,
     PlanArg,
     ReasoningTrigger,
@@ -35,7 +36,8 @@ from ._models.controls import (
     coerce_supervisor,
     control_wire,
 )
-from ._models.guards import (
+from .errors import ArgumentTypeError, SpecError
+from .guards import (
     LoopDetection,
     LoopDetectionArg,
     OutputSchema,
@@ -43,10 +45,9 @@ from ._models.guards import (
     ToolBudgetsArg,
     coerce_tool_budgets,
 )
-from ._models.wire import OMIT
-from ._tools.local_tool import as_local_tool
-from .errors import ArgumentTypeError, SpecError
+from .local_tools import as_local_tool
 from .tools import ClientResolvedTool, ToolLike
+from .types import UNSET, UnsetType
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack  # typing.Unpack from Python 3.11

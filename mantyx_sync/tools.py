@@ -1,8 +1,9 @@
 """The contract client-resolved tools fulfil, and what a local tool may return.
 
 Server-resolved tools (MANTYX runs them; the SDK only sees ``tool_result``
-events) live in ``_models/refs``, loaded when first named. Client-resolved
-tools run in this process: ``local`` tools, and ``mcp_local``/``a2a_local``
+events) are references: :class:`MantyxTool`, :class:`PluginTool`,
+:class:`A2ATool`, :class:`McpTool`. Client-resolved tools run in this
+process: ``local`` tools, and ``mcp_local``/``a2a_local``
 *definitions* (any :class:`ClientResolvedTool`) that open a live
 :class:`ToolConnection` before a run is created.
 """
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, ClassVar, Literal, Protocol, Union, runtime_checkable
 
 import attrs
 
@@ -21,9 +22,14 @@ from .events import LocalToolCall
 from .messages import Attachment
 
 __all__ = [
+    "A2ATool",
     "ClientResolvedTool",
     "LocalToolCall",
+    "MantyxTool",
+    "McpTool",
+    "PluginTool",
     "ServerResolvedTool",
+    "ToolActivity",
     "ToolConnection",
     "ToolLike",
     "ToolOutput",
@@ -124,3 +130,122 @@ class ToolOutput:
 
     result: Any
     files: tuple[Attachment | Any, ...] = attrs.field(default=(), converter=_files_tuple)
+
+
+@attrs.frozen(kw_only=True)
+class ToolActivity:
+    """One step of a local tool call, for progress output and metrics.
+
+    ``phase`` is ``"start"`` when a handler is about to run and ``"end"`` once
+    its answer was handed to the server; ``duration`` (seconds, handler time),
+    ``ok``, ``error`` and ``delivery`` are set on ``"end"``. ``delivery`` says
+    what became of the answer: ``"delivered"``, ``"run_terminal"`` (the run had
+    ended: dropped), ``"answered_elsewhere"``, ``"rejected"`` or ``"failed"``.
+    Every ``"end"`` of a call the run was answered for comes before ``run()`` returns.
+    """
+
+    phase: Literal["start", "end"]
+    tool_use_id: str
+    name: str
+    kind: str
+    duration: float | None = None
+    ok: bool | None = None
+    error: str | None = None
+    delivery: str | None = None
+
+
+def _headers_tuple(value: Mapping[str, str] | None) -> tuple[tuple[str, str], ...] | None:
+    return None if value is None else tuple(value.items())
+
+
+def _names_tuple(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+@checked_init(ArgumentTypeError)
+@attrs.frozen
+class MantyxTool:
+    """A workspace tool (HTTP / Code / Plugin row) referenced by id; MANTYX runs it."""
+
+    kind: ClassVar[str] = "mantyx"
+    id: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        return {"kind": self.kind, "id": self.id}
+
+
+@checked_init(ArgumentTypeError)
+@attrs.frozen
+class PluginTool:
+    """A platform plugin tool referenced by name (e.g. ``web_search``); MANTYX runs it."""
+
+    kind: ClassVar[str] = "mantyx_plugin"
+    name: str
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        return {"kind": self.kind, "name": self.name}
+
+
+@checked_init(ArgumentTypeError)
+@attrs.frozen
+class A2ATool:
+    """A remote Agent2Agent peer MANTYX can reach itself.
+
+    ``headers`` are sent by MANTYX on every A2A request; their values never
+    appear in this object's repr.
+    """
+
+    kind: ClassVar[str] = "a2a"
+    name: str
+    agent_card_url: str
+    description: str | None = attrs.field(default=None, kw_only=True)
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_headers_tuple, repr=False
+    )
+    context_id: str | None = attrs.field(default=None, kw_only=True)
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        out: dict[str, Any] = {
+            "kind": self.kind,
+            "name": self.name,
+            "agentCardUrl": self.agent_card_url,
+        }
+        if self.description is not None:
+            out["description"] = self.description
+        if self.headers is not None:
+            out["headers"] = dict(self.headers)
+        if self.context_id is not None:
+            out["contextId"] = self.context_id
+        return out
+
+
+@checked_init(ArgumentTypeError)
+@attrs.frozen
+class McpTool:
+    """A remote MCP server (Streamable HTTP) MANTYX dials itself.
+
+    MANTYX exposes each of its tools as ``<name>_<tool>``; ``tool_filter`` is an
+    allowlist of un-prefixed tool names.
+    """
+
+    kind: ClassVar[str] = "mcp"
+    name: str
+    url: str
+    headers: tuple[tuple[str, str], ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_headers_tuple, repr=False
+    )
+    tool_filter: tuple[str, ...] | None = attrs.field(
+        default=None, kw_only=True, converter=_names_tuple
+    )
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``tools[]`` entry for this reference."""
+        out: dict[str, Any] = {"kind": self.kind, "name": self.name, "url": self.url}
+        if self.headers is not None:
+            out["headers"] = dict(self.headers)
+        if self.tool_filter is not None:
+            out["toolFilter"] = list(self.tool_filter)
+        return out

@@ -1,14 +1,13 @@
-"""Type aliases shared across the package, the typed "unset" sentinel, and two small
+"""Type aliases shared across the package, and two small
 lifetimes: :class:`Closing` (a ``with`` block closes) and :class:`ReleaseOnce`."""
 
 from __future__ import annotations
 
-import enum
 import sys
 import threading
 import typing
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import TYPE_CHECKING, Any
 
 # Type variables with a default (PEP 696): a bare ``RunResult`` means
 # ``RunResult[str]`` to a type checker, not a missing parameter.
@@ -25,25 +24,10 @@ else:  # before 3.13, typing's own take no default; the checker alone reads it
         return typing.ParamSpec(name, **options)
 
 
-__all__ = ["UNSET", "Closing", "JSONDict", "ParamSpec", "ReleaseOnce", "TypeVar", "UnsetType"]
+__all__ = ["Closing", "JSONDict", "ParamSpec", "ReleaseOnce", "TypeVar"]
 
 JSONDict = dict[str, Any]
 _Self = typing.TypeVar("_Self", bound="Closing")
-
-
-class UnsetType(enum.Enum):
-    """The type of :data:`UNSET`: "the caller said nothing", distinct from ``None``."""
-
-    UNSET = "UNSET"
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-    def __bool__(self) -> Literal[False]:
-        return False
-
-
-UNSET: Final = UnsetType.UNSET
 
 
 class Closing:

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import attrs
 
-from ..events import LocalToolCall, RunEvent
+from ..events import LocalToolCall, LocalToolResultIn, RunEvent, ToolCallEvent, ToolResultEvent
 
 __all__ = ["ToolStep", "tool_step"]
 
@@ -35,8 +35,6 @@ def tool_step(event: RunEvent) -> ToolStep | None:
     one without a ``toolUseId`` (it cannot be paired)."""
     if event.type not in _TOOL_TYPES:
         return None
-    from .._models.payloads import LocalToolResultIn, ToolCallEvent, ToolResultEvent
-
     # local_tool_call first: it skips the converter for the documented shape.
     payload = event.local_tool_call or event.payload
     if isinstance(payload, (LocalToolCall, ToolCallEvent)) and payload.tool_use_id:

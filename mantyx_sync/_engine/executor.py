@@ -22,48 +22,26 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 
 from .._base.limits import TOOL_ERROR_MAX_BYTES, TOOL_RESULT_MAX_BYTES
 from .._base.redact import LastResort
-from .._tools.local_tool import LocalTool
 from .._tools.validator import compile_validator
 from ..errors import ToolError
 from ..events import LocalToolCall
-from ..tools import ToolConnection
+from ..local_tools import LocalTool
+from ..tools import ToolActivity, ToolConnection
 from .outputs import split_output
 from .tracing import NO_TRACE, RunTrace
 
-__all__ = ["ToolActivity", "ToolExecutor", "ToolRegistry"]
+__all__ = ["ToolExecutor", "ToolRegistry"]
 
 log = logging.getLogger(__name__)
 
 Deliver = Callable[..., object]
 """``deliver(tool_use_id, result=, error=, files=)``."""
-
-
-@attrs.frozen(kw_only=True)
-class ToolActivity:
-    """One step of a local tool call, for progress output and metrics.
-
-    ``phase`` is ``"start"`` when a handler is about to run and ``"end"`` once
-    its answer was handed to the server; ``duration`` (seconds, handler time),
-    ``ok``, ``error`` and ``delivery`` are set on ``"end"``. ``delivery`` says
-    what became of the answer: ``"delivered"``, ``"run_terminal"`` (the run had
-    ended: dropped), ``"answered_elsewhere"``, ``"rejected"`` or ``"failed"``.
-    Every ``"end"`` of a call the run was answered for comes before ``run()`` returns.
-    """
-
-    phase: Literal["start", "end"]
-    tool_use_id: str
-    name: str
-    kind: str
-    duration: float | None = None
-    ok: bool | None = None
-    error: str | None = None
-    delivery: str | None = None
 
 
 def fit_bytes(text: str, limit: int, what: str) -> str:

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from .._base.types import Closing
-from .._models.terminal import ErrorPayload, RunOutcome
 from ..errors import RunCancelledError, RunError
+from ..events import ErrorPayload, RunOutcome
 from ..results import RunResult
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from typing import Any
 import attrs
 
 from .._models.checks import validate_tool_refs
-from .._tools.local_tool import LocalTool, as_local_tool
 from ..errors import SpecError
+from ..local_tools import LocalTool, as_local_tool
 from ..tools import ClientResolvedTool, ToolConnection
 from .executor import ToolRegistry
 

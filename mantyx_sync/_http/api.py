@@ -18,15 +18,16 @@ from urllib.parse import urlencode
 
 import attrs
 
+from ..auth import TokenSource
+from ..config import ClientConfig
 from ..errors import APIConnectionError, ConfigurationError, MantyxError
+from ..rate_limits import RateLimits
+from ..transport import HttpRequest, HttpResponse, Transport
 from .api_errors import api_error
-from .auth import TokenSource
 from .body import encode_body
-from .config import ClientConfig
 from .failures import gave_up, translate, whole_body, wire_json
-from .ratelimit import RateLimits
 from .retry import RetryPolicy
-from .transport import CLOSED, HttpRequest, HttpResponse, RequestsTransport, Transport
+from .transport import CLOSED, RequestsTransport
 
 __all__ = ["Api", "EventSource", "Reply"]
 

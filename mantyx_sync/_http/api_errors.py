@@ -26,7 +26,7 @@ from ..errors import (
     RateLimitError,
     ServerError,
 )
-from .ratelimit import finite_number, parse_rate_limit
+from ..rate_limits import finite_number, parse_rate_limit
 
 __all__ = ["api_error"]
 

@@ -1,6 +1,6 @@
 """JSON request bodies, with inline files streamed into them as they are sent.
 
-A body holding :class:`~mantyx_sync._models.attachments.FileData` values
+A body holding :class:`~mantyx_sync.attachments.FileData` values
 becomes a :class:`StreamedBody`: each file is read and base64-encoded piece
 by piece while the request goes out, so a 5 MB file is never held in memory
 whole. Its length is known up front (base64 has an exact size), and every
@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from .._models.attachments import FileData
+from ..attachments import FileData
 
 __all__ = ["encode_body"]
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..auth import IdentityAware, TokenSource
+from ..config import ClientConfig
 from ..errors import ArgumentTypeError, ConfigurationError, MantyxError
-from .auth import IdentityAware, TokenSource
-from .config import ClientConfig
 
 __all__ = ["client_config"]
 

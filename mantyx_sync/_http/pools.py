@@ -10,7 +10,7 @@ import requests
 import requests.utils
 from requests.structures import CaseInsensitiveDict
 
-from .config import is_loopback
+from ..config import is_loopback
 from .deadline import DeadlineAdapter
 
 __all__ = ["adapter_verify", "close_session", "new_session", "prepare"]

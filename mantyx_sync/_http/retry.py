@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import attrs
 
+from ..config import ClientConfig
 from ..errors import (
     APIConnectionError,
     APIStatusError,
@@ -31,7 +32,6 @@ from ..errors import (
     RateLimitError,
     ServerError,
 )
-from .config import ClientConfig
 from .progress import report
 
 if TYPE_CHECKING:

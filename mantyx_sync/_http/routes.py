@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..errors import MantyxError, SpecError
+from ..rate_limits import RUNS_BUCKET
 from .api import Api, Reply
-from .ratelimit import RUNS_BUCKET
 from .retry import RetryPolicy, create_policy, safe_policy
 
 if TYPE_CHECKING:  # listings and feedback load with their first use
-    from .._models.paging import Getter
     from ..feedback import Poster
+    from ..paging import Getter
 
 __all__ = [
     "cancel_eval",

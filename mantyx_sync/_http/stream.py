@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from .._base.sse import FrameError, FrameTooLarge, read_events
+from .._models.frames import MalformedEvent
 from ..errors import (
     APIConnectionError,
     MantyxError,
@@ -27,7 +28,7 @@ from ..errors import (
     SpecError,
     StreamError,
 )
-from ..events import TERMINAL_TYPES, MalformedEvent, RunEvent
+from ..events import TERMINAL_TYPES, RunEvent
 from .api import Api, EventSource
 from .progress import report
 from .retry import Attempts, reconnect_policy

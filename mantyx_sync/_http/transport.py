@@ -1,9 +1,10 @@
-"""The transport seam: bytes over a connection, and nothing else.
+"""The default transport: bytes over ``requests``' connections, and nothing else.
 
+The seam itself (:class:`~mantyx_sync.transport.Transport`) is public.
 Everything else — the credential, JSON, statuses as errors, rate limits,
 retries, routes — sits above the seam (:mod:`.api`), so it works the same over
-any :class:`Transport`: the default :class:`RequestsTransport`, or
-``mantyx_sync.testing``'s in-memory one.
+any transport: this :class:`RequestsTransport`, or ``mantyx_sync.testing``'s
+in-memory one.
 
 :class:`RequestsTransport` translates every ``requests``/``urllib3`` exception
 (:mod:`.failures`) into the :mod:`mantyx_sync.errors` tree. One
@@ -20,99 +21,20 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Protocol, runtime_checkable
+from collections.abc import Iterator, Mapping
 
-import attrs
 import requests
 
-from .._base.bounded import CHUNK, MAX_BODY_BYTES
+from .._base.bounded import CHUNK
 from ..errors import MantyxError
+from ..transport import HttpRequest
 from .deadline import Limit, bounded
 from .failures import NETWORK_ERRORS, translate, whole_body
 from .pools import adapter_verify, close_session, new_session, prepare
 
-__all__ = [
-    "CLOSED",
-    "HttpRequest",
-    "HttpResponse",
-    "RequestsTransport",
-    "Transport",
-]
+__all__ = ["CLOSED", "RequestsTransport"]
 
 CLOSED = "this client is closed; create a new Client"
-
-
-@attrs.frozen
-class HttpRequest:
-    """One request as a transport sends it.
-
-    :ivar method: ``GET``, ``POST``, ``DELETE``.
-    :ivar url: the absolute URL, query string included.
-    :ivar headers: every header to send, the credential included (so neither
-        they nor the body are in the repr).
-    :ivar body: ``None``, bytes, or an iterable of bytes whose ``len()`` is
-        the ``Content-Length`` (iterated afresh by each send).
-    :ivar timeout: ``(connect, read)`` seconds; for :meth:`Transport.stream`,
-        read is the longest wait for the next chunk.
-    :ivar deadline: the ``time.monotonic()`` by which the exchange must be
-        done, however the bytes come (``None``: no total limit): for
-        :meth:`Transport.send` connecting, sending and the whole answer; for
-        :meth:`Transport.stream` until the headers are in (and the whole body
-        of a non-2xx answer). Past it: :class:`~mantyx_sync.RequestTimeoutError`.
-    :ivar max_body: the most bytes a body read whole may have; past it the
-        reading stops with :class:`~mantyx_sync.WireFormatError`.
-    """
-
-    method: str
-    url: str
-    headers: Mapping[str, str] = attrs.field(repr=False)
-    body: bytes | Iterable[bytes] | None = attrs.field(default=None, repr=False)
-    timeout: tuple[float, float] = (10.0, 60.0)
-    deadline: float | None = None
-    max_body: int = MAX_BODY_BYTES
-
-
-class HttpResponse(Protocol):
-    """What a :class:`Transport` answers: ``status``, ``headers``, the body as
-    byte chunks, and :meth:`close`."""
-
-    @property
-    def status(self) -> int:
-        """The HTTP status code."""
-
-    @property
-    def headers(self) -> Mapping[str, str]:
-        """The response headers, looked up in any case (``headers.get("retry-after")``)."""
-
-    def __iter__(self) -> Iterator[bytes]:
-        """The body in chunks, as they arrive."""
-
-    def close(self) -> None:
-        """Release the connection; idempotent, callable from any thread, and a
-        reader blocked in iteration on another thread stops."""
-
-
-@runtime_checkable
-class Transport(Protocol):
-    """How :class:`~mantyx_sync.Client` reaches the server: ``Client(transport=...)``.
-
-    Two calls and a close. Both calls may run on many threads at once; a
-    failure to get an answer raises :class:`~mantyx_sync.APIConnectionError` or a
-    builtin :class:`OSError` (:class:`TimeoutError` when a read timed out),
-    which the client words as a :class:`~mantyx_sync.APIConnectionError`. Any
-    status is an answer, not an error: the client turns non-2xx into errors.
-    """
-
-    def send(self, request: HttpRequest) -> HttpResponse:
-        """Send ``request`` and return the answer with its whole body read."""
-
-    def stream(self, request: HttpRequest) -> HttpResponse:
-        """Send ``request`` and return the answer once its headers are in; its
-        body arrives while it is iterated (read timeouts raise from there)."""
-
-    def close(self) -> None:
-        """Close every connection, ending open streams. Idempotent."""
 
 
 class _Answer:

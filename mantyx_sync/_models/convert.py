@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import attrs
 
-from .._base.types import UNSET, UnsetType
 from ..errors import ToolError
+from ..types import UNSET, UnsetType
 from .plan import is_wire_class, plan_of
 
 if TYPE_CHECKING:

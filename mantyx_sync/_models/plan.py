@@ -22,7 +22,7 @@ from typing import Any, Final
 
 import attrs
 
-from .._base.types import UNSET
+from ..types import UNSET
 
 __all__ = [
     "ALIASES",

@@ -1,7 +1,7 @@
 """The object schemas a tool declares for its parameters or its output: a JSON Schema
 dict (checked and deep-copied) or a model class whose schema is derived by :mod:`.schema`
 (imported by the first such class). A derivation that crashes degrades to
-``{"type": "object"}`` with a :class:`~.schema.SchemaWarning`."""
+``{"type": "object"}`` with a :class:`~mantyx_sync.errors.SchemaWarning`."""
 
 from __future__ import annotations
 

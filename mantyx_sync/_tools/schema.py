@@ -38,13 +38,13 @@ from .._models.convert import (
     is_typeddict_type,
     special_forms,
 )
+from ..errors import SchemaWarning
 from .docstring import parse_docstring
 
 __all__ = [
     "JSON_DEFAULT_MISSING",
     "Deriver",
     "JSONSchema",
-    "SchemaWarning",
     "degrade_schema",
     "inline_refs",
     "json_default",
@@ -53,10 +53,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 JSONSchema = dict[str, Any]
-
-
-class SchemaWarning(UserWarning):
-    """A Python type could not be expressed in JSON Schema; a permissive schema was used."""
 
 
 def _warning_stacklevel() -> int:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from .._peers.mcp.toolset import define_local_mcp
+from ..mcp import define_local_mcp
 from ._exit import UsageError
 
 __all__ = ["import_target", "load_tools"]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 
 from .._display.render import summary
-from .._display.text import TextFlow, TextPiece
+from .._display.text import TextFlow
 from ..events import TERMINAL_TYPES, RunEvent
 from ..results import RunResult
 from ..run import Run
+from ..text import TextPiece
 from ._term import Terminal
 
 __all__ = ["JsonView", "RunView", "follow"]

@@ -9,9 +9,9 @@ expiry and after a ``401``, one refresh for all threads), :class:`TokenSet`,
 
 from __future__ import annotations
 
-from .._http.auth import TokenSet
-from ._client import OAuth
-from ._source import RefreshingTokenSource
-from ._values import ServerMetadata, UserInfo
+from ..auth import TokenSet
+from .client import OAuth
+from .source import RefreshingTokenSource
+from .values import ServerMetadata, UserInfo
 
 __all__ = ["OAuth", "RefreshingTokenSource", "ServerMetadata", "TokenSet", "UserInfo"]

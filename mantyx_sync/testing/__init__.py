@@ -31,33 +31,35 @@ from typing import TYPE_CHECKING, Any
 from .._base.lazy import load_lazily
 
 if TYPE_CHECKING:
-    from ._cassette import Cassette, CassetteError, cassette
-    from ._clock import EmulatorClock
-    from ._faults import Faults
-    from ._model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
-    from ._oauth import OAuthServer
-    from ._recorder import RecordedRequest
-    from ._runs import EmulatedRun
-    from ._server import LocalMantyx
-    from ._sessions import EmulatedSession
-    from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
-    from ._transport import WSGITransport
+    from .cassettes import Cassette, cassette
+    from .clock import EmulatorClock
+    from .errors import CassetteError
+    from .faults import Faults
+    from .model import Emit, Fail, FailResult, ModelContext, Step, ToolCall, Turn
+    from .oauth import OAuthServer
+    from .recorder import RecordedRequest
+    from .runs import EmulatedRun
+    from .server import LocalMantyx
+    from .sessions import EmulatedSession
+    from .steps import Overload, PlanUpdate, Supervise, ToolFiles
+    from .transport import WSGITransport
 
 # Each name is imported with its module on first use: the pytest plugin
 # (``pytest_plugin``, loaded by every pytest run where the package is
 # installed) imports this package without loading the emulator or requests.
 _LAZY = {
-    "._cassette": "Cassette CassetteError cassette",
-    "._clock": "EmulatorClock",
-    "._faults": "Faults",
-    "._model": "Emit Fail FailResult ModelContext Step ToolCall Turn",
-    "._oauth": "OAuthServer",
-    "._recorder": "RecordedRequest",
-    "._runs": "EmulatedRun",
-    "._server": "LocalMantyx",
-    "._sessions": "EmulatedSession",
-    "._steps": "Overload PlanUpdate Supervise ToolFiles",
-    "._transport": "WSGITransport",
+    ".cassettes": "Cassette cassette",
+    ".errors": "CassetteError",
+    ".clock": "EmulatorClock",
+    ".faults": "Faults",
+    ".model": "Emit Fail FailResult ModelContext Step ToolCall Turn",
+    ".oauth": "OAuthServer",
+    ".recorder": "RecordedRequest",
+    ".runs": "EmulatedRun",
+    ".server": "LocalMantyx",
+    ".sessions": "EmulatedSession",
+    ".steps": "Overload PlanUpdate Supervise ToolFiles",
+    ".transport": "WSGITransport",
 }
 _MODULE_OF = {name: module for module, names in _LAZY.items() for name in names.split()}
 

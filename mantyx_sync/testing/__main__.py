@@ -8,7 +8,7 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from ._server import LocalMantyx
+from .server import LocalMantyx
 
 __all__ = ["main"]
 

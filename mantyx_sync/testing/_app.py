@@ -25,14 +25,14 @@ from werkzeug.wrappers import Request, Response
 from ._catalog import ModelNotFound, models_body
 from ._evaluation import EmulatedEval
 from ._history import replay_body, run_list_body, session_list_body
-from ._oauth import OAuthReply, OAuthServer, TokenRejected, bearer_token
 from ._ratelimit import RateLimiter
-from ._recorder import RecordedRequest, mask_headers
-from ._runs import EmulatedRun
-from ._sessions import EmulatedSession
 from ._sse import drop_connection, stream_frames
 from ._state import EmulatorState
 from ._validation import InvalidRequest, validate_message_body, validate_spec, validate_tool_result
+from .oauth import OAuthReply, OAuthServer, TokenRejected, bearer_token
+from .recorder import RecordedRequest, mask_headers
+from .runs import EmulatedRun
+from .sessions import EmulatedSession
 
 __all__ = ["EmulatorApp"]
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ._cassette_match import CassetteError
+from .errors import CassetteError
 
 __all__ = ["FILE_REF", "load", "looks_stored", "write"]
 

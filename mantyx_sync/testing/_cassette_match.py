@@ -6,26 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .._base.redact import redact_text
-from .._base.root_error import MantyxError
+from .errors import CassetteError
 
-__all__ = ["CassetteError", "diff", "mismatch"]
-
-
-class CassetteError(MantyxError, AssertionError):
-    """A cassette cannot answer a request: it differs from the recording, or is
-    not in it; the message says which field, both values, and how to record.
-    Also a cassette file that cannot be read back (malformed, or referring to
-    stored strings that are missing or not plain files in its folder), named
-    with what is wrong. A :class:`~mantyx_sync.MantyxError`, and an
-    ``AssertionError`` so pytest reports it as a failed test.
-
-    :ivar tool_use_id: for a tool result that differs, the call's ``toolUseId``.
-    """
-
-    def __init__(self, message: str, *, tool_use_id: str | None = None) -> None:
-        super().__init__(redact_text(message))
-        self.tool_use_id = tool_use_id
+__all__ = ["diff", "mismatch"]
 
 
 def _show(value: Any) -> str:

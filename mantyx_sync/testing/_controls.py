@@ -1,11 +1,11 @@
 """How the emulator serves the newer run controls: plan-only runs, and playing
-the steps of :mod:`._steps` (their validation is :mod:`._validation`'s)."""
+the steps of :mod:`.steps` (their validation is :mod:`._validation`'s)."""
 
 from __future__ import annotations
 
 from typing import Any, Final
 
-from ._steps import Overload, PlanUpdate, Supervise, ToolFiles
+from .steps import Overload, PlanUpdate, Supervise, ToolFiles
 
 __all__ = [
     "CONTROL_STEPS",

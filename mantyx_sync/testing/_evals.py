@@ -15,11 +15,11 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ._clock import iso_seconds
 from ._evaluation import EmulatedEval
 from ._history import int_param
-from ._runs import EmulatedRun
 from ._validation import InvalidRequest
+from .clock import iso_seconds
+from .runs import EmulatedRun
 
 __all__ = ["EvalStore"]
 

@@ -22,9 +22,9 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ._clock import iso_seconds
-from ._runs import EmulatedRun
 from ._sse import drop_connection
+from .clock import iso_seconds
+from .runs import EmulatedRun
 
 __all__ = ["EmulatedEval"]
 

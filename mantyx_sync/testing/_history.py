@@ -14,10 +14,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
-from ._clock import iso_millis
-from ._runs import EmulatedRun
-from ._sessions import EmulatedSession
 from ._validation import InvalidRequest
+from .clock import iso_millis
+from .runs import EmulatedRun
+from .sessions import EmulatedSession
 
 __all__ = ["FeedbackStore", "int_param", "replay_body", "run_list_body", "session_list_body"]
 

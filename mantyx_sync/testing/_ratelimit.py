@@ -7,7 +7,7 @@ import threading
 from collections.abc import Mapping
 from typing import Literal
 
-from ._clock import EmulatorClock
+from .clock import EmulatorClock
 
 __all__ = ["RateLimiter"]
 

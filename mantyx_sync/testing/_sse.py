@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from ._runs import EmulatedRun
+from .runs import EmulatedRun
 
 __all__ = ["drop_connection", "stream_frames"]
 

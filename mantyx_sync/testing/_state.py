@@ -12,13 +12,13 @@ from typing import Any, TypeVar
 
 from ._catalog import resolve_model
 from ._evals import EvalStore
-from ._faults import Faults, FaultState, RequestFaults
 from ._history import FeedbackStore
-from ._model import ModelLike
-from ._recorder import RecordedRequest
-from ._runs import EmulatedRun
-from ._sessions import EmulatedSession, RunOptions
 from ._validation import attachment_metadata
+from .faults import Faults, FaultState, RequestFaults
+from .model import ModelLike
+from .recorder import RecordedRequest
+from .runs import EmulatedRun
+from .sessions import EmulatedSession, RunOptions
 
 __all__ = ["EmulatorState"]
 

@@ -1,10 +1,10 @@
 """Tool calls as the emulated run logs them: who answers a call, and what each side sees.
 
-A model turn's :class:`~._model.ToolCall` is answered by the client when the
+A model turn's :class:`~.model.ToolCall` is answered by the client when the
 spec's tool reference that offers it is ``local``, ``a2a_local`` or
 ``mcp_local`` and no server result is given (by the step itself or by an
 evaluation's ``toolMocks``); otherwise the server answers it. The waiting
-itself is :class:`~._runs.EmulatedRun`'s.
+itself is :class:`~.runs.EmulatedRun`'s.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import json
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ._model import ToolCall
 from ._validation import attachment_metadata
+from .model import ToolCall
 
 __all__ = ["answer_of", "describe_call", "retained"]
 

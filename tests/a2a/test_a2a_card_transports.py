@@ -12,7 +12,7 @@ from peerkit import tool_call
 
 from mantyx_sync._base.redact import redact_text
 from mantyx_sync._peers.a2a.client import A2AError, select_interface
-from mantyx_sync._peers.a2a.toolset import define_local_a2a
+from mantyx_sync.a2a import define_local_a2a
 from mantyx_sync.errors import SpecError, ToolResolutionError
 
 

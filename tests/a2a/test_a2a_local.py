@@ -10,7 +10,7 @@ import requests
 from peerkit import tool_call
 
 from mantyx_sync._peers.a2a.client import A2AError, extract_reply, select_interface
-from mantyx_sync._peers.a2a.toolset import INPUT_SCHEMA, LocalA2A, define_local_a2a
+from mantyx_sync.a2a import INPUT_SCHEMA, LocalA2A, define_local_a2a
 from mantyx_sync.errors import SpecError, ToolError, ToolResolutionError
 from mantyx_sync.tools import ClientResolvedTool, ToolConnection
 

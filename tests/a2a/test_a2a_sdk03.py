@@ -12,7 +12,7 @@ import peerkit
 import pytest
 from peerkit import tool_call
 
-from mantyx_sync._peers.a2a.toolset import A2AConnection, define_local_a2a
+from mantyx_sync.a2a import A2AConnection, define_local_a2a
 from mantyx_sync.errors import ToolError
 
 pytestmark = pytest.mark.skipif(

@@ -8,7 +8,7 @@ import pytest
 from core_support import BASE, KEY
 
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
+from mantyx_sync.config import ClientConfig
 
 
 @pytest.fixture

@@ -58,11 +58,11 @@ from mantyx_sync import (
 )
 from mantyx_sync import client as client_module
 from mantyx_sync import session as session_module
-from mantyx_sync._base.types import UNSET
 from mantyx_sync._http import retry as retry_module
 from mantyx_sync._http.retry import Backoff
 from mantyx_sync.events import ModelInfo, TokenUsage
 from mantyx_sync.spec import OverrideKeywords, SpecKeywords
+from mantyx_sync.types import UNSET
 
 PIPE_TIMEOUT = 5.0
 

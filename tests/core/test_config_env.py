@@ -16,7 +16,7 @@ import responses
 from core_support import BASE, KEY, ROOT
 
 from mantyx_sync import Agent, AuthError, Client, ConfigurationError
-from mantyx_sync._http.config import DEFAULT_BASE_URL, ClientConfig
+from mantyx_sync.config import DEFAULT_BASE_URL, ClientConfig
 
 OAUTH_TOKEN = "mantyx_at_oauth_secret_token_456"
 REPO = Path(__file__).resolve().parents[2]
@@ -296,9 +296,9 @@ def test_a_server_on_this_machine_is_never_reached_through_a_proxy(
 # Issue #29 item 18: a plain http:// base URL to another machine is said once.
 def test_plain_http_to_another_machine_warns_once(caplog: pytest.LogCaptureFixture) -> None:
     remote = f"http://plain-{os.getpid()}-{id(caplog)}.example"
-    with caplog.at_level("WARNING", logger="mantyx_sync._http.config"):
+    with caplog.at_level("WARNING", logger="mantyx_sync.config"):
         for url in (remote, remote, "http://127.0.0.1:8080", "http://localhost", BASE):
             ClientConfig(api_key=KEY, workspace="acme", base_url=url)
-    said = [r.getMessage() for r in caplog.records if r.name == "mantyx_sync._http.config"]
+    said = [r.getMessage() for r in caplog.records if r.name == "mantyx_sync.config"]
     assert len(said) == 1, said
     assert remote in said[0] and "unencrypted" in said[0] and KEY not in said[0]

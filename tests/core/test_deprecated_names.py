@@ -3,6 +3,7 @@ per use, naming the replacement and pointing at the caller's line."""
 
 from __future__ import annotations
 
+import importlib
 import pickle
 import warnings
 from collections.abc import Callable, Iterator
@@ -13,6 +14,8 @@ import pytest
 
 import mantyx_sync
 import mantyx_sync.errors
+import mantyx_sync.evals
+import mantyx_sync.events
 
 RENAMED_EXCEPTIONS = {
     "APIError": "APIStatusError",
@@ -65,6 +68,41 @@ def test_the_old_timeout_names_catch_both_timeouts(old: str) -> None:
     ):
         with pytest.raises(catch):
             raise raised
+
+
+MOVED = sorted(
+    (name, f"mantyx_sync{home}")
+    for home, names in mantyx_sync._MOVED.items()
+    for name in names.split()
+)
+
+
+def test_the_moved_names_are_the_payloads_and_evaluations_users_rarely_write() -> None:
+    homes = dict(MOVED)
+    assert homes["TokenUsage"] == homes["UnknownPayload"] == "mantyx_sync.events"
+    assert homes["EvalRun"] == homes["Evals"] == "mantyx_sync.evals"
+    # The names written every day stay at the root, with no warning.
+    kept = {"RunEvent", "AnyRunEvent", "AssistantDelta", "ResultPayload", "ErrorPayload"}
+    assert kept <= set(mantyx_sync.__all__) and kept.isdisjoint(homes)
+
+
+@pytest.mark.parametrize(("name", "home"), MOVED)
+def test_a_moved_name_warns_once_per_use_and_is_the_same_object(name: str, home: str) -> None:
+    new = getattr(importlib.import_module(home), name)
+    for _ in range(2):  # every use warns: the old spelling is never cached
+        with one_warning(f"{home}.{name}"):
+            old = getattr(mantyx_sync, name)
+        assert old is new
+    assert name not in mantyx_sync.__all__ and name in importlib.import_module(home).__all__
+
+
+def test_from_import_of_a_moved_name_warns_once() -> None:
+    with one_warning("mantyx_sync.events.TokenUsage"):
+        from mantyx_sync import TokenUsage
+    assert TokenUsage is mantyx_sync.events.TokenUsage
+    with one_warning("mantyx_sync.evals.EvalRun"):
+        from mantyx_sync import EvalRun
+    assert EvalRun is mantyx_sync.evals.EvalRun
 
 
 def test_both_timeouts_are_builtin_timeouts_and_only_a_request_is_a_connection_error() -> None:

@@ -18,8 +18,8 @@ from mantyx_sync import RequestTimeoutError, RunTimeoutError, WireFormatError
 from mantyx_sync._base.bounded import MAX_BODY_BYTES
 from mantyx_sync._engine import resolution
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.routes import cancel_run
+from mantyx_sync.config import ClientConfig
 
 RUN = json.dumps({"id": "r1", "status": "running", "pad": "x" * 200}).encode()
 

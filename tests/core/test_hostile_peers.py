@@ -11,9 +11,9 @@ from hostile_support import Conn, Hostile, answer, head
 
 from mantyx_sync._base.bounded import MAX_BODY_BYTES
 from mantyx_sync._peers.a2a.client import A2AError, fetch_card
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
 from mantyx_sync.events import LocalToolCall
+from mantyx_sync.mcp import define_local_mcp
 
 # What the sockets' buffers hold besides the cap: far from the gigabytes of before.
 SLACK = 16 * 1024 * 1024

@@ -28,12 +28,10 @@ DISPLAY_ONLY = ("html",)
 # Features a plain script does not use: imported by the methods that do.
 RARELY_USED = (
     "mantyx_sync.evals",
-    "mantyx_sync._engine.evals",
-    "mantyx_sync._engine.eval_run",
-    "mantyx_sync._models.evals",
+    "mantyx_sync._engine.eval_cases",
     "mantyx_sync.history",
     "mantyx_sync.feedback",  # loaded by the first feedback sent
-    "mantyx_sync._models.paging",  # listings: history, feedback, evaluations
+    "mantyx_sync.paging",  # listings: history, feedback, evaluations
     "mantyx_sync.oauth",
     "mantyx_sync.credentials",
     "mantyx_sync._peers",
@@ -41,8 +39,6 @@ RARELY_USED = (
     "mantyx_sync.cli",
     "mantyx_sync.notebook",
     "mantyx_sync._display",  # a run rendered for a notebook
-    "mantyx_sync._models.payloads",  # plans, model switches, supervisor verdicts, tool files
-    "mantyx_sync._models.refs",  # MantyxTool, PluginTool, A2ATool, McpTool
     "mantyx_sync._tools.signature",  # schemas derived from a function's signature
     "mantyx_sync._tools.schema",  # ... or from a model class, with its docstrings
     "mantyx_sync._tools.docstring",
@@ -190,8 +186,9 @@ PLAIN_TEST = """
 import sys
 
 def test_nothing_of_the_emulator_is_loaded():
-    heavy = ("requests", "urllib3", "werkzeug", "mantyx_sync.testing._")
-    assert sorted(m for m in sys.modules if m.startswith(heavy)) == []
+    heavy = ("requests", "urllib3", "werkzeug", "mantyx_sync.testing.")
+    plugin = "mantyx_sync.testing.pytest_plugin"
+    assert sorted(m for m in sys.modules if m.startswith(heavy) and m != plugin) == []
 """
 USING_TEST = """
 import pytest

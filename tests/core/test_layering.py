@@ -29,7 +29,7 @@ PKG = "mantyx_sync"
 
 # Lowest first. A unit may import units on its own layer or any layer below.
 LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
-    ("foundation", frozenset({"_version", "errors", "_base"})),
+    ("foundation", frozenset({"_version", "errors", "types", "_base"})),
     # The wire models and their converter, which tool making builds on.
     ("wire models", frozenset({"_models"})),
     ("tool making", frozenset({"_tools"})),
@@ -38,20 +38,32 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         frozenset(
             {
                 "tools",
+                "local_tools",
                 "spec",
+                "controls",
+                "guards",
                 "events",
                 "results",
                 "history",
+                "paging",
                 "feedback",
+                "attachments",
+                "text",
                 "messages",
                 "_display",
             }
         ),
     ),
+    # What Client(...) takes and hands out about HTTP: the transport seam, the
+    # configuration, tokens, rate limits.
+    ("http values", frozenset({"transport", "config", "auth", "rate_limits"})),
     ("http and peer protocols", frozenset({"_http", "_peers"})),
+    # The peer toolsets a run connects to (LocalMcp, LocalA2A, LocalAgentApi).
+    ("peer toolsets", frozenset({"mcp", "a2a", "agent_api"})),
     ("engine", frozenset({"_engine"})),
-    ("facades", frozenset({"run", "session", "resources", "client", "agent"})),
-    ("applications", frozenset({"serve", "cli", "notebook", "oauth", "evals", "credentials"})),
+    # evals: client.evals and the EvalRun handle, beside the resources.
+    ("facades", frozenset({"run", "session", "resources", "evals", "client", "agent"})),
+    ("applications", frozenset({"serve", "cli", "notebook", "oauth", "credentials"})),
     # The package's face re-exports every public name, applications (OAuth) included.
     ("public face", frozenset({"__init__", "__main__"})),
 )
@@ -245,12 +257,7 @@ def test_a_wrong_way_import_names_both_modules() -> None:
 
 
 def test_foundation_imports_nothing_else_of_the_package() -> None:
-    # errors builds on the root of the hierarchy, kept in _base for the emulator.
-    bad = [
-        i
-        for i in SDK_IMPORTS
-        if unit_of(i.source) in {"errors", "_version"} and i.target != f"{PKG}._base.root_error"
-    ]
+    bad = [i for i in SDK_IMPORTS if unit_of(i.source) in {"errors", "types", "_version"}]
     bad += [i for i in SDK_IMPORTS if unit_of(i.source) == "_base" and unit_of(i.target) != "_base"]
     assert bad == [], _describe(bad)
 
@@ -272,10 +279,9 @@ def test_peers_use_only_the_tool_protocols_among_values() -> None:
 
 
 def test_transport_retry_and_config_know_no_values() -> None:
-    for name in ("transport", "retry", "config"):
-        module = f"{PKG}._http.{name}"
+    for module in (f"{PKG}._http.transport", f"{PKG}._http.retry", f"{PKG}.config"):
         units = {unit_of(t) for t in _deps(module)}
-        assert units <= {"_base", "errors", "_version", "_http"}, module
+        assert units <= {"_base", "errors", "_version", "_http", "transport", "config"}, module
 
 
 def test_stream_reads_only_events_among_values() -> None:
@@ -337,7 +343,7 @@ def _cycle(edges: Iterable[tuple[str, str]]) -> list[str] | None:
 
 
 def _part(module: str, depth: int) -> str:
-    """``mantyx_sync._peers.mcp.toolset`` at depth 1 -> ``_peers``, at depth 2 -> ``_peers.mcp``."""
+    """``mantyx_sync._peers.mcp.client`` at depth 1 -> ``_peers``, at depth 2 -> ``_peers.mcp``."""
     return ".".join(module.removeprefix(f"{PKG}.").split(".")[:depth]) if module != PKG else ""
 
 
@@ -375,8 +381,8 @@ def _edge_in(i: Import, trail: list[str], depth: int) -> bool:
 def test_the_cycle_finder_finds_a_cycle_of_units() -> None:
     assert _cycle([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == ["a", "b", "c", "a"]
     assert _cycle([("a", "b"), ("a", "c"), ("b", "c")]) is None
-    assert _part(f"{PKG}._peers.mcp.toolset", 1) == "_peers"
-    assert _part(f"{PKG}._peers.mcp.toolset", 2) == "_peers.mcp"
+    assert _part(f"{PKG}._peers.mcp.client", 1) == "_peers"
+    assert _part(f"{PKG}._peers.mcp.client", 2) == "_peers.mcp"
 
 
 def test_sibling_sub_packages_do_not_import_each_other() -> None:
@@ -407,27 +413,23 @@ DEFERRED = frozenset(
         (f"{PKG}.resources", f"{PKG}._engine.resolution"),
         (f"{PKG}.client", f"{PKG}._engine.tracing"),
         # evaluations, listings and feedback are loaded by the methods that use them
-        (f"{PKG}.client", f"{PKG}._engine.evals"),
+        (f"{PKG}.client", f"{PKG}.evals"),
         (f"{PKG}.resources", f"{PKG}.history"),
         (f"{PKG}.resources", f"{PKG}.feedback"),
-        (f"{PKG}.resources", f"{PKG}._models.paging"),
+        (f"{PKG}.resources", f"{PKG}.paging"),
         (f"{PKG}.session", f"{PKG}.history"),
         (f"{PKG}.results", f"{PKG}.feedback"),
         # schema derivation from a signature (@local_tool) or a model class, not a dict
-        (f"{PKG}._tools.local_tool", f"{PKG}._tools.signature"),
+        (f"{PKG}.local_tools", f"{PKG}._tools.signature"),
         (f"{PKG}._tools.object_schema", f"{PKG}._tools.schema"),
         # rendering a run for a notebook (_repr_html_/_repr_markdown_)
         (f"{PKG}.run", f"{PKG}._display.render"),
         # a run's text as it grows (Run.text_stream)
         (f"{PKG}.run", f"{PKG}._display.text"),
         (f"{PKG}.results", f"{PKG}._display.render"),
-        # the newest protocol's event payloads, with the first such event
-        (f"{PKG}.events", f"{PKG}._models.payloads"),
-        (f"{PKG}._display.steps", f"{PKG}._models.payloads"),
         # typed structured output (schema derivation, the converter), with the first output_type
         (f"{PKG}.spec", f"{PKG}._tools.output"),
         (f"{PKG}.results", f"{PKG}._tools.output"),
-        (f"{PKG}._models.progress", f"{PKG}._models.payloads"),
         # the CLI's commands (and the SDK behind them) once one is chosen: not for --help
         (f"{PKG}.cli", f"{PKG}.cli._commands"),
         (f"{PKG}.cli", f"{PKG}.cli._chat"),
@@ -451,16 +453,17 @@ def test_every_deferred_import_is_still_there() -> None:
 
 def test_testing_never_imports_the_sdk() -> None:
     # Anywhere in testing/ (module level, functions, TYPE_CHECKING, importlib): only
-    # testing itself and _base (the foundation, importing nothing else of the package:
-    # the emulator shares its argcheck), but for the one lazy load pinned below.
+    # testing itself, _base and errors (the foundation, importing nothing else of the
+    # package: the emulator shares its argcheck, and its CassetteError is a
+    # MantyxError), but for the one lazy load pinned below.
     bad = [
         i
         for i in IMPORTS
         if unit_of(i.source) == "testing"
         and unit_of(i.target) is not None
-        and unit_of(i.target) not in ("testing", "_base")
+        and unit_of(i.target) not in ("testing", "_base", "errors")
     ]
-    assert [(i.source, i.target) for i in bad] == [(f"{PKG}.testing._server", PKG)], _describe(bad)
+    assert [(i.source, i.target) for i in bad] == [(f"{PKG}.testing.server", PKG)], _describe(bad)
 
 
 def _dynamic_imports(path: Path) -> list[tuple[str, str]]:
@@ -488,7 +491,7 @@ def test_only_local_mantyx_client_loads_the_sdk_lazily() -> None:
         for scope, target in _dynamic_imports(path):
             loads.append((path.name, scope, target))
     sdk_loads = [load for load in loads if load[2] == "<dynamic>" or load[2].split(".")[0] == PKG]
-    assert sdk_loads == [("_server.py", "LocalMantyx.client", PKG)]
+    assert sdk_loads == [("server.py", "LocalMantyx.client", PKG)]
 
 
 # Code outside the emulator that may import it: the package, its tests, the
@@ -513,8 +516,13 @@ def _repository_imports() -> list[Import]:
 
 
 def _emulator_internals(imports: Iterable[Import]) -> list[Import]:
-    public = (f"{PKG}.testing", f"{PKG}.testing.pytest_plugin")
-    return [i for i in imports if i.target.startswith(f"{PKG}.testing.") and i.target not in public]
+    """Imports of the emulator's private modules (``mantyx_sync.testing._app``)."""
+    return [
+        i
+        for i in imports
+        if i.target.startswith(f"{PKG}.testing.")
+        and any(part.startswith("_") for part in i.target.split(".")[2:])
+    ]
 
 
 def test_nothing_outside_the_emulator_imports_its_internals() -> None:
@@ -557,14 +565,17 @@ def test_every_import_form_is_seen_and_layered(code: str) -> None:
 
 def test_the_emulators_internals_are_seen_in_every_form() -> None:
     forms = [
-        "from mantyx_sync.testing._faults import RequestFault",
-        "from mantyx_sync.testing import _faults",
+        "from mantyx_sync.testing._state import EmulatorState",
+        "from mantyx_sync.testing import _state",
         "import mantyx_sync.testing._app",
         "importlib.import_module('mantyx_sync.testing._app')",
     ]
     for code in forms:
         assert len(_emulator_internals(imports_in(code, "tests.x"))) == 1, code
-    public = "from mantyx_sync.testing import LocalMantyx\nimport mantyx_sync.testing.pytest_plugin"
+    public = (
+        "from mantyx_sync.testing import LocalMantyx\nimport mantyx_sync.testing.pytest_plugin\n"
+        "from mantyx_sync.testing.server import LocalMantyx"
+    )
     assert _emulator_internals(imports_in(public, "tests.x")) == []
 
 
@@ -580,7 +591,8 @@ def test_requests_stays_at_the_http_edges() -> None:
         for i in IMPORTS
         if i.target.split(".")[0] in ("requests", "urllib3") and unit_of(i.source) != "testing"
     }
-    allowed_units = {"_peers", "client"} | dict(LAYERS)["applications"]
+    allowed_units = {"_peers", "client"} | dict(LAYERS)["peer toolsets"]
+    allowed_units |= dict(LAYERS)["applications"]
     assert f"{PKG}._http.transport" in users
     edges = {f"{PKG}._http.{name}" for name in ("transport", "failures", "pools", "deadline")}
     stray = {u for u in users if u not in edges and unit_of(u) not in allowed_units}

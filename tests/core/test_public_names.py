@@ -14,6 +14,7 @@ import ast
 import builtins
 import collections.abc
 import dataclasses
+import functools
 import importlib
 import inspect
 import json
@@ -42,6 +43,7 @@ NAMESPACES = frozenset(
         "mantyx_sync.cli",
         "mantyx_sync.credentials",
         "mantyx_sync.evals",
+        "mantyx_sync.events",
         "mantyx_sync.notebook",
         "mantyx_sync.oauth",
         "mantyx_sync.serve",
@@ -90,6 +92,8 @@ NAMESPACE.setdefault("MeterProvider", MeterProvider)
 NAMESPACE.setdefault("TracerProvider", TracerProvider)
 for _name in mantyx_sync.__all__:  # unions a module builds on first use (AnyRunEvent)
     NAMESPACE.setdefault(_name, getattr(mantyx_sync, _name))
+for _name in mantyx_sync.events.__all__:  # ... and EventPayload
+    NAMESPACE.setdefault(_name, getattr(mantyx_sync.events, _name))
 
 
 def _private(module_name: str) -> bool:
@@ -101,9 +105,16 @@ def _ours(cls: type) -> bool:
     return module.split(".")[0] == PKG and not module.startswith(f"{PKG}.testing")
 
 
+@functools.cache
+def _names_for(module: str) -> dict[str, Any]:
+    """Every module's names, the named module's own first (its ``P`` is its own ParamSpec)."""
+    own = vars(sys.modules[module]) if module in sys.modules else {}
+    return {**NAMESPACE, **own}
+
+
 def _hints(obj: Any) -> dict[str, Any]:
     try:
-        return typing.get_type_hints(obj, localns=NAMESPACE)
+        return typing.get_type_hints(obj, localns=_names_for(getattr(obj, "__module__", "")))
     except NameError as exc:  # pragma: no cover - what to fix is in the message
         raise AssertionError(f"cannot resolve an annotation of {obj!r}: {exc}") from exc
 
@@ -255,11 +266,23 @@ def test_the_walk_reaches_deep_values() -> None:
     assert {"Model", "Pricing", "RateLimits", "UserInfo", "McpConnection"} <= names
 
 
+# Where a class handed out may be imported from besides mantyx_sync itself: the
+# event payloads and the evaluation classes live in their own namespaces.
+HOMES = ("mantyx_sync.events", "mantyx_sync.evals")
+
+
+def _importable(cls: type) -> bool:
+    if cls.__name__ in mantyx_sync.__all__:
+        return getattr(mantyx_sync, cls.__name__) is cls
+    spaces = [importlib.import_module(home) for home in HOMES]
+    return any(getattr(space, cls.__name__, None) is cls for space in spaces)
+
+
 def test_everything_the_public_api_hands_out_is_importable_from_the_package() -> None:
     missing = sorted(
         f"{cls.__module__}.{cls.__name__} (from {where})"
         for cls, where in RECEIVED.items()
-        if getattr(mantyx_sync, cls.__name__, None) is not cls
+        if not _importable(cls)
     )
     assert missing == [], "re-export these from mantyx_sync/__init__.py:\n  " + "\n  ".join(missing)
 
@@ -306,16 +329,25 @@ def test_no_all_lists_a_private_name() -> None:
     assert private == [], private
 
 
+def _exporter(name: str) -> Any:
+    """The package, or the namespace a public module is part of (``mantyx_sync.testing``
+    for ``mantyx_sync.testing.server``)."""
+    owners = [space for space in NAMESPACES if name.startswith(f"{space}.")]
+    return MODULES[max(owners, key=len)] if owners else mantyx_sync
+
+
 def test_a_public_modules_all_lists_only_what_the_package_exports() -> None:
     # mantyx_sync.events, .spec, .history ...: a name in their __all__ is a
-    # promise, so it is mantyx_sync.<name> (the same object); their helpers for
-    # other modules of the package stay out of __all__.
+    # promise, so it is mantyx_sync.<name> (the same object), or the name of the
+    # namespace the module is part of (mantyx_sync.testing.server.LocalMantyx is
+    # mantyx_sync.testing.LocalMantyx); their helpers for other modules of the
+    # package stay out of __all__.
     stray = [
         f"{name}.{item}"
         for name in MODULES
         if name != PKG and not _private(name) and name not in NAMESPACES
         for item in _all_of(name)
-        if getattr(mantyx_sync, item, None) is not getattr(MODULES[name], item)
+        if getattr(_exporter(name), item, None) is not getattr(MODULES[name], item)
     ]
     assert stray == [], f"not public (drop from __all__) or not exported by mantyx_sync: {stray}"
 
@@ -325,7 +357,9 @@ def test_a_namespaces_names_are_documented() -> None:
         f"{name}.{item}"
         for name in sorted(NAMESPACES & set(MODULES))
         for item in _all_of(name)
-        if callable(getattr(MODULES[name], item)) and not getattr(MODULES[name], item).__doc__
+        if callable(value := getattr(MODULES[name], item))
+        and typing.get_origin(value) is None  # a type alias is documented where it is written
+        and not value.__doc__
     ]
     assert bare == [], bare
 
@@ -387,37 +421,82 @@ def test_a_private_modules_all_lists_what_its_siblings_import() -> None:
 # The lazy re-exports
 
 
-def _type_checking_imports(init: Path = PACKAGE / "__init__.py") -> dict[str, set[str]]:
+def _type_checking_imports(init: Path) -> dict[str, set[str]]:
     tree = ast.parse(init.read_text(encoding="utf-8"))
     block = next(
         n for n in tree.body if isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n)
     )
+    return _imported_names(block.body)
+
+
+def _imported_names(statements: list[ast.stmt]) -> dict[str, set[str]]:
+    """``{".events": {"RunEvent", ...}}``: the names ``from`` imports bring in, by module."""
     found: dict[str, set[str]] = {}
-    for node in block.body:
-        assert isinstance(node, ast.ImportFrom)
-        found.setdefault("." * node.level + (node.module or ""), set()).update(
-            a.name for a in node.names
-        )
+    for node in statements:
+        if isinstance(node, ast.ImportFrom):
+            found.setdefault("." * node.level + (node.module or ""), set()).update(
+                a.name for a in node.names
+            )
     return found
 
 
-def test_the_lazy_table_and_the_type_checking_imports_agree() -> None:
-    # Type checkers read the imports, the running package reads _LAZY: one list
-    # of names in two forms, so they must not drift.
-    lazy = {module: set(names.split()) for module, names in mantyx_sync._LAZY.items()}
-    stated = _type_checking_imports()
-    # The exceptions' 0.1 names, for type checkers only (at run time they warn).
-    assert stated.pop(".errors") == {
-        "APIError",
-        "PermissionDenied",
-        "RunCancelled",
-        "Timeout",
-        "TimeoutError_",
-        "TransportError",
-    }
-    assert stated == lazy
+def _stub() -> ast.Module:
+    return ast.parse((PACKAGE / "__init__.pyi").read_text(encoding="utf-8"))
+
+
+def test_the_stub_and_the_running_package_agree() -> None:
+    # Type checkers read __init__.pyi, the running package reads _LAZY and
+    # _MOVED: one list of names in two forms, so they must not drift.
+    stated = _imported_names(_stub().body)
+    runtime: dict[str, set[str]] = {"._version": {"__version__"}}
+    for table in (mantyx_sync._LAZY, mantyx_sync._MOVED):
+        for module, names in table.items():
+            runtime.setdefault(module, set()).update(names.split())
+    # The errors, and their 0.1 names (at run time those warn).
+    runtime[".errors"] = {*mantyx_sync.errors.__all__, *mantyx_sync.errors.RENAMED}
+    assert stated == runtime
+    # Each import re-exports (``X as X``), as a stub must to export a name.
+    bare = [
+        a.name
+        for node in _stub().body
+        if isinstance(node, ast.ImportFrom)
+        for a in node.names
+        if a.asname != a.name
+    ]
+    assert bare == []
+    declared = next(
+        node.value
+        for node in _stub().body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__"
+    )
+    assert sorted(ast.literal_eval(declared)) == sorted(mantyx_sync.__all__)
+
+
+def test_init_states_each_public_name_once() -> None:
+    # Every word of __init__.py's code (its docstring aside): the one statement of
+    # each public name is its _LAZY or _MOVED entry; the errors are errors.__all__'s.
+    tree = ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8"))
+    words: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if node is not tree.body[0].value:  # type: ignore[attr-defined]
+                words += re.findall(r"[A-Za-z_]\w*", node.value)
+        elif isinstance(node, ast.Name):
+            words.append(node.id)
+        elif isinstance(node, ast.alias):
+            words.append(node.asname or node.name)
+    public = {*mantyx_sync.__all__, *mantyx_sync._HOME_OF} - {"__version__"}
+    stated = {name: words.count(name) for name in public}
+    assert {name for name, count in stated.items() if count > 1} == set()
+    errors = set(mantyx_sync.errors.__all__)
+    assert {name for name, count in stated.items() if count == 0} == errors
+
+
+def test_the_package_all_is_what_it_loads() -> None:
     eager = {n for n in mantyx_sync.__all__ if n in vars(mantyx_sync)} - {"__version__"}
+    assert set(mantyx_sync.errors.__all__) <= eager  # the rest: names loaded and kept
     assert set(mantyx_sync.__all__) == eager | set(mantyx_sync._MODULE_OF) | {"__version__"}
+    assert set(mantyx_sync._HOME_OF).isdisjoint(mantyx_sync.__all__)
 
 
 def test_the_emulators_lazy_table_and_its_type_checking_imports_agree() -> None:
@@ -523,7 +602,7 @@ def _wiring(cls: type) -> set[str]:
 
 @pytest.mark.parametrize("name", HANDED_OUT)
 def test_what_a_user_never_builds_says_so_and_help_hides_its_constructor(name: str) -> None:
-    cls = getattr(mantyx_sync, name)
+    cls = getattr(mantyx_sync if name in mantyx_sync.__all__ else mantyx_sync.evals, name)
     shown = pydoc.render_doc(cls, renderer=pydoc.plaintext)
     assert f"You never build a {name} yourself: " in shown
     assert "__init__(self, /)" in shown

@@ -11,7 +11,7 @@ from core_support import ROOT
 
 from mantyx_sync import RateLimit, RateLimitError
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.ratelimit import DEFAULT_BUCKET, RateLimits, parse_rate_limit
+from mantyx_sync.rate_limits import DEFAULT_BUCKET, RateLimits, parse_rate_limit
 
 NOW = 1_800_000_000.0
 

@@ -21,8 +21,8 @@ from raw_sse_support import HEADERS, RawSSE
 from mantyx_sync._base import sse
 from mantyx_sync._base.sse import PART_LINES, read_events
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
+from mantyx_sync.config import ClientConfig
 from mantyx_sync.errors import StreamError
 
 TERMINAL = b'data: {"seq":2,"type":"result","data":{"subtype":"success","text":"ok"}}\n\n'

@@ -13,8 +13,8 @@ import pytest
 import mantyx_sync
 from mantyx_sync._base.sse import FrameError, read_events
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
+from mantyx_sync.config import ClientConfig
 from mantyx_sync.errors import ConfigurationError, StreamError
 from mantyx_sync.testing import LocalMantyx, Turn
 

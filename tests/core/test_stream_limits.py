@@ -17,8 +17,8 @@ from raw_sse_support import HEADERS, RawSSE
 
 from mantyx_sync._http import retry
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
 from mantyx_sync._http.stream import RunStream
+from mantyx_sync.config import ClientConfig
 from mantyx_sync.errors import RunTimeoutError, SpecError, StreamError
 
 # Connections past these get a 503 (a plain failure): with quiet connections

@@ -16,7 +16,7 @@ import pytest
 
 from mantyx_sync import Attachment, SpecError
 from mantyx_sync._http.body import StreamedBody, encode_body
-from mantyx_sync._models.attachments import FileData
+from mantyx_sync.attachments import FileData
 from mantyx_sync.messages import turn_input
 
 MB = 1_000_000

@@ -19,8 +19,9 @@ from mantyx_sync import (
     TokenSource,
 )
 from mantyx_sync._http.api import Api
-from mantyx_sync._http.config import ClientConfig
-from mantyx_sync.oauth import RefreshingTokenSource, _source
+from mantyx_sync.config import ClientConfig
+from mantyx_sync.oauth import RefreshingTokenSource
+from mantyx_sync.oauth import source as _source
 
 
 class FakeSource:

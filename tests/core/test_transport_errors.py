@@ -156,7 +156,7 @@ def test_timeouts_map(transport: Api) -> None:
 def test_real_refused_connection_is_connect_error() -> None:
     import socket
 
-    from mantyx_sync._http.config import ClientConfig
+    from mantyx_sync.config import ClientConfig
 
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -240,7 +240,7 @@ def test_body_cut_short_is_a_transport_error() -> None:
     import socket
     import threading
 
-    from mantyx_sync._http.config import ClientConfig
+    from mantyx_sync.config import ClientConfig
 
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

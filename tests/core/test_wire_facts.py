@@ -26,7 +26,7 @@ DECLARED_IN = "events.py"
 # (module, enclosing function) -> the other fact the key names there.
 OTHER_FACTS = {
     ("serve/_agent_api_wire.py", "request_text"): "an Agent API request's input messages",
-    ("_engine/evals.py", "_dataset_source"): "an inline evaluation case's input",
+    ("evals.py", "_dataset_source"): "an inline evaluation case's input",
     ("_http/routes.py", "cancel_eval"): "the evaluation cancel reply's {ok}",
 }
 ARG_KEYS = frozenset({"args", "input"})

@@ -84,10 +84,10 @@ def narrowable_events(agent: Agent) -> str:
     with agent.stream("Tell me") as run:
         for event in run:
             if event.type == "assistant_delta":
-                reveal_type(event.payload)  # R: mantyx_sync._models.payloads.AssistantDelta
+                reveal_type(event.payload)  # R: mantyx_sync.events.AssistantDelta
                 text += event.payload.text
             elif event.type == "result":
-                reveal_type(event.payload)  # R: mantyx_sync._models.terminal.ResultPayload
+                reveal_type(event.payload)  # R: mantyx_sync.events.ResultPayload
             match event.payload:
                 case AssistantDelta(text=piece):
                     reveal_type(piece)  # R: str

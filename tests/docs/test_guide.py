@@ -9,6 +9,7 @@ public names, and the README's links.
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import subprocess
@@ -100,7 +101,9 @@ def _event_table() -> dict[str, str]:
     """``event.type`` -> payload class name, as the streaming page's table says."""
     text = (GUIDE / "streaming.rst").read_text(encoding="utf-8")
     rows = re.findall(
-        r"^    \* - (``(\w+)``|any other)\n      - :class:`~mantyx_sync\.(\w+)`$", text, re.M
+        r"^    \* - (``(\w+)``|any other)\n      - :class:`~mantyx_sync\.(?:events\.)?(\w+)`$",
+        text,
+        re.M,
     )
     return {event_type or "*": cls for _, event_type, cls in rows}
 
@@ -110,21 +113,37 @@ def test_the_event_table_lists_every_event_type_with_its_payload_class() -> None
     # Every type the SDK knows (EventType: a run's and an evaluation's), each with the
     # class of the one type -> class table the SDK reads payloads with, or none.
     known = {kind: "UnknownPayload" for kind in typing.get_args(events.EventType)}
-    known.update(events._PAYLOAD_NAMES)
+    known.update({kind: cls.__name__ for kind, cls in events._PAYLOADS.items()})
     assert {k: v for k, v in table.items() if k != "*"} == known
     assert table["*"] == "UnknownPayload"
     for event_type, name in table.items():
-        # Each class named is the one the SDK hands out, importable from the package.
-        handed_out = events._payload_class(event_type) or events.UnknownPayload
-        assert getattr(mantyx_sync, name) is handed_out
+        # Each class named is the one the SDK hands out, from mantyx_sync.events.
+        handed_out = events._PAYLOADS.get(event_type, events.UnknownPayload)
+        assert getattr(events, name) is handed_out
+
+
+def _documented(api: str) -> dict[str, set[str]]:
+    """Module -> the names ``api.rst`` documents in it (after each ``currentmodule``)."""
+    found: dict[str, set[str]] = {}
+    module = "mantyx_sync"
+    for line in api.splitlines():
+        if line.startswith(".. currentmodule:: "):
+            module = line.split(":: ", 1)[1].strip()
+        elif match := re.match(r"^\.\. auto(?:class|function|exception|data):: (\w+)$", line):
+            found.setdefault(module, set()).add(match.group(1))
+    return found
 
 
 def test_the_api_reference_documents_every_public_name() -> None:
     api = (DOCS / "api.rst").read_text(encoding="utf-8")
-    documented = set(re.findall(r"^\.\. auto(?:class|function|exception|data):: (\w+)$", api, re.M))
+    documented = _documented(api)
     public = set(mantyx_sync.__all__) - {"__version__"}
-    assert sorted(public - documented) == []
-    assert sorted(documented - public) == []
+    assert sorted(public ^ documented.pop("mantyx_sync")) == []
+    # The payloads and evaluation classes under their own module, none twice.
+    for module in ("mantyx_sync.events", "mantyx_sync.evals"):
+        own = set(importlib.import_module(module).__all__) - public
+        assert documented.pop(module) == own, module
+    assert documented == {}
     for module in ("credentials", "serve", "notebook", "testing"):
         assert f".. automodule:: mantyx_sync.{module}\n" in api
 

@@ -157,7 +157,7 @@ def test_a_callers_requests_session_sends_the_streamed_file_too(
 def test_a_file_growing_while_it_is_sent_stops_the_post_and_no_run_starts(
     mantyx_server: LocalMantyx, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from mantyx_sync._models.attachments import FileData
+    from mantyx_sync.attachments import FileData
 
     note = tmp_path / "log.txt"
     note.write_text("x" * 1_000_000)

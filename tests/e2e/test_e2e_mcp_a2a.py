@@ -26,8 +26,8 @@ import peerkit
 
 import mantyx_sync
 from mantyx_sync._peers.mcp.client import McpClient
-from mantyx_sync._peers.mcp.toolset import LocalMcp, McpConnection
 from mantyx_sync.events import LocalToolCall
+from mantyx_sync.mcp import LocalMcp, McpConnection
 from mantyx_sync.testing import Fail, LocalMantyx, ToolCall, Turn
 
 SYSTEM = "You are a test agent."

@@ -9,7 +9,7 @@ import pytest
 
 import mantyx_sync
 from mantyx_sync import RateLimitError
-from mantyx_sync._http.ratelimit import RateLimits
+from mantyx_sync.rate_limits import RateLimits
 from mantyx_sync.testing import LocalMantyx
 
 SYSTEM = "You are a test agent."

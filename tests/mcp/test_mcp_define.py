@@ -8,8 +8,8 @@ import pytest
 from peerkit import tool_call
 
 from mantyx_sync._peers.mcp.client import flatten_call_result
-from mantyx_sync._peers.mcp.toolset import LocalMcp, define_local_mcp, model_names
 from mantyx_sync.errors import SpecError, ToolError, ToolResolutionError
+from mantyx_sync.mcp import LocalMcp, define_local_mcp, model_names
 from mantyx_sync.tools import ClientResolvedTool, ToolConnection
 
 

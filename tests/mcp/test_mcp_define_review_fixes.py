@@ -9,8 +9,8 @@ import pytest
 
 from mantyx_sync._base.limits import TOOL_NAME_RE
 from mantyx_sync._base.redact import redact_text
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import SpecError, ToolResolutionError
+from mantyx_sync.mcp import define_local_mcp
 
 RAW_PEER = str(peerkit.PEERS / "raw_mcp_peer.py")
 

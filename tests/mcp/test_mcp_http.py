@@ -12,8 +12,8 @@ from fake_http_mcp import FakeHttpMcp
 from peerkit import tool_call
 
 from mantyx_sync._base.sse import read_events
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
+from mantyx_sync.mcp import define_local_mcp
 
 
 def test_python_server_over_http(py_http_url: str) -> None:

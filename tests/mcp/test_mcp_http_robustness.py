@@ -15,8 +15,8 @@ from peerkit import tool_call
 from werkzeug.serving import make_server
 from werkzeug.wrappers import Request, Response
 
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
+from mantyx_sync.mcp import define_local_mcp
 
 Handler = Callable[[Request, Any], Response | None]
 

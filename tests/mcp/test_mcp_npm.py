@@ -12,8 +12,8 @@ import peerkit
 import pytest
 from peerkit import tool_call
 
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolError
+from mantyx_sync.mcp import define_local_mcp
 
 EVERYTHING = peerkit.npm_bin("mcp-server-everything")
 FILESYSTEM = peerkit.npm_bin("mcp-server-filesystem")

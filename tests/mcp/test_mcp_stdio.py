@@ -12,8 +12,8 @@ import peerkit
 import pytest
 from peerkit import tool_call
 
-from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError, ToolResolutionError
+from mantyx_sync.mcp import McpConnection, define_local_mcp
 
 PY_SERVER = str(peerkit.PEERS / "mcp_py_server.py")
 RAW_PEER = str(peerkit.PEERS / "raw_mcp_peer.py")

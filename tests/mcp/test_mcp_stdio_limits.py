@@ -14,8 +14,8 @@ import pytest
 from peerkit import tool_call
 
 from mantyx_sync._peers.mcp import stdio
-from mantyx_sync._peers.mcp.toolset import define_local_mcp
 from mantyx_sync.errors import ToolResolutionError
+from mantyx_sync.mcp import define_local_mcp
 
 FLOOD = str(peerkit.PEERS / "stdio_flood_peer.py")
 MIB = 1 << 20

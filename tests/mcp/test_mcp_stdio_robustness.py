@@ -14,8 +14,8 @@ import peerkit
 import pytest
 from peerkit import tool_call
 
-from mantyx_sync._peers.mcp.toolset import McpConnection, define_local_mcp
 from mantyx_sync.errors import ToolError
+from mantyx_sync.mcp import McpConnection, define_local_mcp
 
 QUIRKS = str(peerkit.PEERS / "stdio_quirks_peer.py")
 RAW_PEER = str(peerkit.PEERS / "raw_mcp_peer.py")

@@ -10,8 +10,7 @@ import pytest
 import mantyx_sync
 from mantyx_sync import Plan, ReasoningTrigger, SpecError, Supervisor, ToolOutput
 from mantyx_sync._engine.outputs import split_output
-from mantyx_sync._models.payloads import TaskPlanUpdate
-from mantyx_sync._models.progress import RunProgress
+from mantyx_sync._engine.progress import RunProgress
 from mantyx_sync.errors import ToolError
 from mantyx_sync.events import (
     AssistantMessage,
@@ -23,6 +22,7 @@ from mantyx_sync.events import (
     ResultPayload,
     StructuredOutputInfo,
     SupervisorVerdict,
+    TaskPlanUpdate,
     ToolFile,
     ToolFiles,
     structure_payload,

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 import mantyx_sync
-from mantyx_sync._engine.eval_run import _TERMINAL_EVENTS as EVAL_TERMINAL_EVENTS
+from mantyx_sync._engine.eval_cases import TERMINAL_EVENTS as EVAL_TERMINAL_EVENTS
+from mantyx_sync._models.frames import MalformedEvent
 from mantyx_sync.events import (
-    _PAYLOAD_NAMES,
+    _PAYLOADS,
     TERMINAL_TYPES,
     EventType,
-    MalformedEvent,
     RunEvent,
     UnknownPayload,
 )
@@ -141,6 +141,6 @@ def test_an_unknown_event_type_passes_through_as_sent() -> None:
 
 def test_event_type_names_every_typed_payload_and_the_evaluation_events() -> None:
     known = set(typing.get_args(EventType))
-    assert known == set(_PAYLOAD_NAMES) | EVAL_TYPES
+    assert known == set(_PAYLOADS) | EVAL_TYPES
     assert known >= EVAL_TERMINAL_EVENTS | TERMINAL_TYPES
     assert mantyx_sync.EventType is EventType

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mantyx_sync._models.paging import paged
 from mantyx_sync._models.wire import WireFormatError
 from mantyx_sync.history import RunSummary, SessionSummary, metadata_query, replay_session
+from mantyx_sync.paging import paged
 
 
 class ScriptedGet:

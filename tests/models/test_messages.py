@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from mantyx_sync import Attachment, Message, SpecError
-from mantyx_sync._models.attachments import allowed_mime_type
+from mantyx_sync.attachments import allowed_mime_type
 from mantyx_sync.messages import turn_input
 
 

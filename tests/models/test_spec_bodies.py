@@ -9,7 +9,6 @@ import attrs
 import pytest
 
 from mantyx_sync import MantyxTool
-from mantyx_sync._base.types import UNSET
 from mantyx_sync.errors import SpecError
 from mantyx_sync.spec import (
     AgentSpec,
@@ -18,6 +17,7 @@ from mantyx_sync.spec import (
     OutputSchema,
     ToolBudget,
 )
+from mantyx_sync.types import UNSET
 
 REFS = [{"kind": "mantyx", "id": "tool_1"}]
 

@@ -24,11 +24,11 @@ from mantyx_sync._base.limits import (
     METADATA_MAX_BYTES,
     OUTPUT_SCHEMA_MAX_BYTES,
 )
-from mantyx_sync._base.types import UNSET
 from mantyx_sync._models.checks import validate_tool_refs
 from mantyx_sync.errors import SpecError
 from mantyx_sync.messages import turn_input
 from mantyx_sync.spec import AgentSpec, LoopDetection, MessageOverrides, OutputSchema, ToolBudget
+from mantyx_sync.types import UNSET
 
 
 def build(**kw: Any) -> AgentSpec:

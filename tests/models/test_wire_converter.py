@@ -9,7 +9,6 @@ import attrs
 import cattrs
 import pytest
 
-from mantyx_sync._base.types import UNSET
 from mantyx_sync._models import convert
 from mantyx_sync._models import wire as _wire
 from mantyx_sync._models.wire import WireFormatError, camel, structure, unstructure
@@ -24,6 +23,7 @@ from mantyx_sync.events import (
 )
 from mantyx_sync.results import Model, ModelCatalog, Pricing
 from mantyx_sync.spec import LoopDetection, MessageOverrides, ToolBudget
+from mantyx_sync.types import UNSET
 
 
 def test_private_converter_is_not_the_global_one() -> None:

@@ -148,6 +148,16 @@ def test_the_only_extras_are_the_users(dists: tuple[Path, Path]) -> None:
     assert set(meta.get_all("Provides-Extra") or ()) == USER_EXTRAS
 
 
+def test_both_ship_the_type_information(dists: tuple[Path, Path]) -> None:
+    # PEP 561: py.typed marks the package typed; __init__.pyi is what type
+    # checkers read for the package's own names (its __init__.py loads them lazily).
+    sdist, wheel = dists
+    typing_files = {"mantyx_sync/py.typed", "mantyx_sync/__init__.pyi"}
+    with zipfile.ZipFile(wheel) as archive:
+        assert typing_files <= set(archive.namelist())
+    assert typing_files <= set(_sdist_names(sdist))
+
+
 def test_the_sdist_has_the_tests_docs_and_tox_ini_and_nothing_built(
     dists: tuple[Path, Path],
 ) -> None:

@@ -13,7 +13,7 @@ import mantyx_sync.testing
 
 # argcheck and the documented limits for the emulator; redact and the transport
 # hook for cassettes, which record what the SDK sends through the hook, masked
-# the way the SDK masks it; the root of the errors, so a CassetteError is a
+# the way the SDK masks it; the errors (stdlib only), so a CassetteError is a
 # MantyxError; and the lazy loading of the package's names.
 ALLOWED = {
     "mantyx_sync._version",
@@ -21,8 +21,8 @@ ALLOWED = {
     "mantyx_sync._base.lazy",
     "mantyx_sync._base.limits",
     "mantyx_sync._base.redact",
-    "mantyx_sync._base.root_error",
     "mantyx_sync._base.transport_hook",
+    "mantyx_sync.errors",
 }
 
 

@@ -11,8 +11,8 @@ from typing import Annotated
 import attrs
 import pytest
 
-from mantyx_sync._tools.local_tool import LocalTool, local_tool
 from mantyx_sync.errors import SpecError
+from mantyx_sync.local_tools import LocalTool, local_tool
 
 
 class Priority(enum.Enum):

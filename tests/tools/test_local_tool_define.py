@@ -9,8 +9,8 @@ from typing import Any, TypedDict
 import attrs
 import pytest
 
-from mantyx_sync._tools.local_tool import LocalTool, as_local_tool, define_local_tool, local_tool
 from mantyx_sync.errors import SpecError, ToolError
+from mantyx_sync.local_tools import LocalTool, as_local_tool, define_local_tool, local_tool
 
 READ_SCHEMA = {
     "type": "object",

@@ -7,8 +7,8 @@ from unittest import mock
 import pytest
 
 from mantyx_sync._tools import schema as _schema
-from mantyx_sync._tools.local_tool import define_local_tool, local_tool
-from mantyx_sync._tools.schema import SchemaWarning
+from mantyx_sync.errors import SchemaWarning
+from mantyx_sync.local_tools import define_local_tool, local_tool
 
 
 @dataclasses.dataclass

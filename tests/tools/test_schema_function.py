@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import attrs
 import pytest
 
-from mantyx_sync._tools.schema import SchemaWarning
 from mantyx_sync._tools.signature import function_schema
-from mantyx_sync.errors import SpecError, ToolError
+from mantyx_sync.errors import SchemaWarning, SpecError, ToolError
 
 if TYPE_CHECKING:
     from decimal import Decimal  # unresolvable at runtime on purpose

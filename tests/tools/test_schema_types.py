@@ -19,8 +19,8 @@ import pytest
 from typing_extensions import NotRequired, Required
 
 from mantyx_sync._tools.object_schema import object_schema
-from mantyx_sync._tools.schema import Deriver, SchemaWarning
-from mantyx_sync.errors import SpecError
+from mantyx_sync._tools.schema import Deriver
+from mantyx_sync.errors import SchemaWarning, SpecError
 
 
 class Color(enum.Enum):

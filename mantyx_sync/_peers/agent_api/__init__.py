@@ -1,3 +1,3 @@
-"""Agent API protocol (agentscope-runtime): the client and the tool that delegates to it."""
+"""Agent API protocol (agentscope-runtime): the client behind :mod:`mantyx_sync.agent_api`."""
 
 __all__: list[str] = []

@@ -1,5 +1,5 @@
-"""MCP: the client, its stdio and Streamable HTTP transports, and the
-``mcp_local`` toolset a run connects to.
+"""MCP: the client and its stdio and Streamable HTTP transports, behind
+:mod:`mantyx_sync.mcp`'s ``mcp_local`` toolset.
 """
 
 __all__: list[str] = []
