@@ -130,9 +130,23 @@ def _whole(frame: bytes) -> list[tuple[str, str, str | None, object]]:
 
 
 _LINES = [
-    "data: {n}", "data:{n}", "data:  {n}", "data", "data:", "id: {n}", "id:", "event: e{n}",
-    "event:", "event: message", "event", "retry: {n}", ": comment {n}", "mystery: {n}",
-    "eventual: {n}", "   ", "data: é{n}",
+    "data: {n}",
+    "data:{n}",
+    "data:  {n}",
+    "data",
+    "data:",
+    "id: {n}",
+    "id:",
+    "event: e{n}",
+    "event:",
+    "event: message",
+    "event",
+    "retry: {n}",
+    ": comment {n}",
+    "mystery: {n}",
+    "eventual: {n}",
+    "   ",
+    "data: é{n}",
 ]
 
 
