@@ -19,7 +19,7 @@ from ._base.argcheck import checked, checked_init
 from ._peers.a2a.client import A2AClient, A2AError, fetch_card
 from ._peers.definition import OneTool, call_limit, check_headers, check_name, pairs
 from .errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
-from .tools import LocalToolCall
+from .events import LocalToolCall
 
 __all__ = ["A2AConnection", "LocalA2A", "define_local_a2a"]
 

@@ -19,7 +19,7 @@ from ._base.redact import display_url
 from ._peers.agent_api.client import AgentApiClient, AgentApiError
 from ._peers.definition import OneTool, call_limit, check_headers, check_name, pairs
 from .errors import ArgumentTypeError, SpecError, ToolError
-from .tools import LocalToolCall
+from .events import LocalToolCall
 
 __all__ = ["AgentApiConnection", "LocalAgentApi", "define_local_agent_api"]
 

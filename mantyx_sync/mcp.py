@@ -24,7 +24,7 @@ from ._peers.mcp.client import McpClient, McpProtocolError, describe_error, flat
 from ._peers.mcp.http import HttpTransport
 from ._peers.mcp.stdio import StdioTransport
 from .errors import ArgumentTypeError, SpecError, ToolError, ToolResolutionError
-from .tools import LocalToolCall
+from .events import LocalToolCall
 
 __all__ = ["LocalMcp", "McpConnection", "define_local_mcp"]
 

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, Union, runtime_checkable
 
 import attrs
 
 from ._base.argcheck import checked_init
+from ._base.lazy import load_lazily
 from .errors import ArgumentTypeError
-from .events import LocalToolCall
 from .messages import Attachment
+
+if TYPE_CHECKING:
+    from .events import LocalToolCall
 
 __all__ = [
     "A2ATool",
@@ -34,6 +37,12 @@ __all__ = [
     "ToolLike",
     "ToolOutput",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # LocalToolCall, for a ToolConnection's authors, loads with the event classes
+    # on first use: the imports of a plain run need none of them.
+    return load_lazily(name, {"LocalToolCall": "mantyx_sync.events"}, __name__, globals())
 
 
 @runtime_checkable
