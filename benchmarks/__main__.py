@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
+from . import CLIENT_TREE
 from ._suite import Config, run_suite
 
 NAMES = (
@@ -40,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", metavar="PATH", help="also write the raw figures as JSON")
     parser.add_argument(
+        "--client",
+        metavar="DIR",
+        help="measure the mantyx_sync of the checkout DIR as the client, against this "
+        "tree's emulator (the tree before a change, for the 'no row worse' check)",
+    )
+    parser.add_argument(
         "--reps",
         type=int,
         default=1,
@@ -52,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(sorted(unknown))}")
     options: dict[str, Any] = {"official": not args.no_official, "only": only}
+    if args.client:
+        if not (Path(args.client) / "mantyx_sync" / "__init__.py").is_file():
+            parser.error(f"--client {args.client}: no mantyx_sync package there")
+        os.environ[CLIENT_TREE] = str(Path(args.client).resolve())
     if args.reps < 1:
         parser.error("--reps must be 1 or more")
     config = (Config.quick(**options) if args.quick else Config(**options)).repeated(args.reps)

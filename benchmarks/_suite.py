@@ -30,6 +30,7 @@ import attrs
 
 from mantyx_sync.testing import ToolCall, Turn
 
+from . import CLIENT_TREE
 from ._fleet import fleet_rows
 from ._server import ToolClock, start_timed_server
 from ._stats import Figure, Row, format_table, ratio
@@ -150,10 +151,14 @@ def machine_description() -> str:
     )
 
 
-def _env() -> dict[str, str]:
+def _env(*, client: bool = True) -> dict[str, str]:
     env = dict(os.environ)
-    # ROOT last: an explicit PYTHONPATH (e.g. another mantyx_sync to compare) wins.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [env.get("PYTHONPATH"), str(ROOT)]))
+    # ROOT last: an explicit PYTHONPATH wins. A client process puts the checkout
+    # given with --client (CLIENT_TREE) first: another mantyx_sync measured against
+    # this tree's emulator, so that only the client differs.
+    other = env.pop(CLIENT_TREE, None) if client else None
+    env.pop(CLIENT_TREE, None)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [other, env.get("PYTHONPATH"), str(ROOT)]))
     for name in ("MANTYX_LOG", "MANTYX_API_KEY", "MANTYX_WORKSPACE", "MANTYX_BASE_URL"):
         env.pop(name, None)
     return env
@@ -663,7 +668,7 @@ def external_server(tool_turns: int, *, chunks: int = 0) -> Iterator[dict[str, s
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchmarks._serve", spec],
         cwd=ROOT,
-        env=_env(),
+        env=_env(client=False),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
