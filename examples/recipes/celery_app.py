@@ -248,6 +248,14 @@ class _Watchdog:
         self._changed = threading.Condition()
         self._lost_at: dict[Lease, float] = {}  # the leases watched: when each is lost (monotonic)
         self._pid = 0  # the process whose thread watches them
+        if hasattr(os, "register_at_fork"):
+            # A child forked while a thread here held the lock would wait for it forever.
+            os.register_at_fork(after_in_child=self._forked)
+
+    def _forked(self) -> None:
+        self._changed = threading.Condition()
+        self._lost_at = {}
+        self._pid = 0
 
     def watch(self, lease: Lease, lost_at: float) -> None:
         with self._changed:

@@ -4,6 +4,7 @@ in threads, and every lease lost on time while its renewals hang (``pytest -k ce
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import threading
 import time
@@ -118,8 +119,15 @@ def test_celery_lease_in_a_forked_child_is_lost_on_time(
                 verdict = 0 if lost and late < 0.25 else 2 if lost else 1
             finally:
                 os._exit(verdict)
-        _, status = os.waitpid(pid, 0)
-        assert os.waitstatus_to_exitcode(status) == 0, "1: never lost, 2: lost late, 3: raised"
+        statuses: list[int] = []
+        waiter = threading.Thread(target=lambda: statuses.append(os.waitpid(pid, 0)[1]))
+        waiter.start()
+        waiter.join(15)
+        if waiter.is_alive():  # never a hung test: the child is ended and the test fails
+            os.kill(pid, signal.SIGKILL)
+            waiter.join(5)
+            pytest.fail("the forked child hung")
+        assert os.waitstatus_to_exitcode(statuses[0]) == 0, "1: never lost, 2: lost late, 3: raised"
         assert not parent.lost.is_set()
     finally:
         parent.release()
