@@ -42,7 +42,7 @@ from typing import Any
 
 from mantyx_sync.testing import LocalMantyx, ModelContext, Step, ToolCall, Turn
 
-from . import CLIENT_TREE
+from . import python_path
 from ._stats import Figure, Row, ratio
 
 __all__ = ["fleet_rows"]
@@ -86,9 +86,7 @@ def fleet_rows(hold: int, jobs: int, reps: int) -> tuple[list[Row], dict[str, An
             "MANTYX_API_KEY": server.api_key,
             "MANTYX_WORKSPACE": server.workspace,
             "MANTYX_BASE_URL": server.base_url,
-            "PYTHONPATH": os.pathsep.join(
-                filter(None, [os.environ.get(CLIENT_TREE), os.environ.get("PYTHONPATH"), str(ROOT)])
-            ),
+            "PYTHONPATH": python_path(client=True),
         }
         env.pop("MANTYX_LOG", None)
         recipe = _producer(env)

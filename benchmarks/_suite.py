@@ -30,7 +30,7 @@ import attrs
 
 from mantyx_sync.testing import ToolCall, Turn
 
-from . import CLIENT_TREE
+from . import CLIENT_TREE, python_path
 from ._fleet import fleet_rows
 from ._server import ToolClock, start_timed_server
 from ._stats import Figure, Row, format_table, ratio
@@ -153,12 +153,8 @@ def machine_description() -> str:
 
 def _env(*, client: bool = True) -> dict[str, str]:
     env = dict(os.environ)
-    # ROOT last: an explicit PYTHONPATH wins. A client process puts the checkout
-    # given with --client (CLIENT_TREE) first: another mantyx_sync measured against
-    # this tree's emulator, so that only the client differs.
-    other = env.pop(CLIENT_TREE, None) if client else None
+    env["PYTHONPATH"] = python_path(client=client)
     env.pop(CLIENT_TREE, None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [other, env.get("PYTHONPATH"), str(ROOT)]))
     for name in ("MANTYX_LOG", "MANTYX_API_KEY", "MANTYX_WORKSPACE", "MANTYX_BASE_URL"):
         env.pop(name, None)
     return env
