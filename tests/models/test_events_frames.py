@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import pickle
 import typing
 from typing import Any
 
@@ -129,6 +130,19 @@ def test_event_is_frozen() -> None:
     event = RunEvent(seq=1, type="started")
     with pytest.raises(AttributeError):
         event.seq = 2  # type: ignore[misc]
+
+
+def test_a_parsed_event_is_the_one_its_constructor_builds() -> None:
+    # from_frame sets the slots itself (the per-event path): nothing may differ.
+    data = {"text": "Hel"}
+    parsed = RunEvent.from_frame(frame(seq=3, type="assistant_delta", data=data))
+    built = RunEvent(seq=3, type="assistant_delta", data=data)
+    assert type(parsed) is RunEvent
+    assert (parsed, repr(parsed)) == (built, repr(built))
+    assert parsed.payload == built.payload
+    assert pickle.loads(pickle.dumps(parsed)) == built
+    with pytest.raises(AttributeError):
+        parsed.seq = 4  # type: ignore[misc]
 
 
 def test_an_unknown_event_type_passes_through_as_sent() -> None:
