@@ -22,11 +22,14 @@ import io
 import socket
 import threading
 import time
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Mapping
+from typing import Any, cast
 
 import requests.adapters
+import urllib3
 import urllib3.poolmanager
+from requests.structures import CaseInsensitiveDict
+from requests.utils import get_encoding_from_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -151,11 +154,74 @@ _POOLS = {"http": _Pool, "https": _TLSPool}
 
 class DeadlineAdapter(requests.adapters.HTTPAdapter):
     """An ``HTTPAdapter`` whose connections keep each request's :class:`Limit`
-    (direct, or through an HTTP(S) proxy; a SOCKS proxy keeps its own)."""
+    (direct, or through an HTTP(S) proxy; a SOCKS proxy keeps its own).
+
+    Sent to without a proxy, it finds a server's connection pool once, not on
+    every request: requests would parse the URL five times per request to find
+    the same pool again (about a tenth of what posting a tool result costs).
+    Only the package's own sessions mount it, and they keep no cookies.
+    """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = _POOLS
+        self._direct: dict[tuple[str, object, object], HTTPConnectionPool] = {}
+
+    def get_connection_with_tls_context(
+        self,
+        request: requests.PreparedRequest,
+        verify: bool | str | None,
+        proxies: Mapping[str, str] | None = None,
+        cert: Any = None,
+    ) -> HTTPConnectionPool:
+        url = request.url or ""
+        path = url.find("/", url.find("//") + 2)
+        if proxies or path < 0:
+            return cast(
+                HTTPConnectionPool,
+                super().get_connection_with_tls_context(request, verify, proxies, cert),
+            )
+        key = (url[:path], verify, cert)
+        pool = self._direct.get(key)
+        if pool is None:
+            if len(self._direct) >= self._pool_connections:
+                # The pool manager keeps that many pools, dropping the one least
+                # recently looked up: starting afresh here keeps every pool
+                # found here one it still holds (and closes with the session).
+                self._direct.clear()
+            pool = cast(
+                HTTPConnectionPool,
+                super().get_connection_with_tls_context(request, verify, proxies, cert),
+            )
+            self._direct[key] = pool
+        return pool
+
+    def close(self) -> None:
+        self._direct.clear()
+        super().close()
+
+    def build_response(
+        self, req: requests.PreparedRequest, resp: urllib3.BaseHTTPResponse
+    ) -> requests.Response:
+        # As requests builds it, less the cookie jar it fills from each answer:
+        # the package's own sessions send no cookies and read none.
+        response = requests.Response()
+        response.status_code = resp.status
+        response.headers = CaseInsensitiveDict(resp.headers)
+        response.encoding = get_encoding_from_headers(response.headers)
+        response.raw = resp
+        response.reason = resp.reason  # type: ignore[assignment]
+        response.url = req.url or ""
+        response.request = req
+        response.connection = self
+        return response
+
+    def request_url(
+        self, request: requests.PreparedRequest, proxies: Mapping[str, str] | None
+    ) -> str:
+        if proxies:
+            return super().request_url(request, proxies)
+        return request.path_url
 
     def proxy_manager_for(self, proxy: str, **kwargs: Any) -> urllib3.poolmanager.PoolManager:
         manager: urllib3.poolmanager.PoolManager = super().proxy_manager_for(proxy, **kwargs)

@@ -8,6 +8,7 @@ exception as ``__cause__``.
 
 from __future__ import annotations
 
+import functools
 import http.client
 import socket
 import ssl
@@ -60,6 +61,13 @@ def _host(url: str | None) -> str:
     """``host:port`` of ``url`` (never its user info or path)."""
     if not url:
         return "the server"
+    # Named on every request (a body's cap says whose answer it is): once per origin.
+    path = url.find("/", url.find("//") + 2)
+    return _origin_host(url[:path] if path >= 0 else url)
+
+
+@functools.lru_cache(maxsize=64)
+def _origin_host(url: str) -> str:
     parts = urlsplit(url)
     try:
         port = parts.port

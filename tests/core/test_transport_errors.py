@@ -301,3 +301,45 @@ def test_ca_bundle_from_the_environment_reaches_tls_only(monkeypatch: pytest.Mon
         adapter_verify(new_session("https://api.example.test"), "https://api.example.test/x")
         is True
     )
+
+
+def test_a_server_s_pool_is_found_once_and_is_always_the_pool_manager_s() -> None:
+    # Our adapter keeps the pool it found for a server (no proxy) instead of
+    # looking it up per request; what it hands out must still be the pool
+    # manager's own (which the session closes), however many servers it meets.
+    from requests.adapters import HTTPAdapter
+
+    from mantyx_sync._http.pools import new_session
+    from mantyx_sync._http.pools import prepare as prepared
+
+    session = new_session("http://127.0.0.1:9")
+    adapter = session.get_adapter("http://127.0.0.1:9")
+    capacity = adapter._pool_connections
+    origins = [f"http://127.0.0.{n}:9" for n in range(1, capacity + 3)]
+    for origin in [*origins, origins[0], *origins[::-1], origins[2], origins[2]]:
+        request = prepared("GET", f"{origin}/api/v1/x?y=1", {}, None)
+        pool = adapter.get_connection_with_tls_context(request, True)
+        # What requests itself would find (the pool manager's current pool):
+        assert pool is HTTPAdapter.get_connection_with_tls_context(adapter, request, True)
+        assert pool is adapter.get_connection_with_tls_context(request, True)
+        assert len(adapter._direct) <= capacity
+    session.close()
+    assert adapter._direct == {}
+
+
+def test_requests_reuse_the_server_s_pool() -> None:
+    from mantyx_sync.testing import LocalMantyx
+    from mantyx_sync.transport import HttpRequest
+
+    with LocalMantyx() as server:
+        transport = RequestsTransport(server.base_url)
+        url = f"{server.base_url}/api/v1/workspaces/{server.workspace}/agent-runs"
+        request = HttpRequest("GET", url, {"Authorization": f"Bearer {server.api_key}"})
+        try:
+            assert transport.send(request).status == 200
+            adapter = transport._get_session().get_adapter(url)
+            [pool] = adapter._direct.values()
+            assert transport.send(request).status == 200
+            assert list(adapter._direct.values()) == [pool]
+        finally:
+            transport.close()
