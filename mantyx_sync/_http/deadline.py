@@ -162,10 +162,13 @@ class DeadlineAdapter(requests.adapters.HTTPAdapter):
     Only the package's own sessions mount it, and they keep no cookies.
     """
 
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        super().init_poolmanager(*args, **kwargs)
+    def init_poolmanager(
+        self, connections: int, maxsize: int, block: bool = False, **kwargs: Any
+    ) -> None:
+        super().init_poolmanager(connections, maxsize, block, **kwargs)
         self.poolmanager.pool_classes_by_scheme = _POOLS
         self._direct: dict[tuple[str, object, object], HTTPConnectionPool] = {}
+        self._pools_kept = connections
 
     def get_connection_with_tls_context(
         self,
@@ -184,7 +187,7 @@ class DeadlineAdapter(requests.adapters.HTTPAdapter):
         key = (url[:path], verify, cert)
         pool = self._direct.get(key)
         if pool is None:
-            if len(self._direct) >= self._pool_connections:
+            if len(self._direct) >= self._pools_kept:
                 # The pool manager keeps that many pools, dropping the one least
                 # recently looked up: starting afresh here keeps every pool
                 # found here one it still holds (and closes with the session).

@@ -314,7 +314,7 @@ def test_a_server_s_pool_is_found_once_and_is_always_the_pool_manager_s() -> Non
 
     session = new_session("http://127.0.0.1:9")
     adapter = session.get_adapter("http://127.0.0.1:9")
-    capacity = adapter._pool_connections
+    capacity = adapter._pools_kept
     origins = [f"http://127.0.0.{n}:9" for n in range(1, capacity + 3)]
     for origin in [*origins, origins[0], *origins[::-1], origins[2], origins[2]]:
         request = prepared("GET", f"{origin}/api/v1/x?y=1", {}, None)
