@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import attrs
 
-__all__ = ["Figure", "Row", "format_table", "ratio"]
+__all__ = ["Figure", "Row", "format_table", "paired_ratio", "ratio"]
 
 
 @attrs.frozen
@@ -49,6 +49,22 @@ def ratio(a: Figure | None, b: Figure | None) -> float | None:
     if a is None or b is None or not a.values or not b.values or b.median == 0:
         return None
     return a.median / b.median
+
+
+def paired_ratio(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]]) -> float | None:
+    """The median over rounds of each round's ``median(a) / median(b)``.
+
+    A round measures every variant back to back. On a machine whose speed
+    drifts between fast and slow spells, the variants of one round mostly saw
+    the same spell, where the medians of all repetitions may each have been
+    taken in a different one.
+    """
+    pairs = [
+        statistics.median(x) / statistics.median(y)
+        for x, y in zip(a, b, strict=False)  # a variant not measured has no rounds
+        if x and y and statistics.median(y)
+    ]
+    return statistics.median(pairs) if pairs else None
 
 
 @attrs.frozen

@@ -33,7 +33,7 @@ from mantyx_sync.testing import ToolCall, Turn
 from . import CLIENT_TREE, python_path
 from ._fleet import fleet_rows
 from ._server import ToolClock, start_timed_server
-from ._stats import Figure, Row, format_table, ratio
+from ._stats import Figure, Row, format_table, paired_ratio, ratio
 
 __all__ = [
     "Config",
@@ -53,16 +53,16 @@ class Config:
     """Sizes and repetitions; :meth:`quick` is the smoke-test size."""
 
     roundtrip_turns: int = 200
-    roundtrip_procs: int = 3
-    roundtrip_reps: int = 2
+    roundtrip_procs: int = 5
+    roundtrip_reps: int = 1
     fanout_calls: int = 16
     fanout_sleep: float = 0.3
     fanout_reps: int = 5
     stream_events: int = 50_000
     # Processes per variant, taken in turn: the machine's speed drifts over the
     # seconds one variant's runs take, and must reach every variant alike.
-    stream_procs: int = 3
-    stream_reps: int = 2
+    stream_procs: int = 5
+    stream_reps: int = 1
     import_reps: int = 15
     scale_levels: tuple[int, ...] = (1, 8, 32)
     scale_turns: int = 20
@@ -258,6 +258,7 @@ class _Suite:
             + [Turn("done")]
         )
         overhead: dict[str, list[float]] = defaultdict(list)
+        rounds: dict[str, list[list[float]]] = defaultdict(list)
         rss: dict[str, list[float]] = defaultdict(list)
         # Tracing on (row 1t) beside the rest, when OpenTelemetry's SDK is installed.
         traced = ["traced"] if self.config.wants("roundtrip") and _tracing_available() else []
@@ -265,6 +266,7 @@ class _Suite:
             for variant in self.variants + traced:
                 self.clock.clear()
                 result = _client_job(self.job("roundtrip", variant, reps=cfg.roundtrip_reps))
+                rounds[variant].append([])
                 for run in _counted_runs(self.clock):
                     trips = [p - w for w, p in run.values() if p is not None]
                     if len(trips) != cfg.roundtrip_turns:
@@ -272,13 +274,16 @@ class _Suite:
                             f"{variant}: {len(trips)} of {cfg.roundtrip_turns} round trips answered"
                         )
                     overhead[variant].append(statistics.median(trips) * 1e6)
+                    rounds[variant][-1].append(overhead[variant][-1])
                 rss[variant].append(result["maxrss_kib"] / 1024)
         self.raw["roundtrip_us"] = dict(overhead)
         self.raw["peak_rss_mib"] = dict(rss)
         ours, base = Figure(tuple(overhead["ours"]), "µs"), Figure(tuple(overhead["raw"]), "µs")
         floor = Figure(tuple(overhead["floor"]), "µs")
         official = Figure(tuple(overhead["official"]), "µs") if self.official else None
-        r_floor, r_base, r_off = ratio(ours, floor), ratio(ours, base), ratio(ours, official)
+        r_floor, r_base, r_off = (
+            paired_ratio(rounds["ours"], rounds[v]) for v in ("floor", "raw", "official")
+        )
         if self.config.wants("roundtrip"):
             self.rows.append(
                 Row(
@@ -372,23 +377,32 @@ class _Suite:
         self.server.set_model([Turn("".join(chunks), chunks=chunks)])
         rates: dict[str, list[float]] = defaultdict(list)
         cpu_rates: dict[str, list[float]] = defaultdict(list)
+        rounds: dict[str, list[list[float]]] = defaultdict(list)
+        cpu_rounds: dict[str, list[list[float]]] = defaultdict(list)
         for _ in range(cfg.stream_procs):
             for variant in self.variants:
                 result = _client_job(self.job("stream", variant, reps=cfg.stream_reps))
+                rounds[variant].append([])
+                cpu_rounds[variant].append([])
                 for run in result["runs"]:
                     if run["events"] < cfg.stream_events:
                         raise RuntimeError(f"{variant}: only {run['events']:.0f} events")
                     rates[variant].append(run["events"] / run["span"])
                     cpu_rates[variant].append(run["events"] / max(run["cpu"], 1e-9))
+                    rounds[variant][-1].append(rates[variant][-1])
+                    cpu_rounds[variant][-1].append(cpu_rates[variant][-1])
         self.raw["stream_events_per_s"] = dict(rates)
         self.raw["stream_events_per_cpu_s"] = dict(cpu_rates)
         ours, base = Figure(tuple(rates["ours"]), "ev/s"), Figure(tuple(rates["raw"]), "ev/s")
         floor = Figure(tuple(rates["floor"]), "ev/s")
         official = Figure(tuple(rates["official"]), "ev/s") if self.official else None
-        r_floor, r_base, r_off = ratio(ours, floor), ratio(ours, base), ratio(ours, official)
+        r_floor, r_base, r_off = (
+            paired_ratio(rounds["ours"], rounds[v]) for v in ("floor", "raw", "official")
+        )
         cpu = {v: Figure(tuple(cpu_rates[v]), "ev/s") for v in cpu_rates}
-        cpu_floor = ratio(cpu["ours"], cpu["floor"])
-        cpu_off = ratio(cpu["ours"], cpu.get("official"))
+        cpu_floor, cpu_off = (
+            paired_ratio(cpu_rounds["ours"], cpu_rounds[v]) for v in ("floor", "official")
+        )
         self.rows.append(
             Row(
                 f"3 streaming ({cfg.stream_events:,} deltas)",
