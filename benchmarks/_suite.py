@@ -53,16 +53,15 @@ class Config:
     """Sizes and repetitions; :meth:`quick` is the smoke-test size."""
 
     roundtrip_turns: int = 200
-    roundtrip_procs: int = 5
+    roundtrip_procs: int = 3  # rows 5 and 1t: a process per variant
     roundtrip_reps: int = 1
+    roundtrip_rounds: int = 20  # row 1: every variant in one process
     fanout_calls: int = 16
     fanout_sleep: float = 0.3
     fanout_reps: int = 5
-    stream_events: int = 50_000
-    # Processes per variant, taken in turn: the machine's speed drifts over the
-    # seconds one variant's runs take, and must reach every variant alike.
-    stream_procs: int = 5
-    stream_reps: int = 1
+    stream_events: int = 20_000
+    # Every variant once per round, in one process (see benchmarks._client._rounds).
+    stream_rounds: int = 30
     import_reps: int = 15
     scale_levels: tuple[int, ...] = (1, 8, 32)
     scale_turns: int = 20
@@ -86,12 +85,12 @@ class Config:
             roundtrip_turns=5,
             roundtrip_procs=1,
             roundtrip_reps=1,
+            roundtrip_rounds=2,
             fanout_calls=4,
             fanout_sleep=0.05,
             fanout_reps=1,
             stream_events=500,
-            stream_procs=1,
-            stream_reps=1,
+            stream_rounds=2,
             import_reps=2,
             scale_levels=(1, 2),
             scale_turns=2,
@@ -112,7 +111,7 @@ class Config:
     def repeated(self, times: int) -> Config:
         """Every benchmark repeated ``times`` times as often: steadier medians on a
         machine whose speed drifts."""
-        reps = [f.name for f in attrs.fields(Config) if f.name.endswith("_reps")]
+        reps = [f.name for f in attrs.fields(Config) if f.name.endswith(("_reps", "_rounds"))]
         return attrs.evolve(self, **{name: getattr(self, name) * times for name in reps})
 
     def wants(self, name: str) -> bool:
@@ -258,7 +257,7 @@ class _Suite:
             + [Turn("done")]
         )
         overhead: dict[str, list[float]] = defaultdict(list)
-        rounds: dict[str, list[list[float]]] = defaultdict(list)
+        rounds: dict[str, list[list[float]]] = defaultdict(list)  # row 1's
         rss: dict[str, list[float]] = defaultdict(list)
         # Tracing on (row 1t) beside the rest, when OpenTelemetry's SDK is installed.
         traced = ["traced"] if self.config.wants("roundtrip") and _tracing_available() else []
@@ -266,7 +265,6 @@ class _Suite:
             for variant in self.variants + traced:
                 self.clock.clear()
                 result = _client_job(self.job("roundtrip", variant, reps=cfg.roundtrip_reps))
-                rounds[variant].append([])
                 for run in _counted_runs(self.clock):
                     trips = [p - w for w, p in run.values() if p is not None]
                     if len(trips) != cfg.roundtrip_turns:
@@ -274,10 +272,28 @@ class _Suite:
                             f"{variant}: {len(trips)} of {cfg.roundtrip_turns} round trips answered"
                         )
                     overhead[variant].append(statistics.median(trips) * 1e6)
-                    rounds[variant][-1].append(overhead[variant][-1])
                 rss[variant].append(result["maxrss_kib"] / 1024)
-        self.raw["roundtrip_us"] = dict(overhead)
         self.raw["peak_rss_mib"] = dict(rss)
+        alone = Figure(tuple(overhead["ours"]), "µs")  # a process to itself, as row 1t
+        if self.config.wants("roundtrip"):
+            # Row 1 itself: every variant in one process, round by round.
+            self.clock.clear()
+            job = self.job("roundtrip", "all", variants=self.variants, rounds=cfg.roundtrip_rounds)
+            ran = _client_job(job)["ran"]
+            runs = _by_run(self.clock)
+            if len(runs) != len(ran):
+                raise RuntimeError(f"{len(runs)} runs seen by the server, {len(ran)} made")
+            for variant, number in zip(
+                ran[len(self.variants) :], sorted(runs)[len(self.variants) :], strict=True
+            ):
+                trips = [p - w for w, p in runs[number].values() if p is not None]
+                if len(trips) != cfg.roundtrip_turns:
+                    raise RuntimeError(
+                        f"{variant}: {len(trips)} of {cfg.roundtrip_turns} round trips answered"
+                    )
+                rounds[variant].append([statistics.median(trips) * 1e6])
+            overhead.update({v: [r[0] for r in rs] for v, rs in rounds.items()})
+        self.raw["roundtrip_us"] = dict(overhead)
         ours, base = Figure(tuple(overhead["ours"]), "µs"), Figure(tuple(overhead["raw"]), "µs")
         floor = Figure(tuple(overhead["floor"]), "µs")
         official = Figure(tuple(overhead["official"]), "µs") if self.official else None
@@ -300,15 +316,15 @@ class _Suite:
             )
         if traced:
             on = Figure(tuple(overhead["traced"]), "µs")
-            added = on.median - ours.median
+            added = on.median - alone.median
             self.rows.append(
                 Row(
                     "1t tool round-trip, tracing on",
                     "overhead per round-trip (median), OpenTelemetry SDK, spans dropped",
                     on,
-                    ours,
+                    alone,
                     None,
-                    f"÷tracing off {ratio(on, ours):.2f}×, {added:+,.0f} µs per round trip",
+                    f"÷tracing off {ratio(on, alone):.2f}×, {added:+,.0f} µs per round trip",
                     "stated",
                     "yes",
                 )
@@ -379,18 +395,15 @@ class _Suite:
         cpu_rates: dict[str, list[float]] = defaultdict(list)
         rounds: dict[str, list[list[float]]] = defaultdict(list)
         cpu_rounds: dict[str, list[list[float]]] = defaultdict(list)
-        for _ in range(cfg.stream_procs):
-            for variant in self.variants:
-                result = _client_job(self.job("stream", variant, reps=cfg.stream_reps))
-                rounds[variant].append([])
-                cpu_rounds[variant].append([])
-                for run in result["runs"]:
-                    if run["events"] < cfg.stream_events:
-                        raise RuntimeError(f"{variant}: only {run['events']:.0f} events")
-                    rates[variant].append(run["events"] / run["span"])
-                    cpu_rates[variant].append(run["events"] / max(run["cpu"], 1e-9))
-                    rounds[variant][-1].append(rates[variant][-1])
-                    cpu_rounds[variant][-1].append(cpu_rates[variant][-1])
+        job = self.job("stream", "all", variants=self.variants, rounds=cfg.stream_rounds)
+        for measured in _client_job(job)["rounds"]:
+            for variant, run in measured.items():
+                if run["events"] < cfg.stream_events:
+                    raise RuntimeError(f"{variant}: only {run['events']:.0f} events")
+                rates[variant].append(run["events"] / run["span"])
+                cpu_rates[variant].append(run["events"] / max(run["cpu"], 1e-9))
+                rounds[variant].append([rates[variant][-1]])
+                cpu_rounds[variant].append([cpu_rates[variant][-1]])
         self.raw["stream_events_per_s"] = dict(rates)
         self.raw["stream_events_per_cpu_s"] = dict(cpu_rates)
         ours, base = Figure(tuple(rates["ours"]), "ev/s"), Figure(tuple(rates["raw"]), "ev/s")

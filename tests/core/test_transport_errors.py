@@ -6,6 +6,7 @@ import logging
 
 import pytest
 import requests
+import requests.adapters
 import responses
 from core_support import BASE, KEY, ROOT
 
@@ -303,6 +304,14 @@ def test_ca_bundle_from_the_environment_reaches_tls_only(monkeypatch: pytest.Mon
     )
 
 
+# requests before 2.32.2 looks a pool up through get_connection, which keeps nothing.
+_FINDS_POOLS_BY_TLS_CONTEXT = hasattr(
+    requests.adapters.HTTPAdapter, "get_connection_with_tls_context"
+)
+_OLD_REQUESTS = "requests < 2.32.2 finds pools through get_connection: nothing is kept"
+
+
+@pytest.mark.skipif(not _FINDS_POOLS_BY_TLS_CONTEXT, reason=_OLD_REQUESTS)
 def test_a_server_s_pool_is_found_once_and_is_always_the_pool_manager_s() -> None:
     # Our adapter keeps the pool it found for a server (no proxy) instead of
     # looking it up per request; what it hands out must still be the pool
@@ -327,6 +336,7 @@ def test_a_server_s_pool_is_found_once_and_is_always_the_pool_manager_s() -> Non
     assert adapter._direct == {}
 
 
+@pytest.mark.skipif(not _FINDS_POOLS_BY_TLS_CONTEXT, reason=_OLD_REQUESTS)
 def test_requests_reuse_the_server_s_pool() -> None:
     from mantyx_sync.testing import LocalMantyx
     from mantyx_sync.transport import HttpRequest
