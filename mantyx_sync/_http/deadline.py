@@ -33,6 +33,8 @@ from requests.utils import get_encoding_from_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from .failures import origin
+
 __all__ = ["DeadlineAdapter", "Limit", "bounded"]
 
 _local = threading.local()
@@ -177,26 +179,21 @@ class DeadlineAdapter(requests.adapters.HTTPAdapter):
         proxies: Mapping[str, str] | None = None,
         cert: Any = None,
     ) -> HTTPConnectionPool:
-        url = request.url or ""
-        path = url.find("/", url.find("//") + 2)
-        if proxies or path < 0:
-            return cast(
-                HTTPConnectionPool,
-                super().get_connection_with_tls_context(request, verify, proxies, cert),
-            )
-        key = (url[:path], verify, cert)
-        pool = self._direct.get(key)
+        server = None if proxies else origin(request.url or "")
+        key = None if server is None else (server, verify, cert)
+        pool = None if key is None else self._direct.get(key)
         if pool is None:
-            if len(self._direct) >= self._pools_kept:
-                # The pool manager keeps that many pools, dropping the one least
-                # recently looked up: starting afresh here keeps every pool
-                # found here one it still holds (and closes with the session).
-                self._direct.clear()
             pool = cast(
                 HTTPConnectionPool,
                 super().get_connection_with_tls_context(request, verify, proxies, cert),
             )
-            self._direct[key] = pool
+            if key is not None:
+                if len(self._direct) >= self._pools_kept:
+                    # The pool manager keeps that many pools, dropping the one least
+                    # recently looked up: starting afresh here keeps every pool
+                    # found here one it still holds (and closes with the session).
+                    self._direct.clear()
+                self._direct[key] = pool
         return pool
 
     def close(self) -> None:

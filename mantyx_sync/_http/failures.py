@@ -24,7 +24,7 @@ from .._base.bounded import BodyTooLarge, NotJSON, decode_json, read_capped
 from .._base.redact import redact_text
 from ..errors import APIConnectionError, ConnectError, RequestTimeoutError, WireFormatError
 
-__all__ = ["NETWORK_ERRORS", "gave_up", "translate", "whole_body", "wire_json"]
+__all__ = ["NETWORK_ERRORS", "gave_up", "origin", "translate", "whole_body", "wire_json"]
 
 NETWORK_ERRORS: tuple[type[BaseException], ...] = (
     OSError,  # sockets, TLS, timeouts (requests' own exceptions are OSErrors too)
@@ -57,13 +57,19 @@ def _caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> bo
     return any(isinstance(cur, kinds) for cur in _chain(exc))
 
 
+def origin(url: str) -> str | None:
+    """``scheme://host[:port]`` of an absolute URL, cut at its path without
+    parsing it (``None``: no path); on the per-request path."""
+    path = url.find("/", url.find("//") + 2)
+    return url[:path] if path >= 0 else None
+
+
 def _host(url: str | None) -> str:
     """``host:port`` of ``url`` (never its user info or path)."""
     if not url:
         return "the server"
     # Named on every request (a body's cap says whose answer it is): once per origin.
-    path = url.find("/", url.find("//") + 2)
-    return _origin_host(url[:path] if path >= 0 else url)
+    return _origin_host(origin(url) or url)
 
 
 @functools.lru_cache(maxsize=64)
