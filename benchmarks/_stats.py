@@ -51,19 +51,17 @@ def ratio(a: Figure | None, b: Figure | None) -> float | None:
     return a.median / b.median
 
 
-def paired_ratio(a: Sequence[Sequence[float]], b: Sequence[Sequence[float]]) -> float | None:
-    """The median over rounds of each round's ``median(a) / median(b)``.
+def paired_ratio(a: Sequence[float], b: Sequence[float]) -> float | None:
+    """The median over rounds of one round's ``a / b`` (``a[i]`` and ``b[i]``
+    measured in round ``i``).
 
     A round measures every variant back to back. On a machine whose speed
     drifts between fast and slow spells, the variants of one round mostly saw
     the same spell, where the medians of all repetitions may each have been
     taken in a different one.
     """
-    pairs = [
-        statistics.median(x) / statistics.median(y)
-        for x, y in zip(a, b, strict=False)  # a variant not measured has no rounds
-        if x and y and statistics.median(y)
-    ]
+    # A variant not measured (the official SDK not installed) has no rounds.
+    pairs = [x / y for x, y in zip(a, b, strict=False) if y]
     return statistics.median(pairs) if pairs else None
 
 

@@ -257,7 +257,6 @@ class _Suite:
             + [Turn("done")]
         )
         overhead: dict[str, list[float]] = defaultdict(list)
-        rounds: dict[str, list[list[float]]] = defaultdict(list)  # row 1's
         rss: dict[str, list[float]] = defaultdict(list)
         # Tracing on (row 1t) beside the rest, when OpenTelemetry's SDK is installed.
         traced = ["traced"] if self.config.wants("roundtrip") and _tracing_available() else []
@@ -283,6 +282,7 @@ class _Suite:
             runs = _by_run(self.clock)
             if len(runs) != len(ran):
                 raise RuntimeError(f"{len(runs)} runs seen by the server, {len(ran)} made")
+            rounds: dict[str, list[float]] = defaultdict(list)
             for variant, number in zip(
                 ran[len(self.variants) :], sorted(runs)[len(self.variants) :], strict=True
             ):
@@ -291,14 +291,14 @@ class _Suite:
                     raise RuntimeError(
                         f"{variant}: {len(trips)} of {cfg.roundtrip_turns} round trips answered"
                     )
-                rounds[variant].append([statistics.median(trips) * 1e6])
-            overhead.update({v: [r[0] for r in rs] for v, rs in rounds.items()})
+                rounds[variant].append(statistics.median(trips) * 1e6)
+            overhead.update(rounds)  # row 1's figures: one per round
         self.raw["roundtrip_us"] = dict(overhead)
         ours, base = Figure(tuple(overhead["ours"]), "µs"), Figure(tuple(overhead["raw"]), "µs")
         floor = Figure(tuple(overhead["floor"]), "µs")
         official = Figure(tuple(overhead["official"]), "µs") if self.official else None
         r_floor, r_base, r_off = (
-            paired_ratio(rounds["ours"], rounds[v]) for v in ("floor", "raw", "official")
+            paired_ratio(overhead["ours"], overhead[v]) for v in ("floor", "raw", "official")
         )
         if self.config.wants("roundtrip"):
             self.rows.append(
@@ -393,8 +393,6 @@ class _Suite:
         self.server.set_model([Turn("".join(chunks), chunks=chunks)])
         rates: dict[str, list[float]] = defaultdict(list)
         cpu_rates: dict[str, list[float]] = defaultdict(list)
-        rounds: dict[str, list[list[float]]] = defaultdict(list)
-        cpu_rounds: dict[str, list[list[float]]] = defaultdict(list)
         job = self.job("stream", "all", variants=self.variants, rounds=cfg.stream_rounds)
         for measured in _client_job(job)["rounds"]:
             for variant, run in measured.items():
@@ -402,19 +400,18 @@ class _Suite:
                     raise RuntimeError(f"{variant}: only {run['events']:.0f} events")
                 rates[variant].append(run["events"] / run["span"])
                 cpu_rates[variant].append(run["events"] / max(run["cpu"], 1e-9))
-                rounds[variant].append([rates[variant][-1]])
-                cpu_rounds[variant].append([cpu_rates[variant][-1]])
         self.raw["stream_events_per_s"] = dict(rates)
         self.raw["stream_events_per_cpu_s"] = dict(cpu_rates)
         ours, base = Figure(tuple(rates["ours"]), "ev/s"), Figure(tuple(rates["raw"]), "ev/s")
         floor = Figure(tuple(rates["floor"]), "ev/s")
         official = Figure(tuple(rates["official"]), "ev/s") if self.official else None
+        # One figure per round and variant, in round order: ratios pair them.
         r_floor, r_base, r_off = (
-            paired_ratio(rounds["ours"], rounds[v]) for v in ("floor", "raw", "official")
+            paired_ratio(rates["ours"], rates[v]) for v in ("floor", "raw", "official")
         )
         cpu = {v: Figure(tuple(cpu_rates[v]), "ev/s") for v in cpu_rates}
         cpu_floor, cpu_off = (
-            paired_ratio(cpu_rounds["ours"], cpu_rounds[v]) for v in ("floor", "official")
+            paired_ratio(cpu_rates["ours"], cpu_rates[v]) for v in ("floor", "official")
         )
         self.rows.append(
             Row(
