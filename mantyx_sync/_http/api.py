@@ -90,6 +90,10 @@ class Api:
         self.rate_limits: RateLimits = RateLimits()
         self._tokens = token_source
         self._closed = False
+        # The package's own headers, which win over a caller's (built once: every
+        # tool result is sent with them).
+        self._read_headers = self._headers("application/json")
+        self._json_headers = {**self._read_headers, "Content-Type": "application/json"}
 
     def url(self, path: str, params: Mapping[str, Any] | None = None) -> str:
         """Absolute URL for ``path`` (relative to the workspace root, or absolute
@@ -121,23 +125,23 @@ class Api:
             past a deadline.
         :raises WireFormatError: a 2xx answer that is not JSON, or a body past the cap.
         """
-        headers = {**(headers or {}), **self._headers("application/json")}
-        if json_body is not None:
-            headers["Content-Type"] = "application/json"
-        read = timeout if timeout is not None else self.config.read_timeout
+        own = self._json_headers if json_body is not None else self._read_headers
+        headers = {**headers, **own} if headers else own
+        config = self.config
+        read = timeout if timeout is not None else config.read_timeout
         # Inline files stream into the body as it is sent, afresh by each attempt (body.py).
         body = None if json_body is None else encode_body(json_body)
-        timeouts = (min(self.config.connect_timeout, read), read)
-        request = HttpRequest(method, self.url(path, params), headers, body, timeouts)
+        timeouts = (min(config.connect_timeout, read), read)
+        url = self.url(path, params)
         attempts = 0
         started = time.monotonic()
 
         def send() -> Reply:
             nonlocal attempts
             attempts += 1
-            own = time.monotonic() + sum(timeouts)
+            own = time.monotonic() + timeouts[0] + timeouts[1]
             ends = own if deadline is None else min(own, deadline)
-            return self._reply(attrs.evolve(request, deadline=ends), path)
+            return self._reply(HttpRequest(method, url, headers, body, timeouts, ends), path)
 
         try:
             return send() if policy is None else policy.call(send, label=f"{method} {path}")
@@ -213,8 +217,11 @@ class Api:
         return response
 
     def _send(self, request: HttpRequest, token: str, stream: bool) -> HttpResponse:
-        headers = {**request.headers, "Authorization": f"Bearer {token}"}
-        authorized = attrs.evolve(request, headers=headers)
+        r = request  # built, not attrs.evolve()d: this is on every tool result's path
+        headers = {**r.headers, "Authorization": f"Bearer {token}"}
+        authorized = HttpRequest(
+            r.method, r.url, headers, r.body, r.timeout, r.deadline, r.max_body
+        )
         try:
             response = (
                 self.transport.stream(authorized) if stream else self.transport.send(authorized)

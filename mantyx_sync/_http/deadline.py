@@ -29,7 +29,6 @@ import requests.adapters
 import urllib3
 import urllib3.poolmanager
 from requests.structures import CaseInsensitiveDict
-from requests.utils import get_encoding_from_headers
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -203,12 +202,12 @@ class DeadlineAdapter(requests.adapters.HTTPAdapter):
     def build_response(
         self, req: requests.PreparedRequest, resp: urllib3.BaseHTTPResponse
     ) -> requests.Response:
-        # As requests builds it, less the cookie jar it fills from each answer:
-        # the package's own sessions send no cookies and read none.
+        # As requests builds it, less the cookie jar it fills from each answer
+        # and the text encoding: the package's own sessions send no cookies and
+        # read every answer as bytes.
         response = requests.Response()
         response.status_code = resp.status
         response.headers = CaseInsensitiveDict(resp.headers)
-        response.encoding = get_encoding_from_headers(response.headers)
         response.raw = resp
         response.reason = resp.reason  # type: ignore[assignment]
         response.url = req.url or ""

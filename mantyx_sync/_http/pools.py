@@ -8,7 +8,6 @@ from typing import cast
 
 import requests
 import requests.utils
-from requests.structures import CaseInsensitiveDict
 
 from ..config import is_loopback
 from .deadline import DeadlineAdapter
@@ -24,10 +23,13 @@ def prepare(
     prepared = requests.PreparedRequest()
     prepared.method = method
     prepared.url = url
-    prepared.headers = CaseInsensitiveDict(headers)
+    # A plain dict: the adapter and urllib3 only iterate it and look up
+    # "Content-Length", which is written here in that case.
+    sent = dict(headers)
     if body is not None or method in ("POST", "PUT", "PATCH"):
         # Every body the client builds knows its length (bytes, or a StreamedBody).
-        prepared.headers["Content-Length"] = str(len(cast(Sized, body or b"")))
+        sent["Content-Length"] = str(len(cast(Sized, body or b"")))
+    prepared.headers = sent  # type: ignore[assignment]
     # The adapter sends any iterable body (a StreamedBody: files encoded as it goes);
     # requests' stubs only name bytes and str.
     prepared.body = body  # type: ignore[assignment]

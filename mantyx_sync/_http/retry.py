@@ -162,12 +162,17 @@ class RetryPolicy:
 
         :param abort: see :class:`Attempts`.
         """
-        attempts = Attempts(self, label=label, abort=abort, started=time.monotonic())
+        started = time.monotonic()
+        attempts = None  # built at the first failure: most requests need one attempt
         while True:
             try:
                 return fn()
             except BaseException as exc:
-                if not self.should_retry(exc) or not attempts.failed(exc):
+                if not self.should_retry(exc):
+                    raise
+                if attempts is None:
+                    attempts = Attempts(self, label=label, abort=abort, started=started)
+                if not attempts.failed(exc):
                     raise
 
     def call(self, fn: Callable[[], T], *, label: str = "request") -> T:

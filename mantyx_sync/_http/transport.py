@@ -156,11 +156,13 @@ class RequestsTransport:
                     return _Answer(response, read_timeout=timeout[1], content=None)
                 # The whole body, read here inside the translation seam: one cut
                 # short or stalled after the headers is a transport failure too.
-                content = whole_body(response.iter_content(CHUNK), url, request.max_body, deadline)
+                content = self._whole(response, request)
         except BaseException as exc:
             if response is not None:
                 response.close()
-            if not isinstance(exc, requests.RequestException):
+            if isinstance(exc, MantyxError) or not isinstance(
+                exc, (requests.RequestException, *NETWORK_ERRORS)
+            ):
                 raise  # ours already (a body too large), or not the network's
             raise translate(
                 exc,
@@ -172,6 +174,23 @@ class RequestsTransport:
             ) from exc
         response.close()  # every byte is read: the connection goes back to the pool
         return _Answer(response, read_timeout=timeout[1], content=content)
+
+    def _whole(self, response: requests.Response, request: HttpRequest) -> bytes:
+        """The body of a non-streamed answer, at most ``request.max_body`` bytes."""
+        headers = response.headers
+        length = headers.get("Content-Length", "")
+        if (
+            self._given_session is None
+            and length.isdigit()
+            and int(length) <= request.max_body
+            and "Content-Encoding" not in headers
+        ):
+            # Our own connections: the bytes the server declared, in one read
+            # (urllib3 stops there), held to the deadline by the socket itself.
+            # A tool result's answer is read this way, not chunk by chunk.
+            return response.raw.read()
+        chunks = response.iter_content(CHUNK)
+        return whole_body(chunks, request.url, request.max_body, request.deadline)
 
     def _request(
         self,

@@ -114,6 +114,31 @@ def test_an_endless_body_stops_at_the_cap(hostile, status: int) -> None:
     assert server.sent < MAX_BODY_BYTES + 16 * 1024 * 1024
 
 
+# Issue 33: an answer that declares its length is read in one piece; one that
+# declares more than the cap is read no further than the cap either.
+def test_a_declared_length_past_the_cap_stops_at_the_cap(hostile) -> None:
+    declared = head(200, length=MAX_BODY_BYTES + 1) + b"["
+    server = hostile(serve(lambda conn: conn.endless(declared)))
+    client = client_of(server, max_retries=0)
+    with pytest.raises(WireFormatError, match="larger than 67,108,864 bytes"):
+        client.runs.get("r1")
+    client.close()
+    assert server.sent < MAX_BODY_BYTES + 16 * 1024 * 1024
+
+
+def test_a_compressed_answer_is_read_decoded(hostile) -> None:
+    import gzip
+
+    packed = gzip.compress(RUN)
+    encoded = head(200, length=len(packed)).replace(
+        b"\r\n\r\n", b"\r\nContent-Encoding: gzip\r\n\r\n"
+    )
+    server = hostile(serve(lambda conn: conn.write(encoded + packed)))
+    client = client_of(server, max_retries=0)
+    assert client.runs.get("r1").id == "r1"
+    client.close()
+
+
 # Regression (issue #29 item 3): JSON nested past the parser escaped as RecursionError.
 def test_json_nested_past_the_parser_is_a_wire_format_error(hostile) -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
