@@ -177,17 +177,18 @@ class RequestsTransport:
 
     def _whole(self, response: requests.Response, request: HttpRequest) -> bytes:
         """The body of a non-streamed answer, at most ``request.max_body`` bytes."""
-        headers = response.headers
-        length = headers.get("Content-Length", "")
+        # The length urllib3 will stop at: None when the body is chunked (whatever
+        # Content-Length also says) or runs until the connection closes.
+        length = getattr(response.raw, "length_remaining", None)
         if (
             self._given_session is None
-            and length.isdigit()
-            and int(length) <= request.max_body
-            and "Content-Encoding" not in headers
+            and type(length) is int
+            and length <= request.max_body
+            and "Content-Encoding" not in response.headers
         ):
-            # Our own connections: the bytes the server declared, in one read
-            # (urllib3 stops there), held to the deadline by the socket itself.
-            # A tool result's answer is read this way, not chunk by chunk.
+            # Our own connections: the bytes the server declared, in one read,
+            # held to the deadline by the socket itself. A tool result's answer
+            # is read this way, not chunk by chunk.
             return response.raw.read()
         chunks = response.iter_content(CHUNK)
         return whole_body(chunks, request.url, request.max_body, request.deadline)

@@ -126,6 +126,20 @@ def test_a_declared_length_past_the_cap_stops_at_the_cap(hostile) -> None:
     assert server.sent < MAX_BODY_BYTES + 16 * 1024 * 1024
 
 
+def test_a_chunked_answer_that_also_declares_a_length_stops_at_the_cap(hostile) -> None:
+    # The chunked coding wins over Content-Length: the small declared length
+    # must not let an endless chunked body be read whole.
+    declared = head(200, length=2).replace(b"\r\n\r\n", b"\r\nTransfer-Encoding: chunked\r\n\r\n")
+    server = hostile(
+        serve(lambda conn: conn.endless(declared, b"10000\r\n" + b"1" * 0x10000 + b"\r\n"))
+    )
+    client = client_of(server, max_retries=0)
+    with pytest.raises(WireFormatError, match="larger than 67,108,864 bytes"):
+        client.runs.get("r1")
+    client.close()
+    assert server.sent < MAX_BODY_BYTES + 16 * 1024 * 1024
+
+
 def test_a_compressed_answer_is_read_decoded(hostile) -> None:
     import gzip
 
