@@ -10,11 +10,9 @@ on the wire have finished: nothing is posted after it returns.
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import logging
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -73,23 +71,21 @@ class PostGate:
         self._changed = threading.Condition()
         self._sending: set[int] = set()  # threads with an attempt on the wire
 
-    @contextlib.contextmanager
-    def attempt(self) -> Iterator[None]:
-        """One attempt's request, which starts only while the gate is open.
+    def __enter__(self) -> None:
+        """``with gate:`` around one attempt's request, which starts only while
+        the gate is open (a plain context manager: it is on every result's path).
 
         :raises _RunEnded: the gate is closed (nothing is sent).
         """
-        me = threading.get_ident()
         with self._changed:
             if self.closed.is_set():
                 raise _RunEnded("the run ended")
-            self._sending.add(me)
-        try:
-            yield
-        finally:
-            with self._changed:
-                self._sending.discard(me)
-                self._changed.notify_all()
+            self._sending.add(threading.get_ident())
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._changed:
+            self._sending.discard(threading.get_ident())
+            self._changed.notify_all()
 
     def close(self) -> None:
         """No attempt starts from now on; returns once those on the wire have finished
@@ -140,7 +136,7 @@ class ResultPoster:
         label = f"tool result {tool_use_id}"
 
         def send() -> None:
-            with self._gate.attempt():
+            with self._gate:
                 try:
                     post_tool_result(self._api, self.run_id, body)
                 except MantyxError as exc:
