@@ -28,7 +28,6 @@ from typing import Any, cast
 import requests.adapters
 import urllib3
 import urllib3.poolmanager
-from requests.structures import CaseInsensitiveDict
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -207,7 +206,9 @@ class DeadlineAdapter(requests.adapters.HTTPAdapter):
         # read every answer as bytes.
         response = requests.Response()
         response.status_code = resp.status
-        response.headers = CaseInsensitiveDict(resp.headers)
+        # urllib3's own header mapping is already case-insensitive and gives a
+        # repeated header's values joined, as requests' copy of it would.
+        response.headers = resp.headers  # type: ignore[assignment]
         response.raw = resp
         response.reason = resp.reason  # type: ignore[assignment]
         response.url = req.url or ""

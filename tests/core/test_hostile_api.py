@@ -176,6 +176,22 @@ def test_a_2xx_body_that_is_not_json_names_its_content_type(hostile, call: str) 
     client.close()
 
 
+def test_answer_headers_are_read_in_any_case_and_repeats_joined(hostile) -> None:
+    # The answer's headers as urllib3 parsed them: looked up in any case, a
+    # repeated header's values joined (so a repeated count reads as no count).
+    extra = (
+        b"x-ratelimit-limit: 100\r\nX-RATELIMIT-BUCKET: runs\r\n"
+        b"X-RateLimit-Remaining: 7\r\nx-ratelimit-remaining: 6\r\n\r\n"
+    )
+    page = head(200, length=len(RUN)).replace(b"\r\n\r\n", b"\r\n" + extra) + RUN
+    server = hostile(serve(lambda conn: conn.write(page)))
+    client = client_of(server, max_retries=0)
+    assert client.runs.get("r1").id == "r1"
+    limit = client.rate_limits["runs"]
+    assert (limit.limit, limit.remaining) == (100, None)
+    client.close()
+
+
 def test_the_deadline_leaves_ordinary_answers_and_kept_connections_alone(hostile) -> None:
     server = hostile(serve(lambda conn: conn.write(answer(RUN))))
     client = client_of(server, request_timeout=1.0, max_retries=0)
