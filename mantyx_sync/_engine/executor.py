@@ -97,6 +97,17 @@ def _accept_all(args: Any) -> str | None:
     return None
 
 
+def _local_target(tool: LocalTool) -> _Target:
+    return _Target(
+        name=tool.name,
+        kind="local",
+        validate=tool.validate_args,
+        # A handler cannot be interrupted: the executor enforces its timeout.
+        run=lambda call, timeout: tool.invoke(call.args),
+        timeout=tool.timeout,
+    )
+
+
 class ToolRegistry:
     """Finds the handler for a ``local_tool_call``: by ``name``, an
     ``mcp_local`` call first by its ``mcpServer`` label. Immutable."""
@@ -104,7 +115,8 @@ class ToolRegistry:
     def __init__(
         self, local_tools: Sequence[LocalTool] = (), connections: Sequence[ToolConnection] = ()
     ) -> None:
-        self._local = {tool.name: tool for tool in local_tools}
+        # Built once per tool, not per call: looked up on every call's path.
+        self._local_targets = {tool.name: _local_target(tool) for tool in local_tools}
         self._by_label = {(conn.kind, conn.name): conn for conn in connections}
         self._by_tool: dict[str, ToolConnection] = {}
         for conn in connections:
@@ -112,20 +124,13 @@ class ToolRegistry:
                 self._by_tool[name] = conn
 
     def names(self) -> list[str]:
-        return [*self._local, *self._by_tool]
+        return [*self._local_targets, *self._by_tool]
 
     def find(self, call: LocalToolCall) -> _Target | None:
         if call.kind not in ("a2a_local", "mcp_local"):
-            tool = self._local.get(call.name)
-            if tool is not None:
-                return _Target(
-                    name=tool.name,
-                    kind="local",
-                    validate=tool.validate_args,
-                    # A handler cannot be interrupted: the executor enforces its timeout.
-                    run=lambda call, timeout: tool.invoke(call.args),
-                    timeout=tool.timeout,
-                )
+            target = self._local_targets.get(call.name)
+            if target is not None:
+                return target
         conn: ToolConnection | None = None
         if call.kind == "mcp_local" and call.mcp_server:
             conn = self._by_label.get(("mcp_local", call.mcp_server))

@@ -9,7 +9,7 @@ cannot hold a request past its deadline, and no helper thread is needed to
 give up on it.
 
 The deadline travels with the request as a :class:`Limit`: set on the sending
-thread by :func:`bounded` (the connection picks it up when the request is
+thread by ``with limit:`` (the connection picks it up when the request is
 written), and kept by the connection's socket while the answer is read, on
 whichever thread reads it. Setting ``limit.deadline = None`` frees an event
 stream, whose reads are then bounded by its idle timeout alone.
@@ -17,12 +17,11 @@ stream, whose reads are then bounded by its idle timeout alone.
 
 from __future__ import annotations
 
-import contextlib
 import io
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, cast
 
 import requests.adapters
@@ -33,27 +32,26 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from .failures import origin
 
-__all__ = ["DeadlineAdapter", "Limit", "bounded"]
+__all__ = ["DeadlineAdapter", "Limit"]
 
 _local = threading.local()
 
 
 class Limit:
-    """The deadline of one request (``time.monotonic()`` seconds; ``None``: none)."""
+    """The deadline of one request (``time.monotonic()`` seconds; ``None``: none).
+
+    ``with limit:`` holds the requests sent on this thread inside the block to it.
+    """
 
     __slots__ = ("deadline",)
 
     def __init__(self, deadline: float | None) -> None:
         self.deadline = deadline
 
+    def __enter__(self) -> None:
+        _local.limit = self
 
-@contextlib.contextmanager
-def bounded(limit: Limit) -> Iterator[None]:
-    """Requests sent on this thread inside the block are held to ``limit``."""
-    _local.limit = limit
-    try:
-        yield
-    finally:
+    def __exit__(self, *exc_info: object) -> None:
         _local.limit = None
 
 

@@ -28,7 +28,7 @@ import requests
 from .._base.bounded import CHUNK
 from ..errors import MantyxError
 from ..transport import HttpRequest
-from .deadline import Limit, bounded
+from .deadline import Limit
 from .failures import NETWORK_ERRORS, translate, whole_body
 from .pools import adapter_verify, close_session, new_session, prepare
 
@@ -149,7 +149,7 @@ class RequestsTransport:
         limit = Limit(deadline)
         response: requests.Response | None = None
         try:
-            with bounded(limit):
+            with limit:
                 response = self._request(session, request, timeout, stream)
                 if stream and response.status_code < 300:
                     limit.deadline = None  # an event stream's reads: its idle timeout alone
