@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from . import CLIENT_TREE
+from . import BESIDE_TREE, CLIENT_TREE, beside_copy
 from ._suite import Config, run_suite
 
 NAMES = (
@@ -49,6 +51,12 @@ def main(argv: list[str] | None = None) -> int:
         "tree's emulator (the tree before a change, for the 'no row worse' check)",
     )
     parser.add_argument(
+        "--beside",
+        metavar="DIR",
+        help="also run the mantyx_sync of the checkout DIR in rows 1 and 3, in the same "
+        "client process as this tree's, round by round: the 'before' ratio of a change",
+    )
+    parser.add_argument(
         "--reps",
         type=int,
         default=1,
@@ -67,8 +75,15 @@ def main(argv: list[str] | None = None) -> int:
         os.environ[CLIENT_TREE] = str(Path(args.client).resolve())
     if args.reps < 1:
         parser.error("--reps must be 1 or more")
+    workdir = contextlib.ExitStack()
+    if args.beside:
+        if not (Path(args.beside) / "mantyx_sync" / "__init__.py").is_file():
+            parser.error(f"--beside {args.beside}: no mantyx_sync package there")
+        copy = workdir.enter_context(tempfile.TemporaryDirectory(prefix="mantyx-beside-"))
+        os.environ[BESIDE_TREE] = str(beside_copy(Path(args.beside), Path(copy)))
     config = (Config.quick(**options) if args.quick else Config(**options)).repeated(args.reps)
-    report = run_suite(config)
+    with workdir:
+        report = run_suite(config)
     print(f"Machine: {report.machine}")
     print()
     print(report.table())

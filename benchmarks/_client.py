@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import resource
 import sys
 import threading
@@ -71,8 +72,12 @@ def _sleep_seconds(job: dict[str, Any]) -> float:
 # --- one runner factory per variant: each returns "do one run, return events seen" ---
 
 
-def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], None]]:
-    import mantyx_sync
+def _ours(
+    job: dict[str, Any], package: Any = None, **options: Any
+) -> tuple[Runner, Callable[[], None]]:
+    if package is None:
+        import mantyx_sync as package
+    mantyx_sync = package  # this tree's client, or (``_beside``) another's
 
     client = mantyx_sync.Client(
         job["api_key"], workspace=job["workspace"], base_url=job["base_url"], **options
@@ -135,6 +140,16 @@ def _ours(job: dict[str, Any], **options: Any) -> tuple[Runner, Callable[[], Non
         return {"events": float(len(agent.run("go").events))}
 
     return run_once, client.close
+
+
+def _beside(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
+    """``ours`` with the ``--beside`` checkout's client (renamed ``mantyx_beside``)."""
+    import importlib
+
+    from benchmarks import BESIDE_PACKAGE, BESIDE_TREE
+
+    sys.path.insert(0, os.environ[BESIDE_TREE])
+    return _ours(job, importlib.import_module(BESIDE_PACKAGE))
 
 
 def _traced(job: dict[str, Any]) -> tuple[Runner, Callable[[], None]]:
@@ -260,6 +275,7 @@ def _baseline(job: dict[str, Any], client: Any) -> tuple[Runner, Callable[[], No
 
 _VARIANTS = {
     "ours": _ours,
+    "beside": _beside,
     "traced": _traced,
     "official": _official,
     "raw": _raw,

@@ -30,7 +30,7 @@ import attrs
 
 from mantyx_sync.testing import ToolCall, Turn
 
-from . import CLIENT_TREE, python_path
+from . import BESIDE_TREE, CLIENT_TREE, python_path
 from ._fleet import fleet_rows
 from ._server import ToolClock, start_timed_server
 from ._stats import Figure, Row, format_table, paired_ratio, ratio
@@ -205,6 +205,9 @@ class _Suite:
         self.official = config.official and official_available()
         if self.official:
             self.variants.append("official")
+        # Rows 1 and 3 run every variant in one process: there, --beside adds
+        # another checkout's client, for a ratio to it measured round by round.
+        self.in_rounds = self.variants + (["beside"] if os.environ.get(BESIDE_TREE) else [])
         self.rows: list[Row] = []
         self.raw: dict[str, Any] = {}
         self.notes: list[str] = []
@@ -277,15 +280,14 @@ class _Suite:
         if self.config.wants("roundtrip"):
             # Row 1 itself: every variant in one process, round by round.
             self.clock.clear()
-            job = self.job("roundtrip", "all", variants=self.variants, rounds=cfg.roundtrip_rounds)
+            job = self.job("roundtrip", "all", variants=self.in_rounds, rounds=cfg.roundtrip_rounds)
             ran = _client_job(job)["ran"]
             runs = _by_run(self.clock)
             if len(runs) != len(ran):
                 raise RuntimeError(f"{len(runs)} runs seen by the server, {len(ran)} made")
             rounds: dict[str, list[float]] = defaultdict(list)
-            for variant, number in zip(
-                ran[len(self.variants) :], sorted(runs)[len(self.variants) :], strict=True
-            ):
+            warm = len(self.in_rounds)  # each variant's first run: a warm-up
+            for variant, number in zip(ran[warm:], sorted(runs)[warm:], strict=True):
                 trips = [p - w for w, p in runs[number].values() if p is not None]
                 if len(trips) != cfg.roundtrip_turns:
                     raise RuntimeError(
@@ -297,8 +299,9 @@ class _Suite:
         ours, base = Figure(tuple(overhead["ours"]), "µs"), Figure(tuple(overhead["raw"]), "µs")
         floor = Figure(tuple(overhead["floor"]), "µs")
         official = Figure(tuple(overhead["official"]), "µs") if self.official else None
-        r_floor, r_base, r_off = (
-            paired_ratio(overhead["ours"], overhead[v]) for v in ("floor", "raw", "official")
+        r_floor, r_base, r_off, r_beside = (
+            paired_ratio(overhead["ours"], overhead[v])
+            for v in ("floor", "raw", "official", "beside")
         )
         if self.config.wants("roundtrip"):
             self.rows.append(
@@ -308,7 +311,12 @@ class _Suite:
                     ours,
                     base,
                     official,
-                    _ratios(("floor", r_floor), ("raw", r_base), ("official", r_off)),
+                    _ratios(
+                        ("floor", r_floor),
+                        ("raw", r_base),
+                        ("official", r_off),
+                        ("beside", r_beside),
+                    ),
                     "≤1.3× floor, ≤0.8× official",
                     _verdict((r_floor, lambda r: r <= 1.3), (r_off, lambda r: r <= 0.8)),
                     floor=floor,
@@ -393,7 +401,7 @@ class _Suite:
         self.server.set_model([Turn("".join(chunks), chunks=chunks)])
         rates: dict[str, list[float]] = defaultdict(list)
         cpu_rates: dict[str, list[float]] = defaultdict(list)
-        job = self.job("stream", "all", variants=self.variants, rounds=cfg.stream_rounds)
+        job = self.job("stream", "all", variants=self.in_rounds, rounds=cfg.stream_rounds)
         for measured in _client_job(job)["rounds"]:
             for variant, run in measured.items():
                 if run["events"] < cfg.stream_events:
@@ -406,8 +414,8 @@ class _Suite:
         floor = Figure(tuple(rates["floor"]), "ev/s")
         official = Figure(tuple(rates["official"]), "ev/s") if self.official else None
         # One figure per round and variant, in round order: ratios pair them.
-        r_floor, r_base, r_off = (
-            paired_ratio(rates["ours"], rates[v]) for v in ("floor", "raw", "official")
+        r_floor, r_base, r_off, r_beside = (
+            paired_ratio(rates["ours"], rates[v]) for v in ("floor", "raw", "official", "beside")
         )
         cpu = {v: Figure(tuple(cpu_rates[v]), "ev/s") for v in cpu_rates}
         cpu_floor, cpu_off = (
@@ -426,6 +434,7 @@ class _Suite:
                     ("official", r_off),
                     ("floor CPU", cpu_floor),
                     ("official CPU", cpu_off),
+                    ("beside", r_beside),
                 ),
                 "≥0.9× floor, ≥1.1× official",
                 _verdict((r_floor, lambda r: r >= 0.9), (r_off, lambda r: r >= 1.1)),

@@ -135,6 +135,28 @@ def test_command_line_quick_run() -> None:
     assert "usage: mantyx-sync" not in proc.stdout  # the timed --help runs print nothing
 
 
+@pytest.mark.timeout(120)
+def test_another_checkout_runs_beside_this_one(tmp_path: Path) -> None:
+    # This tree beside itself: its copy is renamed, so one process imports both.
+    from benchmarks import BESIDE_PACKAGE, beside_copy
+
+    copy = beside_copy(ROOT, tmp_path)
+    init = (copy / BESIDE_PACKAGE / "__init__.py").read_text(encoding="utf-8")
+    assert "mantyx_sync" not in init and (copy / BESIDE_PACKAGE / "py.typed").is_file()
+    command = ["--quick", "--only", "roundtrip,stream", "--no-official", "--beside", str(ROOT)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "benchmarks", *command],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = [line for line in proc.stdout.splitlines() if line.startswith(("| 1 tool", "| 3 str"))]
+    assert len(rows) == 2 and all("÷beside " in row for row in rows), proc.stdout
+
+
 def test_official_sdk_is_not_a_dependency() -> None:
     # The comparison column is optional; our package must never import it.
     assert importlib.util.find_spec("mantyx_sync") is not None
