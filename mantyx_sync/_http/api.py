@@ -125,8 +125,8 @@ class Api:
             past a deadline.
         :raises WireFormatError: a 2xx answer that is not JSON, or a body past the cap.
         """
-        own = self._json_headers if json_body is not None else self._read_headers
-        headers = {**headers, **own} if headers else own
+        package_headers = self._json_headers if json_body is not None else self._read_headers
+        headers = {**headers, **package_headers} if headers else package_headers
         config = self.config
         read = timeout if timeout is not None else config.read_timeout
         # Inline files stream into the body as it is sent, afresh by each attempt (body.py).

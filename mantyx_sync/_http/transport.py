@@ -160,9 +160,8 @@ class RequestsTransport:
         except BaseException as exc:
             if response is not None:
                 response.close()
-            if isinstance(exc, MantyxError) or not isinstance(
-                exc, (requests.RequestException, *NETWORK_ERRORS)
-            ):
+            # requests' own exceptions are OSErrors, among NETWORK_ERRORS.
+            if isinstance(exc, MantyxError) or not isinstance(exc, NETWORK_ERRORS):
                 raise  # ours already (a body too large), or not the network's
             raise translate(
                 exc,
