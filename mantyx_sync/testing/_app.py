@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 import attrs
 from werkzeug.exceptions import HTTPException, MethodNotAllowed, NotFound
 from werkzeug.routing import Map, Rule
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from ._catalog import ModelNotFound, models_body
 from ._evaluation import EmulatedEval
 from ._history import replay_body, run_list_body, session_list_body
 from ._ratelimit import RateLimiter
+from ._serving import KeepAliveServer
 from ._sse import drop_connection, stream_frames
 from ._state import EmulatorState
 from ._validation import InvalidRequest, validate_message_body, validate_spec, validate_tool_result
@@ -102,9 +102,6 @@ _CODES = {
     504: "timeout",
 }
 
-_BACKLOG = 4096
-"""Connections the emulator lets wait to be accepted."""
-
 
 def _json(status: int, body: Any = None, headers: Mapping[str, str] | None = None) -> Response:
     """An answer with the JSON ``body`` (``None``: no body)."""
@@ -162,13 +159,6 @@ class _Dropped(Exception):
     """Raised to answer nothing at all: the connection is cut (recorded with status 0)."""
 
 
-class _QuietHandler(WSGIRequestHandler):
-    """werkzeug's request handler, logging to this module's logger instead of stderr."""
-
-    def log(self, type: str, message: str, *args: Any) -> None:
-        log.debug("werkzeug %s: " + message, type, *args)
-
-
 @attrs.define(kw_only=True, repr=False, eq=False, slots=False)
 class EmulatorApp:
     """The WSGI callable serving the MANTYX agent-runs API from an :class:`EmulatorState`.
@@ -188,16 +178,9 @@ class EmulatorApp:
     stop_event: threading.Event = attrs.Factory(threading.Event)
     wakeup: Any = None
 
-    def serve(self, host: str, port: int) -> BaseWSGIServer:
-        """A threaded werkzeug server for this app, bound but not yet serving."""
-        server = make_server(host, port, self, threaded=True, request_handler=_QuietHandler)
-        # werkzeug listens with a backlog of 128: a thousand clients connecting at
-        # once overflowed it, and a create whose connection the kernel dropped
-        # is not retried. Listening again raises it (the kernel caps it at somaxconn).
-        server.socket.listen(_BACKLOG)
-        # werkzeug's default logger would print every request to stderr.
-        server.log = lambda type, message, *args: log.debug(message, *args)  # type: ignore[method-assign]
-        return server
+    def serve(self, host: str, port: int) -> KeepAliveServer:
+        """A threaded server for this app, bound but not yet serving."""
+        return KeepAliveServer(host, port, self)
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         request = _Request(environ)

@@ -38,7 +38,8 @@ class LocalMantyx:
     It speaks the real HTTP protocol on 127.0.0.1 (what ``moto`` is to boto3):
     runs, sessions, the SSE event stream with replay, local tool round trips,
     cancellation, auth and validation — driven by a scripted or default model,
-    with fault injection for the failure paths.
+    with fault injection for the failure paths. Like the hosted service, it
+    keeps each HTTP/1.1 connection open for the client's next request.
 
     Example::
 
