@@ -7,11 +7,22 @@ import os
 import pathlib
 import signal
 import subprocess
+from collections.abc import Iterator
 
 import pytest
 from cli_support import HERE, cli_env, console_script
 
 from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
+
+
+@pytest.fixture
+def mantyx_server() -> Iterator[LocalMantyx]:
+    # Pings on the quiet stream: a signal handled on the stuck tool's thread, or
+    # just before the main thread blocks in its read, is acted on only when that
+    # read returns (CPython checks for signals between bytecodes, on the main
+    # thread); servers ping quiet streams, and the child then exits at once.
+    with LocalMantyx(keepalive=0.2) as server:
+        yield server
 
 
 def test_sigterm_exits_at_once_while_a_tool_hangs(

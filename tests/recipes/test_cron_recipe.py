@@ -102,7 +102,17 @@ def test_usage_and_configuration_errors_exit_2(mantyx_server: LocalMantyx) -> No
     assert "MANTYX_WORKSPACE" in done.stderr
 
 
-def test_sigterm_from_timeout_cancels_the_run_and_exits_130(mantyx_server: LocalMantyx) -> None:
+def test_sigterm_from_timeout_cancels_the_run_and_exits_130() -> None:
+    # Keepalive pings on the quiet stream: a signal handled on the tool's thread,
+    # or just before the main thread blocks in its read, is acted on only once
+    # that read returns (CPython runs handlers between bytecodes, on the main
+    # thread). Servers ping quiet streams; without pings the child could sit out
+    # the test's timeout.
+    with LocalMantyx(keepalive=0.2) as server:
+        _sigterm_mid_run(server)
+
+
+def _sigterm_mid_run(mantyx_server: LocalMantyx) -> None:
     answering = threading.Event()  # the script answered its tool call: it follows the run
     release = threading.Event()
 
