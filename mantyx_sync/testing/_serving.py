@@ -9,7 +9,7 @@ one connection:
 * a request body is read to its declared length before the app runs, so the
   next read on the connection starts at the next request line;
 * an answer of unknown length (an event stream) is sent in chunks, each chunk
-  in one write, and ended with the last chunk;
+  in one write (the head with the first), and ended with the last chunk;
 * the connection closes when the client asks, on HTTP/1.0, after a body of
   unknown or oversized length, and when an answer fails half-way.
 
@@ -96,6 +96,11 @@ class _Handler(WSGIRequestHandler):
 
     server: KeepAliveServer
     protocol_version = "HTTP/1.1"
+    # A connection carries many answers: small writes must not wait for the
+    # client's delayed ACK (up to 40 ms each), and an answer's head and body go
+    # out in one write (the writer is buffered and flushed once per piece).
+    disable_nagle_algorithm = True
+    wbufsize = -1
 
     def log(self, type: str, message: str, *args: Any) -> None:
         self.server.log(type, message, *args)
@@ -104,6 +109,7 @@ class _Handler(WSGIRequestHandler):
         self.server.busy(self.connection)
         if self.headers.get("Expect", "").lower().strip(" \t") == "100-continue":
             self.wfile.write(b"HTTP/1.1 100 Continue\r\n\r\n")
+            self.wfile.flush()
         self.environ = environ = self.make_environ()
         if not self._read_ahead(environ):
             self.close_connection = True  # the client left mid-body: nobody to answer
@@ -163,6 +169,7 @@ class _Answer:
                 self._head()
             if self._chunked:
                 self._handler.wfile.write(b"0\r\n\r\n")
+            self._handler.wfile.flush()
         finally:
             close = getattr(chunks, "close", None)
             if close is not None:
@@ -171,11 +178,11 @@ class _Answer:
     def write(self, data: bytes) -> None:
         if not self.started:
             self._head()
-        if not data:
-            return
-        if self._chunked:
-            data = b"%x\r\n%s\r\n" % (len(data), data)
-        self._handler.wfile.write(data)
+        if data:
+            if self._chunked:
+                data = b"%x\r\n%s\r\n" % (len(data), data)
+            self._handler.wfile.write(data)
+        self._handler.wfile.flush()  # each piece goes out as it comes (an event stream's too)
 
     def _head(self) -> None:
         handler = self._handler

@@ -246,3 +246,22 @@ def test_an_answer_that_fails_half_way_is_cut_short() -> None:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_small_answers_are_sent_at_once_on_an_open_connection() -> None:
+    # With Nagle's algorithm on, a second small write on a kept-open connection
+    # waits for the client's delayed ACK (40 ms on Linux) before it is sent.
+    def app(environ: Any, start_response: Any) -> Any:
+        sock = environ["werkzeug.socket"]
+        nodelay = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+        start_response("200 OK", [("Content-Length", "1")])
+        return [b"1" if nodelay else b"0"]
+
+    server = _serving(app)
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=TIMEOUT)
+        conn.request("GET", "/")
+        assert conn.getresponse().read() == b"1"
+    finally:
+        server.shutdown()
+        server.server_close()
