@@ -18,6 +18,8 @@ stream, whose reads are then bounded by its idle timeout alone.
 from __future__ import annotations
 
 import io
+import logging
+import queue
 import socket
 import threading
 import time
@@ -33,6 +35,8 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 from .failures import origin
 
 __all__ = ["DeadlineAdapter", "Limit"]
+
+log = logging.getLogger(__name__)
 
 _local = threading.local()
 
@@ -142,8 +146,22 @@ class _BoundedTLS(_Bounded, HTTPSConnection):
 class _Pool(HTTPConnectionPool):
     ConnectionCls = _Bounded
 
+    def _put_conn(self, conn: Any) -> None:
+        # Many runs at once hold more connections than the pool keeps (it never
+        # makes a request wait for one), so closing those it has no room for is
+        # routine here: urllib3 would log a WARNING for each.
+        try:
+            self.pool.put(conn, block=False)  # type: ignore[union-attr]
+            return
+        except queue.Full:
+            log.debug("more connections to %s than the pool keeps: one closed", self.host)
+        except AttributeError:  # the pool is closed
+            pass
+        if conn is not None:
+            conn.close()
 
-class _TLSPool(HTTPSConnectionPool):
+
+class _TLSPool(_Pool, HTTPSConnectionPool):
     ConnectionCls = _BoundedTLS
 
 
