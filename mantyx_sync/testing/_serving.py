@@ -20,6 +20,7 @@ middle of an answer closes once it is sent.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import logging
 import socket
@@ -60,6 +61,10 @@ class KeepAliveServer(ThreadedWSGIServer):
     def log(self, type: str, message: str, *args: Any) -> None:
         # werkzeug's own would print every request to stderr.
         log.debug("werkzeug %s: " + message, type, *args)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # socketserver would print the traceback to stderr.
+        log.debug("error on a connection from %s", client_address, exc_info=True)
 
     def finish_request(self, request: Any, client_address: Any) -> None:
         if not self.rest(request):
@@ -104,6 +109,11 @@ class _Handler(WSGIRequestHandler):
 
     def log(self, type: str, message: str, *args: Any) -> None:
         self.server.log(type, message, *args)
+
+    def finish(self) -> None:
+        # Closing flushes what a write to a client that left could not send.
+        with contextlib.suppress(OSError):
+            super().finish()
 
     def run_wsgi(self) -> None:
         self.server.busy(self.connection)

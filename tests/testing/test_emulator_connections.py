@@ -6,7 +6,6 @@ from __future__ import annotations
 import http.client
 import json
 import socket
-import threading
 from typing import Any
 
 import pytest
@@ -203,52 +202,43 @@ def test_the_sdk_answers_tool_calls_on_connections_it_already_has(
     assert len(connections) < len(srv.requests), connections
 
 
-def _serving(app: Any) -> Any:
-    from mantyx_sync.testing._serving import KeepAliveServer
+def _answering(srv: LocalMantyx, answer: Any) -> None:
+    """From now on ``answer`` (a WSGI app) answers every request ``srv`` serves
+    (its app is switched to a subclass of its own class)."""
+    app = srv.app
+    app.__class__ = type("Answering", (type(app),), {"__call__": lambda _, e, s: answer(e, s)})
 
-    server = KeepAliveServer("127.0.0.1", 0, app)
-    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}).start()
-    return server
 
-
-def test_an_app_that_fails_is_answered_500_and_its_connection_closed() -> None:
+def test_an_app_that_fails_is_answered_500_and_its_connection_closed(srv: LocalMantyx) -> None:
     def app(environ: Any, start_response: Any) -> Any:
         raise RuntimeError("a bug in the app")
 
-    server = _serving(app)
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=TIMEOUT)
-        conn.request("GET", "/")
-        response = conn.getresponse()
-        response.read()
-        assert response.status == 500
-        assert response.will_close
-    finally:
-        server.shutdown()
-        server.server_close()
+    _answering(srv, app)
+    conn = _connection(srv)
+    conn.request("GET", "/")
+    response = conn.getresponse()
+    response.read()
+    assert response.status == 500
+    assert response.will_close
 
 
-def test_an_answer_that_fails_half_way_is_cut_short() -> None:
+def test_an_answer_that_fails_half_way_is_cut_short(srv: LocalMantyx) -> None:
     def app(environ: Any, start_response: Any) -> Any:
         start_response("200 OK", [("Content-Type", "text/event-stream")])
         yield b"data: one\n\n"
         raise RuntimeError("a bug in the app")
 
-    server = _serving(app)
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=TIMEOUT)
-        conn.request("GET", "/")
-        response = conn.getresponse()
-        assert response.status == 200
-        with pytest.raises(http.client.IncompleteRead) as cut:
-            response.read()  # no last chunk: the client can tell the answer is incomplete
-        assert cut.value.partial == b"data: one\n\n"
-    finally:
-        server.shutdown()
-        server.server_close()
+    _answering(srv, app)
+    conn = _connection(srv)
+    conn.request("GET", "/")
+    response = conn.getresponse()
+    assert response.status == 200
+    with pytest.raises(http.client.IncompleteRead) as cut:
+        response.read()  # no last chunk: the client can tell the answer is incomplete
+    assert cut.value.partial == b"data: one\n\n"
 
 
-def test_small_answers_are_sent_at_once_on_an_open_connection() -> None:
+def test_small_answers_are_sent_at_once_on_an_open_connection(srv: LocalMantyx) -> None:
     # With Nagle's algorithm on, a second small write on a kept-open connection
     # waits for the client's delayed ACK (40 ms on Linux) before it is sent.
     def app(environ: Any, start_response: Any) -> Any:
@@ -257,11 +247,7 @@ def test_small_answers_are_sent_at_once_on_an_open_connection() -> None:
         start_response("200 OK", [("Content-Length", "1")])
         return [b"1" if nodelay else b"0"]
 
-    server = _serving(app)
-    try:
-        conn = http.client.HTTPConnection("127.0.0.1", server.server_port, timeout=TIMEOUT)
-        conn.request("GET", "/")
-        assert conn.getresponse().read() == b"1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    _answering(srv, app)
+    conn = _connection(srv)
+    conn.request("GET", "/")
+    assert conn.getresponse().read() == b"1"
