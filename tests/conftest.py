@@ -34,6 +34,24 @@ def emulator() -> Iterator[LocalMantyx]:
         server.stop()
 
 
+@pytest.fixture
+def signalled_server() -> Iterator[LocalMantyx]:
+    """A started emulator whose quiet streams ping every 0.2 s, for tests that
+    signal a child process while it follows a run.
+
+    CPython runs a signal's handler on the main thread, between bytecodes. A
+    signal the kernel hands to another thread (a stuck tool's), or that lands
+    just before the main thread blocks in its read, is acted on only when that
+    read returns: on a quiet stream, never. Keepalive pings, which servers send
+    on quiet streams, wake the reader. Without them about one child in ten
+    missed its Ctrl-C. Blocking signals in tool threads would avoid one cause,
+    but the mask is inherited by every subprocess a tool starts, which then
+    could not be interrupted or terminated.
+    """
+    with LocalMantyx(keepalive=0.2) as server:
+        yield server
+
+
 PEERS = Path(__file__).parent / "peers"
 
 

@@ -7,7 +7,6 @@ import os
 import pathlib
 import signal
 import subprocess
-from collections.abc import Iterator
 
 import pytest
 from cli_support import HERE, cli_env, console_script
@@ -15,27 +14,17 @@ from cli_support import HERE, cli_env, console_script
 from mantyx_sync.testing import LocalMantyx, ToolCall, Turn
 
 
-@pytest.fixture
-def mantyx_server() -> Iterator[LocalMantyx]:
-    # Pings on the quiet stream: a signal handled on the stuck tool's thread, or
-    # just before the main thread blocks in its read, is acted on only when that
-    # read returns (CPython checks for signals between bytecodes, on the main
-    # thread); servers ping quiet streams, and the child then exits at once.
-    with LocalMantyx(keepalive=0.2) as server:
-        yield server
-
-
 def test_sigterm_exits_at_once_while_a_tool_hangs(
-    mantyx_server: LocalMantyx, tmp_path: pathlib.Path
+    signalled_server: LocalMantyx, tmp_path: pathlib.Path
 ) -> None:
     fifo = tmp_path / "never-written"
     os.mkfifo(fifo)  # the tool blocks opening it: nothing ever writes to it
-    mantyx_server.set_model(
+    signalled_server.set_model(
         [Turn(tool_calls=[ToolCall("wait_for", {"path": str(fifo)})]), Turn("Finished.")]
     )
     process = subprocess.Popen(
         [console_script(), "run", "go", "--json", "--tool", "cli_tools:wait_for"],
-        env=cli_env(mantyx_server),
+        env=cli_env(signalled_server),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -56,4 +45,4 @@ def test_sigterm_exits_at_once_while_a_tool_hangs(
             process.wait(timeout=5)
     assert process.returncode == 130
     assert "Traceback" not in stderr
-    assert mantyx_server.wait_for_run(status="cancelled", timeout=5).status == "cancelled"
+    assert signalled_server.wait_for_run(status="cancelled", timeout=5).status == "cancelled"

@@ -278,20 +278,6 @@ def release() -> Iterator[threading.Event]:
     event.set()
 
 
-@pytest.fixture
-def pinging() -> Iterator[LocalMantyx]:
-    # A signal that lands between the interpreter's last check for one and the
-    # read the main thread then blocks in is acted on only when that read
-    # returns: on a quiet stream, never (CPython checks for signals between
-    # bytecodes). The child reads the whole chunk of events in one go and
-    # blocks again right after printing the line the test waits for, which is
-    # when the test signals it: about one child in ten missed its Ctrl-C on an
-    # emulator that never pinged. Keepalive pings, which servers send on quiet
-    # streams, wake the reader.
-    with LocalMantyx(keepalive=0.2) as server:
-        yield server
-
-
 def _signal_mid_run(
     mantyx_server: LocalMantyx, release: threading.Event, signum: int
 ) -> tuple[int, str, str]:
@@ -333,23 +319,27 @@ def _signal_mid_run(
 
 
 def test_ctrl_c_cancels_the_run_on_the_server_and_exits_130(
-    pinging: LocalMantyx, release: threading.Event
+    signalled_server: LocalMantyx, release: threading.Event
 ) -> None:
-    status, run_id, stderr = _signal_mid_run(pinging, release, signal.SIGINT)
+    status, run_id, stderr = _signal_mid_run(signalled_server, release, signal.SIGINT)
     assert status == 130
     assert f"interrupted: run {run_id} cancelled" in stderr
     assert "Traceback" not in stderr
-    assert pinging.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+    assert (
+        signalled_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+    )
     assert any(
         r.method == "POST" and r.path.endswith(f"/agent-runs/{run_id}/cancel")
-        for r in pinging.requests
+        for r in signalled_server.requests
     )
 
 
-def test_sigterm_also_cancels(pinging: LocalMantyx, release: threading.Event) -> None:
-    status, run_id, _ = _signal_mid_run(pinging, release, signal.SIGTERM)
+def test_sigterm_also_cancels(signalled_server: LocalMantyx, release: threading.Event) -> None:
+    status, run_id, _ = _signal_mid_run(signalled_server, release, signal.SIGTERM)
     assert status == 130
-    assert pinging.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+    assert (
+        signalled_server.wait_for_run(run_id, status="cancelled", timeout=5).status == "cancelled"
+    )
 
 
 def test_attach_sends_the_file_with_the_prompt(

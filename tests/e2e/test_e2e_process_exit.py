@@ -27,17 +27,9 @@ EXIT_WITHIN = 5.0  # seconds; the tool itself would wait for ever
 
 
 @pytest.fixture
-def stuck_model() -> Iterator[LocalMantyx]:
-    # Linux may hand a process-wide SIGINT to any thread that does not block it,
-    # here the stuck tool's: Python then runs the handler on the main thread only
-    # once that thread next wakes, and a quiet stream never wakes it. Keepalive
-    # pings, which SSE servers commonly send on quiet streams, bound that wait
-    # (without them ~1 child in 200 under load missed its Ctrl-C). Blocking the
-    # signals in tool threads would avoid it, but the mask is inherited by every
-    # subprocess a tool starts, which then could not be interrupted or terminated.
-    with LocalMantyx(keepalive=0.2) as server:
-        server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn("the end")])
-        yield server
+def stuck_model(signalled_server: LocalMantyx) -> LocalMantyx:
+    signalled_server.set_model([Turn(tool_calls=[ToolCall("stuck", {})]), Turn("the end")])
+    return signalled_server
 
 
 def _env(base_url: str, server: LocalMantyx) -> dict[str, str]:

@@ -102,17 +102,9 @@ def test_usage_and_configuration_errors_exit_2(mantyx_server: LocalMantyx) -> No
     assert "MANTYX_WORKSPACE" in done.stderr
 
 
-def test_sigterm_from_timeout_cancels_the_run_and_exits_130() -> None:
-    # Keepalive pings on the quiet stream: a signal handled on the tool's thread,
-    # or just before the main thread blocks in its read, is acted on only once
-    # that read returns (CPython runs handlers between bytecodes, on the main
-    # thread). Servers ping quiet streams; without pings the child could sit out
-    # the test's timeout.
-    with LocalMantyx(keepalive=0.2) as server:
-        _sigterm_mid_run(server)
-
-
-def _sigterm_mid_run(mantyx_server: LocalMantyx) -> None:
+def test_sigterm_from_timeout_cancels_the_run_and_exits_130(
+    signalled_server: LocalMantyx,
+) -> None:
     answering = threading.Event()  # the script answered its tool call: it follows the run
     release = threading.Event()
 
@@ -123,10 +115,10 @@ def _sigterm_mid_run(mantyx_server: LocalMantyx) -> None:
         release.wait(20)  # the answer never comes while the test runs
         return Turn("too late")
 
-    mantyx_server.set_model(model)
+    signalled_server.set_model(model)
     process = subprocess.Popen(
         [sys.executable, str(SCRIPT), "x"],
-        env=_server_env(mantyx_server),
+        env=_server_env(signalled_server),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -143,6 +135,8 @@ def _sigterm_mid_run(mantyx_server: LocalMantyx) -> None:
             process.wait(timeout=5)
     assert process.returncode == 130
     assert (out, err) == ("", "cron_job: error: interrupted; the run was cancelled\n")
-    (run,) = mantyx_server.runs.values()
-    assert mantyx_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
-    assert len(cancel_requests(mantyx_server, run.id)) >= 1
+    (run,) = signalled_server.runs.values()
+    assert (
+        signalled_server.wait_for_run(run.id, status="cancelled", timeout=5).status == "cancelled"
+    )
+    assert len(cancel_requests(signalled_server, run.id)) >= 1
