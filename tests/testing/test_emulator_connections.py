@@ -51,10 +51,12 @@ def _request(
     return response, response.read()
 
 
-def _raw(srv: LocalMantyx, request: bytes) -> bytes:
+def _raw(srv: LocalMantyx, request: bytes, *, then_stop_sending: bool = False) -> bytes:
     """Send ``request`` on a new socket and read until the server closes it."""
     with socket.create_connection(("127.0.0.1", srv.port), timeout=TIMEOUT) as sock:
         sock.sendall(request)
+        if then_stop_sending:
+            sock.shutdown(socket.SHUT_WR)
         received = b""
         while chunk := sock.recv(65536):
             received += chunk
@@ -108,7 +110,7 @@ def test_an_http_1_0_client_reads_a_stream_to_the_end_of_the_connection(
     srv.set_model([Turn("done")])
     conn = _connection(srv)
     _, body = _request(conn, srv, "POST", "/agent-runs", SPEC)
-    path = f"/api/v1/workspaces/{srv.workspace}/agent-runs/{json.loads(body)['runId']}/stream"
+    path = f"{_base(srv)}/agent-runs/{json.loads(body)['runId']}/stream"
     request = f"GET {path} HTTP/1.0\r\nAuthorization: Bearer {srv.api_key}\r\n\r\n"
     received = _raw(srv, request.encode())
     head, _, body = received.partition(b"\r\n\r\n")
@@ -120,7 +122,7 @@ def test_an_http_1_0_client_reads_a_stream_to_the_end_of_the_connection(
 
 def test_a_chunked_upload_is_read_and_its_connection_closed(srv: LocalMantyx) -> None:
     data = json.dumps(SPEC).encode()
-    path = f"/api/v1/workspaces/{srv.workspace}/agent-runs"
+    path = f"{_base(srv)}/agent-runs"
     request = (
         f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {srv.api_key}\r\n"
         "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -132,17 +134,12 @@ def test_a_chunked_upload_is_read_and_its_connection_closed(srv: LocalMantyx) ->
 
 
 def test_a_body_cut_short_is_not_served_and_its_connection_closed(srv: LocalMantyx) -> None:
-    path = f"/api/v1/workspaces/{srv.workspace}/agent-runs"
+    path = f"{_base(srv)}/agent-runs"
     request = (
         f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {srv.api_key}\r\n"
         "Content-Type: application/json\r\nContent-Length: 500\r\n\r\n{"
     ).encode()
-    with socket.create_connection(("127.0.0.1", srv.port), timeout=TIMEOUT) as sock:
-        sock.sendall(request)
-        sock.shutdown(socket.SHUT_WR)  # the client gives up mid-body
-        received = b""
-        while chunk := sock.recv(65536):
-            received += chunk
+    received = _raw(srv, request, then_stop_sending=True)  # the client gives up mid-body
     assert received == b""  # nobody left to answer
     assert srv.requests == []
 
